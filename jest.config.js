@@ -1,0 +1,32 @@
+// CommonJS jest with @swc/jest (TOOLCHAIN setup B): fast, and it also transforms the ESM-only
+// dependencies of @kubernetes/client-node, which jest's module system cannot load natively.
+// swc does not type-check; `npm test` runs `tsc --noEmit` first.
+const esmOnlyPackages = [
+  '@kubernetes/client-node',
+  'openid-client',
+  'oauth4webapi',
+  'jose',
+  'jsonpath-plus',
+  'rfc4648',
+  'pkce-challenge',
+];
+
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/services', '<rootDir>/infra', '<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/', '/test/e2e/'],
+  transform: {
+    '^.+\\.(t|j|mj)s$': [
+      '@swc/jest',
+      {
+        jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
+        module: { type: 'commonjs' },
+      },
+    ],
+  },
+  transformIgnorePatterns: [`/node_modules/(?!(${esmOnlyPackages.join('|')})/)`],
+  moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
+  testTimeout: 20000,
+};

@@ -1,0 +1,185 @@
+import { CONSTRAINT_TYPES, type ConstraintType } from '../../model/api';
+import type { Constraint, NamespaceScope } from '../../model/constraint';
+import type { Labels } from '../../model/kubernetes';
+import { matchesLabelSelector } from '../../model/label-selector';
+
+// The in-memory index. Constraints are stored per source object (so an update replaces the object's
+// whole set and a delete removes it) and per namespace (so a namespace's lookups cost what that
+// namespace holds). Cluster-scoped constraints are few; which of them a namespace admits is cached
+// per namespace and recomputed only when they or that namespace's labels change.
+
+export interface WorkloadRecord {
+  kind: string;
+  name: string;
+  namespace: string;
+  /** Labels of the pods the workload creates (pod template labels; a bare Pod's own labels). */
+  podLabels: Labels;
+}
+
+const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
+
+export function scopeAdmits(scope: NamespaceScope, namespace: string, labels: Labels): boolean {
+  if (scope.kind === 'namespace') return scope.namespace === namespace;
+  if (scope.namespaces !== undefined && scope.namespaces.length > 0 && !scope.namespaces.includes(namespace))
+    return false;
+  if (scope.excludedNamespaces?.includes(namespace)) return false;
+  if (scope.namespaceSelector !== undefined && !matchesLabelSelector(scope.namespaceSelector, labels)) return false;
+  return true;
+}
+
+export class ConstraintIndex {
+  private readonly byObject = new Map<string, Constraint[]>();
+  private readonly byNamespace = new Map<string, Map<string, Constraint>>();
+  private readonly clusterWide = new Map<string, Constraint>();
+  private admittedClusterWide = new Map<string, Constraint[]>();
+  private readonly namespaceLabels = new Map<string, Labels>();
+  private readonly workloads = new Map<string, Map<string, WorkloadRecord>>();
+  private readonly typeCounts = new Map<ConstraintType, number>();
+  private changeCounter = 0;
+
+  /** Increases on every change; lets callers cache derived values. */
+  get revision(): number {
+    return this.changeCounter;
+  }
+
+  /** Replaces every constraint of one source object (an empty list removes them). */
+  replaceObject(objectKey: string, constraints: readonly Constraint[]): void {
+    this.removeObject(objectKey);
+    if (constraints.length === 0) return;
+    this.byObject.set(objectKey, [...constraints]);
+    for (const constraint of constraints) {
+      if (constraint.scope.kind === 'namespace') {
+        let namespaceConstraints = this.byNamespace.get(constraint.scope.namespace);
+        if (!namespaceConstraints) {
+          namespaceConstraints = new Map();
+          this.byNamespace.set(constraint.scope.namespace, namespaceConstraints);
+        }
+        namespaceConstraints.set(constraint.id, constraint);
+      } else {
+        this.clusterWide.set(constraint.id, constraint);
+        this.admittedClusterWide.clear();
+      }
+      this.typeCounts.set(constraint.type, (this.typeCounts.get(constraint.type) ?? 0) + 1);
+    }
+    this.changeCounter++;
+  }
+
+  removeObject(objectKey: string): void {
+    const existing = this.byObject.get(objectKey);
+    if (!existing) return;
+    this.byObject.delete(objectKey);
+    for (const constraint of existing) {
+      if (constraint.scope.kind === 'namespace') {
+        const namespaceConstraints = this.byNamespace.get(constraint.scope.namespace);
+        namespaceConstraints?.delete(constraint.id);
+        if (namespaceConstraints?.size === 0) this.byNamespace.delete(constraint.scope.namespace);
+      } else {
+        this.clusterWide.delete(constraint.id);
+        this.admittedClusterWide.clear();
+      }
+      this.typeCounts.set(constraint.type, (this.typeCounts.get(constraint.type) ?? 1) - 1);
+    }
+    this.changeCounter++;
+  }
+
+  hasObject(objectKey: string): boolean {
+    return this.byObject.has(objectKey);
+  }
+
+  objectKeys(): string[] {
+    return [...this.byObject.keys()];
+  }
+
+  setNamespace(name: string, labels: Labels): void {
+    this.namespaceLabels.set(name, { ...labels, [NAMESPACE_NAME_LABEL]: name });
+    this.admittedClusterWide.delete(name);
+    this.changeCounter++;
+  }
+
+  removeNamespace(name: string): void {
+    this.namespaceLabels.delete(name);
+    this.admittedClusterWide.delete(name);
+    this.changeCounter++;
+  }
+
+  /** Labels of a namespace; an unknown namespace has only the name label the API server sets. */
+  labelsOfNamespace(name: string): Labels {
+    return this.namespaceLabels.get(name) ?? { [NAMESPACE_NAME_LABEL]: name };
+  }
+
+  knownNamespaces(): string[] {
+    return [...this.namespaceLabels.keys()];
+  }
+
+  setWorkload(record: WorkloadRecord): void {
+    let namespaceWorkloads = this.workloads.get(record.namespace);
+    if (!namespaceWorkloads) {
+      namespaceWorkloads = new Map();
+      this.workloads.set(record.namespace, namespaceWorkloads);
+    }
+    namespaceWorkloads.set(`${record.kind}/${record.name}`, record);
+    this.changeCounter++;
+  }
+
+  removeWorkload(namespace: string, kind: string, name: string): void {
+    const namespaceWorkloads = this.workloads.get(namespace);
+    if (!namespaceWorkloads?.delete(`${kind}/${name}`)) return;
+    if (namespaceWorkloads.size === 0) this.workloads.delete(namespace);
+    this.changeCounter++;
+  }
+
+  workloadsInNamespace(namespace: string): WorkloadRecord[] {
+    return [...(this.workloads.get(namespace)?.values() ?? [])];
+  }
+
+  /** Every constraint that applies to the namespace, unsorted: its own plus admitted cluster-wide ones. */
+  constraintsForNamespace(namespace: string): Constraint[] {
+    const own = this.byNamespace.get(namespace);
+    const admitted = this.clusterWideAdmittedBy(namespace);
+    if (!own) return [...admitted];
+    return admitted.length === 0 ? [...own.values()] : [...own.values(), ...admitted];
+  }
+
+  private clusterWideAdmittedBy(namespace: string): Constraint[] {
+    if (this.clusterWide.size === 0) return [];
+    let admitted = this.admittedClusterWide.get(namespace);
+    if (!admitted) {
+      const labels = this.labelsOfNamespace(namespace);
+      admitted = [...this.clusterWide.values()].filter((constraint) =>
+        scopeAdmits(constraint.scope, namespace, labels),
+      );
+      this.admittedClusterWide.set(namespace, admitted);
+    }
+    return admitted;
+  }
+
+  /** The number of constraints in the index, each counted once. */
+  totalConstraints(): number {
+    let total = 0;
+    for (const count of this.typeCounts.values()) total += count;
+    return total;
+  }
+
+  countsByType(): Record<ConstraintType, number> {
+    const counts = Object.fromEntries(CONSTRAINT_TYPES.map((type) => [type, 0])) as Record<ConstraintType, number>;
+    for (const [type, count] of this.typeCounts) counts[type] = count;
+    return counts;
+  }
+
+  /** Namespaces with at least one constraint: their own, or a cluster-wide one they admit. */
+  namespacesWithConstraints(): string[] {
+    const namespaces = new Set(this.byNamespace.keys());
+    for (const namespace of this.namespaceLabels.keys()) {
+      if (!namespaces.has(namespace) && this.clusterWideAdmittedBy(namespace).length > 0) namespaces.add(namespace);
+    }
+    return [...namespaces];
+  }
+
+  allConstraints(): Constraint[] {
+    return [...this.byObject.values()].flat();
+  }
+
+  constraintsOfObject(objectKey: string): readonly Constraint[] {
+    return this.byObject.get(objectKey) ?? [];
+  }
+}

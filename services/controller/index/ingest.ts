@@ -1,0 +1,262 @@
+import { isSeverity, type AdapterName } from '../../model/api';
+import {
+  AdapterParseError,
+  type Adapter,
+  type AdapterContext,
+  type Constraint,
+  type ConstraintDraft,
+} from '../../model/constraint';
+import {
+  groupOf,
+  isRecord,
+  isStringRecord,
+  objectKey,
+  referenceKey,
+  type KubernetesObject,
+  type Labels,
+} from '../../model/kubernetes';
+import type { AdapterRegistry } from '../adapters/registry';
+import type { ConstraintIndex } from './constraint-index';
+
+// The bridge between sources (files, watches) and the index: routes each object to its adapter,
+// stamps observation time, applies the `forewarn.io/*` annotation overrides, records workloads and
+// namespaces, and turns an adapter's failure into a counted parse error instead of a crash.
+
+export const ANNOTATION_CONTACT = 'forewarn.io/contact';
+export const ANNOTATION_SEVERITY = 'forewarn.io/severity';
+export const ANNOTATION_SUMMARY = 'forewarn.io/summary';
+
+export interface IngestSettings {
+  defaultContact: string;
+  ownWebhookName: string;
+  meshRootNamespace: string;
+}
+
+export const DEFAULT_INGEST_SETTINGS: IngestSettings = {
+  defaultContact: 'platform-team@example.com',
+  ownWebhookName: 'forewarn-webhook',
+  meshRootNamespace: 'istio-system',
+};
+
+export interface ParseErrorRecord {
+  adapter: AdapterName;
+  object: string;
+  message: string;
+  at: string;
+}
+
+/** Parse errors per adapter: since start (health `error_count`) and since the last scan (degraded). */
+export class ParseErrorCounter {
+  private readonly sinceStart = new Map<AdapterName, number>();
+  private readonly sinceScan = new Map<AdapterName, number>();
+  private readonly recent: ParseErrorRecord[] = [];
+  private readonly listeners: Array<(record: ParseErrorRecord) => void> = [];
+
+  record(record: ParseErrorRecord): void {
+    this.sinceStart.set(record.adapter, (this.sinceStart.get(record.adapter) ?? 0) + 1);
+    this.sinceScan.set(record.adapter, (this.sinceScan.get(record.adapter) ?? 0) + 1);
+    this.recent.push(record);
+    if (this.recent.length > 50) this.recent.shift();
+    for (const listener of this.listeners) listener(record);
+  }
+
+  onError(listener: (record: ParseErrorRecord) => void): void {
+    this.listeners.push(listener);
+  }
+
+  totalFor(adapter: AdapterName): number {
+    return this.sinceStart.get(adapter) ?? 0;
+  }
+
+  sinceLastScanFor(adapter: AdapterName): number {
+    return this.sinceScan.get(adapter) ?? 0;
+  }
+
+  /** Called by a source when it completes a scan: degraded-by-parse-errors lasts until then. */
+  resetScanWindow(): void {
+    this.sinceScan.clear();
+  }
+
+  recentErrors(): readonly ParseErrorRecord[] {
+    return this.recent;
+  }
+}
+
+const WORKLOAD_KINDS: Record<string, string> = {
+  'apps/Deployment': 'Deployment',
+  'apps/StatefulSet': 'StatefulSet',
+  'apps/DaemonSet': 'DaemonSet',
+  'batch/CronJob': 'CronJob',
+  '/Pod': 'Pod',
+};
+
+function podLabelsOf(object: KubernetesObject): Labels | undefined {
+  if (object.kind === 'Pod') {
+    // Pods owned by a controller are represented by that controller.
+    const owners = object.metadata && (object.metadata as Record<string, unknown>).ownerReferences;
+    if (Array.isArray(owners) && owners.length > 0) return undefined;
+    return isStringRecord(object.metadata?.labels) ? object.metadata.labels : {};
+  }
+  const spec = isRecord(object.spec) ? object.spec : {};
+  const template =
+    object.kind === 'CronJob'
+      ? readPath(spec, ['jobTemplate', 'spec', 'template', 'metadata', 'labels'])
+      : readPath(spec, ['template', 'metadata', 'labels']);
+  return isStringRecord(template) ? template : {};
+}
+
+function readPath(value: unknown, path: string[]): unknown {
+  let current = value;
+  for (const key of path) {
+    if (!isRecord(current)) return undefined;
+    current = current[key];
+  }
+  return current;
+}
+
+export class Ingestor {
+  private readonly retained = new Map<string, KubernetesObject>();
+  private readonly retainedKeys = new Map<AdapterName, Set<string>>();
+
+  constructor(
+    private readonly index: ConstraintIndex,
+    private readonly registry: AdapterRegistry,
+    readonly errors: ParseErrorCounter = new ParseErrorCounter(),
+    private readonly settings: IngestSettings = DEFAULT_INGEST_SETTINGS,
+    private readonly clock: () => Date = () => new Date(),
+  ) {}
+
+  /** Adds or replaces an object. Returns the adapter that handled it, if any. */
+  upsert(object: KubernetesObject): AdapterName | undefined {
+    const group = groupOf(object.apiVersion);
+    const kind = object.kind ?? '';
+    const name = object.metadata?.name;
+    if (!name) return undefined;
+    if (group === '' && kind === 'Namespace') {
+      this.index.setNamespace(name, isStringRecord(object.metadata?.labels) ? object.metadata.labels : {});
+      return undefined;
+    }
+    const workloadKind = WORKLOAD_KINDS[`${group}/${kind}`];
+    if (workloadKind) {
+      const namespace = object.metadata?.namespace ?? 'default';
+      const podLabels = podLabelsOf(object);
+      if (podLabels) this.index.setWorkload({ kind: workloadKind, name, namespace, podLabels });
+      else this.index.removeWorkload(namespace, workloadKind, name);
+      return undefined;
+    }
+    const adapter = this.registry.adapterFor(group, kind);
+    if (!adapter) return undefined;
+    if (this.isRetained(adapter, group, kind)) {
+      this.retain(adapter, object);
+      this.reevaluateRetained(adapter);
+    } else {
+      this.evaluate(adapter, object);
+    }
+    return adapter.name;
+  }
+
+  delete(object: KubernetesObject): void {
+    const group = groupOf(object.apiVersion);
+    const kind = object.kind ?? '';
+    const name = object.metadata?.name ?? '';
+    if (group === '' && kind === 'Namespace') {
+      this.index.removeNamespace(name);
+      return;
+    }
+    const workloadKind = WORKLOAD_KINDS[`${group}/${kind}`];
+    if (workloadKind) {
+      this.index.removeWorkload(object.metadata?.namespace ?? 'default', workloadKind, name);
+      return;
+    }
+    this.index.removeObject(objectKey(object));
+    const adapter = this.registry.adapterFor(group, kind);
+    if (adapter && this.isRetained(adapter, group, kind)) {
+      const key = this.retainedKey(object);
+      this.retained.delete(key);
+      this.retainedKeys.get(adapter.name)?.delete(key);
+      this.reevaluateRetained(adapter);
+    }
+  }
+
+  private isRetained(adapter: Adapter, group: string, kind: string): boolean {
+    return (adapter.retainedKinds ?? []).some((retained) => retained.group === group && retained.kind === kind);
+  }
+
+  private retainedKey(object: KubernetesObject): string {
+    return referenceKey({
+      group: groupOf(object.apiVersion),
+      kind: object.kind ?? '',
+      namespace: object.metadata?.namespace ?? null,
+      name: object.metadata?.name ?? '',
+    });
+  }
+
+  private retain(adapter: Adapter, object: KubernetesObject): void {
+    const key = this.retainedKey(object);
+    this.retained.set(key, object);
+    let keys = this.retainedKeys.get(adapter.name);
+    if (!keys) {
+      keys = new Set();
+      this.retainedKeys.set(adapter.name, keys);
+    }
+    keys.add(key);
+  }
+
+  private reevaluateRetained(adapter: Adapter): void {
+    for (const key of this.retainedKeys.get(adapter.name) ?? []) {
+      const object = this.retained.get(key);
+      if (object) this.evaluate(adapter, object);
+    }
+  }
+
+  private context(): AdapterContext {
+    return {
+      defaultContact: this.settings.defaultContact,
+      ownWebhookName: this.settings.ownWebhookName,
+      meshRootNamespace: this.settings.meshRootNamespace,
+      lookup: (groupKind, namespace, name) =>
+        this.retained.get(referenceKey({ group: groupKind.group, kind: groupKind.kind, namespace, name })),
+    };
+  }
+
+  private evaluate(adapter: Adapter, object: KubernetesObject): void {
+    const key = objectKey(object);
+    let drafts: ConstraintDraft[];
+    try {
+      drafts = adapter.toConstraints(object, this.context());
+    } catch (error) {
+      // A malformed object must not keep stale constraints from its previous, valid version.
+      this.index.removeObject(key);
+      this.errors.record({
+        adapter: adapter.name,
+        object: `${object.kind ?? 'object'} ${object.metadata?.namespace ? `${object.metadata.namespace}/` : ''}${object.metadata?.name ?? ''}`,
+        message: error instanceof AdapterParseError ? error.message : `unexpected adapter failure: ${String(error)}`,
+        at: this.clock().toISOString(),
+      });
+      return;
+    }
+    const observedAt = this.clock().toISOString();
+    const constraints = drafts.map((draft) => this.finish(draft, object, key, observedAt));
+    this.index.replaceObject(key, constraints);
+  }
+
+  private finish(draft: ConstraintDraft, object: KubernetesObject, key: string, observedAt: string): Constraint {
+    const annotations = isStringRecord(object.metadata?.annotations) ? object.metadata.annotations : {};
+    const contact = annotations[ANNOTATION_CONTACT] ?? this.settings.defaultContact;
+    const severity = annotations[ANNOTATION_SEVERITY];
+    const summary = annotations[ANNOTATION_SUMMARY];
+    return {
+      ...draft,
+      id: `${key}#${draft.id}`,
+      severity: isSeverity(severity) ? severity : draft.severity,
+      summary: summary ? [summary] : draft.summary,
+      remediation: {
+        summary: draft.remediation.summary,
+        steps: draft.remediation.steps.map((step) =>
+          step.type === 'manual' ? { ...step, contact: annotations[ANNOTATION_CONTACT] ?? step.contact ?? contact } : step,
+        ),
+      },
+      lastObserved: observedAt,
+    };
+  }
+}

@@ -1,0 +1,120 @@
+import type { AdapterName, ConstraintType, Effect, Metrics, Privilege, RemediationStepType, Severity } from './api';
+import type { KubernetesObject, LabelSelector } from './kubernetes';
+import type { Text } from './text';
+
+// The constraint as the index keeps it. Views turn it into the wire shapes of api.ts at a detail
+// level; every human-readable string is a Text so the views can redact it (see text.ts).
+
+/** Where a constraint applies. */
+export type NamespaceScope =
+  /** A namespaced source applies to its own namespace only. */
+  | { kind: 'namespace'; namespace: string }
+  /**
+   * A cluster-scoped source (or a mesh-wide one from the mesh root namespace) applies to every
+   * namespace its scope admits: all conditions that are set must hold.
+   */
+  | {
+      kind: 'cluster';
+      /** Only these namespaces, when set. */
+      namespaces?: string[];
+      excludedNamespaces?: string[];
+      namespaceSelector?: LabelSelector;
+    };
+
+/** A resource an admission constraint intercepts: API group and plural resource; `*` honoured. */
+export interface ResourceTarget {
+  group: string;
+  resource: string;
+}
+
+export interface SourceObject {
+  kind: string;
+  /** `<group>/<version>`, or `v1` for the core group. */
+  apiVersion: string;
+  name: string;
+  /** null for cluster-scoped objects. */
+  namespace: string | null;
+}
+
+export interface RemediationStepTemplate {
+  type: RemediationStepType;
+  description: Text;
+  command?: Text;
+  /** Set on manual steps; filled from `forewarn.io/contact` or `--contact` when absent. */
+  contact?: string;
+  requiresPrivilege?: Privilege;
+  automated?: boolean;
+}
+
+export interface Constraint {
+  /**
+   * Unique within the index: the source object's key plus the part of the object it came from.
+   * Adapters set only the part (e.g. `ingress`, a rule name); the ingest layer prefixes the key.
+   */
+  id: string;
+  name: string;
+  type: ConstraintType;
+  severity: Severity;
+  effect: Effect;
+  adapter: AdapterName;
+  source: SourceObject;
+  scope: NamespaceScope;
+  /** Pods this applies to; undefined means every workload of the namespace. */
+  workloadSelector?: LabelSelector;
+  /** Resources this intercepts; undefined means any resource. */
+  resourceTargets?: ResourceTarget[];
+  tags: string[];
+  /** The constraint's name as Text, so views can redact it (cross-namespace, cluster-scoped). */
+  displayName: Text;
+  summary: Text;
+  remediationHint: Text;
+  remediation: { summary: Text; steps: RemediationStepTemplate[] };
+  /** Only for ResourceLimit constraints. */
+  metrics?: Metrics;
+  /** ISO 8601: when the source object was last seen. */
+  lastObserved: string;
+}
+
+/** What adapters receive besides the object: settings and a way to see related objects. */
+export interface AdapterContext {
+  /** Contact for manual remediation steps (`--contact`). */
+  defaultContact: string;
+  /** Our own webhook configuration, never reported (`--own-webhook`). */
+  ownWebhookName: string;
+  /** Mesh root namespace whose policies apply mesh-wide. */
+  meshRootNamespace: string;
+  /** Related objects retained by the ingest layer (e.g. a ValidatingAdmissionPolicy for its binding). */
+  lookup(apiVersionKind: { group: string; kind: string }, namespace: string | null, name: string): unknown;
+}
+
+/** A constraint before the ingest layer stamps observation time and applies annotation overrides. */
+export type ConstraintDraft = Omit<Constraint, 'lastObserved'>;
+
+/** Thrown by adapters on objects they cannot read; counted as a parse error, never fatal. */
+export class AdapterParseError extends Error {}
+
+export interface AdapterKind {
+  group: string;
+  /** Versions tried in order when discovering what the cluster serves. */
+  versions: string[];
+  kind: string;
+  plural: string;
+  namespaced: boolean;
+}
+
+export interface Adapter {
+  name: AdapterName;
+  /** Kinds routed to this adapter by exact group and kind. */
+  kinds: AdapterKind[];
+  /**
+   * Whole API groups whose every kind belongs to this adapter (Gatekeeper creates one CRD per
+   * constraint template in `constraints.gatekeeper.sh`). Discovered kinds are added at run time.
+   */
+  dynamicGroups?: string[];
+  /**
+   * Kinds kept whole by the ingest layer because constraints depend on more than one object; when one
+   * of them changes, every retained object of this adapter is evaluated again.
+   */
+  retainedKinds?: Array<{ group: string; kind: string }>;
+  toConstraints(object: KubernetesObject, context: AdapterContext): ConstraintDraft[];
+}

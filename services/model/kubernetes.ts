@@ -1,0 +1,82 @@
+// The minimum of the Kubernetes object model the core needs. Objects come from YAML files or the
+// API server untyped, so every field is optional and read defensively by the adapters.
+
+export interface ObjectMeta {
+  name?: string;
+  namespace?: string;
+  uid?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  resourceVersion?: string;
+}
+
+export interface KubernetesObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+  [field: string]: unknown;
+}
+
+export interface LabelSelectorRequirement {
+  key: string;
+  operator: string;
+  values?: string[];
+}
+
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: LabelSelectorRequirement[];
+}
+
+export type Labels = Readonly<Record<string, string>>;
+
+/** `apps/v1` → `apps`; `v1` → `` (the core group). */
+export function groupOf(apiVersion: string | undefined): string {
+  if (!apiVersion) return '';
+  const slash = apiVersion.indexOf('/');
+  return slash === -1 ? '' : apiVersion.slice(0, slash);
+}
+
+export function versionOf(apiVersion: string | undefined): string {
+  if (!apiVersion) return '';
+  const slash = apiVersion.indexOf('/');
+  return slash === -1 ? apiVersion : apiVersion.slice(slash + 1);
+}
+
+/** Identity of an object when it has no UID (manifest files): kind/namespace/name with its group. */
+export function objectKey(object: KubernetesObject): string {
+  const uid = object.metadata?.uid;
+  if (uid) return `uid:${uid}`;
+  return referenceKey({
+    group: groupOf(object.apiVersion),
+    kind: object.kind ?? '',
+    namespace: object.metadata?.namespace ?? null,
+    name: object.metadata?.name ?? '',
+  });
+}
+
+export interface ObjectReference {
+  group: string;
+  kind: string;
+  namespace: string | null;
+  name: string;
+}
+
+export function referenceKey(reference: ObjectReference): string {
+  return `${reference.group}/${reference.kind}/${reference.namespace ?? ''}/${reference.name}`;
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function isStringRecord(value: unknown): value is Record<string, string> {
+  return isRecord(value) && Object.values(value).every((entry) => typeof entry === 'string');
+}
+
+// Kubernetes name rules (apimachinery validation): used to reject bad path parameters early.
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+export function isDns1123Label(value: string): boolean {
+  return value.length <= 63 && DNS1123_LABEL.test(value);
+}

@@ -1,0 +1,84 @@
+// Exact Kubernetes quantities (apimachinery resource.Quantity): `3200m`, `8Gi`, `1e3`, `1.5`.
+// Values are kept as a fraction of BigInts so `3200m` of `4` is exactly 80%, never 79.99999.
+// client-node's `quantityToScalar` returns floats for fractional values, so it cannot be used here.
+
+export class QuantityError extends Error {}
+
+export interface Quantity {
+  numerator: bigint;
+  denominator: bigint;
+}
+
+const BINARY_SUFFIXES: Record<string, bigint> = {
+  Ki: 1n << 10n,
+  Mi: 1n << 20n,
+  Gi: 1n << 30n,
+  Ti: 1n << 40n,
+  Pi: 1n << 50n,
+  Ei: 1n << 60n,
+};
+
+const DECIMAL_EXPONENTS: Record<string, number> = {
+  n: -9,
+  u: -6,
+  m: -3,
+  '': 0,
+  k: 3,
+  M: 6,
+  G: 9,
+  T: 12,
+  P: 15,
+  E: 18,
+};
+
+const QUANTITY = /^([+-]?)(\d+(?:\.\d*)?|\.\d+)(?:(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|[eE]([+-]?\d+))?$/;
+
+export function parseQuantity(input: string | number): Quantity {
+  const value = typeof input === 'number' ? String(input) : input.trim();
+  const match = QUANTITY.exec(value);
+  if (!match) throw new QuantityError(`${JSON.stringify(input)} is not a Kubernetes quantity`);
+  const [, sign, digits, suffix, exponentText] = match;
+  const [whole, fraction = ''] = digits.split('.');
+  let numerator = BigInt((whole || '0') + fraction);
+  let denominator = 10n ** BigInt(fraction.length);
+  if (suffix && suffix in BINARY_SUFFIXES) {
+    numerator *= BINARY_SUFFIXES[suffix];
+  } else {
+    const exponent = exponentText !== undefined ? Number(exponentText) : DECIMAL_EXPONENTS[suffix ?? ''];
+    if (Math.abs(exponent) > 100) throw new QuantityError(`${JSON.stringify(input)} has an exponent out of range`);
+    if (exponent >= 0) numerator *= 10n ** BigInt(exponent);
+    else denominator *= 10n ** BigInt(-exponent);
+  }
+  if (sign === '-') numerator = -numerator;
+  return normalise({ numerator, denominator });
+}
+
+function greatestCommonDivisor(a: bigint, b: bigint): bigint {
+  let x = a < 0n ? -a : a;
+  let y = b;
+  while (y !== 0n) [x, y] = [y, x % y];
+  return x === 0n ? 1n : x;
+}
+
+function normalise(quantity: Quantity): Quantity {
+  const divisor = greatestCommonDivisor(quantity.numerator, quantity.denominator);
+  return { numerator: quantity.numerator / divisor, denominator: quantity.denominator / divisor };
+}
+
+/**
+ * `used` as a percentage of `hard`, rounded half-up to one decimal, computed exactly.
+ * A zero `hard` with any usage is 100% (the quota is exhausted); zero of zero is 0%.
+ */
+export function percentOf(used: Quantity, hard: Quantity): number {
+  if (hard.numerator === 0n) return used.numerator > 0n ? 100 : 0;
+  // percent * 10 = used/hard * 1000, rounded half up
+  const scaledNumerator = used.numerator * hard.denominator * 1000n;
+  const scaledDenominator = used.denominator * hard.numerator;
+  const tenths = (2n * scaledNumerator + scaledDenominator) / (2n * scaledDenominator);
+  return Number(tenths) / 10;
+}
+
+/** Formats a percentage as the summaries show it: `80%`, `74.9%`. */
+export function formatPercent(percent: number): string {
+  return `${Number.isInteger(percent) ? percent.toFixed(0) : percent.toFixed(1)}%`;
+}

@@ -1,0 +1,86 @@
+import type { ResourceTarget } from './constraint';
+
+// Kind ↔ plural resource names. Admission constraints name what they intercept by plural resource
+// (`ingresses`), policy engines by kind (`Ingress`); both are compared as plural resources.
+
+const IRREGULAR_PLURALS: Record<string, string> = {
+  Endpoints: 'endpoints',
+  Ingress: 'ingresses',
+  IngressClass: 'ingressclasses',
+  NetworkPolicy: 'networkpolicies',
+  PodSecurityPolicy: 'podsecuritypolicies',
+  PriorityClass: 'priorityclasses',
+  StorageClass: 'storageclasses',
+  RuntimeClass: 'runtimeclasses',
+  PodDisruptionBudget: 'poddisruptionbudgets',
+  ValidatingAdmissionPolicy: 'validatingadmissionpolicies',
+  CiliumNetworkPolicy: 'ciliumnetworkpolicies',
+  CiliumClusterwideNetworkPolicy: 'ciliumclusterwidenetworkpolicies',
+  AuthorizationPolicy: 'authorizationpolicies',
+  ClusterPolicy: 'clusterpolicies',
+  Policy: 'policies',
+};
+
+/** The plural resource of a kind, following the Kubernetes API's own pluralisation. */
+export function pluralOfKind(kind: string): string {
+  const irregular = IRREGULAR_PLURALS[kind];
+  if (irregular) return irregular;
+  const lower = kind.toLowerCase();
+  if (/[^aeiou]y$/.test(lower)) return `${lower.slice(0, -1)}ies`;
+  if (/(s|x|z|ch|sh)$/.test(lower)) return `${lower}es`;
+  return `${lower}s`;
+}
+
+/** Group of the well-known kinds policy engines name without a group. */
+const KNOWN_KIND_GROUPS: Record<string, string> = {
+  Pod: '',
+  Service: '',
+  ConfigMap: '',
+  Secret: '',
+  Namespace: '',
+  ServiceAccount: '',
+  PersistentVolumeClaim: '',
+  Deployment: 'apps',
+  StatefulSet: 'apps',
+  DaemonSet: 'apps',
+  ReplicaSet: 'apps',
+  Job: 'batch',
+  CronJob: 'batch',
+  Ingress: 'networking.k8s.io',
+  NetworkPolicy: 'networking.k8s.io',
+};
+
+export function groupOfKnownKind(kind: string): string | undefined {
+  return KNOWN_KIND_GROUPS[kind];
+}
+
+/** The resources the webhook is registered for (spec 4.4): workloads plus services and configmaps. */
+export const WORKLOAD_RESOURCES: readonly ResourceTarget[] = [
+  { group: '', resource: 'pods' },
+  { group: 'apps', resource: 'deployments' },
+  { group: 'apps', resource: 'statefulsets' },
+  { group: 'apps', resource: 'daemonsets' },
+  { group: 'apps', resource: 'replicasets' },
+  { group: 'batch', resource: 'jobs' },
+  { group: 'batch', resource: 'cronjobs' },
+];
+
+export function targetMatches(target: ResourceTarget, requested: ResourceTarget): boolean {
+  return (
+    (target.group === '*' || target.group === requested.group) &&
+    (target.resource === '*' || target.resource === requested.resource)
+  );
+}
+
+/** Whether a constraint with these targets (undefined: any) intercepts the requested resource. */
+export function targetsInclude(targets: readonly ResourceTarget[] | undefined, requested: ResourceTarget): boolean {
+  return targets === undefined || targets.some((target) => targetMatches(target, requested));
+}
+
+/** Parses the `resource` query parameter: `group/plural`, or a bare `plural` for the core group. */
+export function parseResourceTarget(value: string): ResourceTarget {
+  const slash = value.lastIndexOf('/');
+  return slash === -1
+    ? { group: '', resource: value }
+    : { group: value.slice(0, slash), resource: value.slice(slash + 1) };
+}
