@@ -22,7 +22,16 @@ export const DETAIL_LEVELS = ['summary', 'detailed', 'full'] as const;
 export type DetailLevel = (typeof DETAIL_LEVELS)[number];
 
 /** Effects: `deny` and `limit` are in the spec; the rest are decided in DESIGN.md section 3. */
-export const EFFECTS = ['deny', 'restrict', 'limit', 'mutate', 'warn', 'audit', 'require', 'missing'] as const;
+export const EFFECTS = [
+  'deny',
+  'restrict',
+  'limit',
+  'mutate',
+  'warn',
+  'audit',
+  'require',
+  'missing',
+] as const;
 export type Effect = (typeof EFFECTS)[number];
 
 export const ADAPTER_NAMES = [
@@ -113,6 +122,14 @@ export interface AdapterHealth {
   reason?: string;
 }
 
+/** Something wrong right now: a file that does not parse, an object an adapter cannot read. */
+export interface HealthProblem {
+  /** What is affected: a file path, or `<adapter>: <Kind> <namespace>/<name>`. */
+  source: string;
+  message: string;
+  since: string;
+}
+
 export interface Health {
   status: HealthStatus;
   adapters: Record<string, AdapterHealth>;
@@ -120,6 +137,8 @@ export interface Health {
   mcp: { enabled: boolean; transport: string; port: number };
   indexer: { total_constraints: number; namespaces_with_constraints: number };
   last_scan: string;
+  /** Addition to the spec: why the status is not healthy, so operators need not grep logs. */
+  problems: HealthProblem[];
 }
 
 export interface Capabilities {

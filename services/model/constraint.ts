@@ -1,4 +1,12 @@
-import type { AdapterName, ConstraintType, Effect, Metrics, Privilege, RemediationStepType, Severity } from './api';
+import type {
+  AdapterName,
+  ConstraintType,
+  Effect,
+  Metrics,
+  Privilege,
+  RemediationStepType,
+  Severity,
+} from './api';
 import type { KubernetesObject, LabelSelector } from './kubernetes';
 import type { Text } from './text';
 

@@ -1,4 +1,10 @@
-import { isRecord, isStringRecord, type LabelSelector, type LabelSelectorRequirement, type Labels } from './kubernetes';
+import {
+  isRecord,
+  isStringRecord,
+  type LabelSelector,
+  type LabelSelectorRequirement,
+  type Labels,
+} from './kubernetes';
 
 // Kubernetes label-selector semantics (apimachinery `metav1.LabelSelectorAsSelector`): requirements
 // are ANDed; an empty selector matches everything; `In`/`NotIn` take values, `Exists`/`DoesNotExist`
@@ -34,7 +40,9 @@ function parseRequirement(value: unknown, where: string): LabelSelectorRequireme
   if (!isRecord(value) || typeof value.key !== 'string' || typeof value.operator !== 'string')
     throw new LabelSelectorError(`${where} needs a string key and operator`);
   if (!OPERATORS.has(value.operator))
-    throw new LabelSelectorError(`${where}.operator ${JSON.stringify(value.operator)} is not In, NotIn, Exists or DoesNotExist`);
+    throw new LabelSelectorError(
+      `${where}.operator ${JSON.stringify(value.operator)} is not In, NotIn, Exists or DoesNotExist`,
+    );
   const values = value.values ?? [];
   if (!Array.isArray(values) || !values.every((entry) => typeof entry === 'string'))
     throw new LabelSelectorError(`${where}.values must be a list of strings`);

@@ -45,7 +45,8 @@ export function parseQuantity(input: string | number): Quantity {
     numerator *= BINARY_SUFFIXES[suffix];
   } else {
     const exponent = exponentText !== undefined ? Number(exponentText) : DECIMAL_EXPONENTS[suffix ?? ''];
-    if (Math.abs(exponent) > 100) throw new QuantityError(`${JSON.stringify(input)} has an exponent out of range`);
+    if (Math.abs(exponent) > 100)
+      throw new QuantityError(`${JSON.stringify(input)} has an exponent out of range`);
     if (exponent >= 0) numerator *= 10n ** BigInt(exponent);
     else denominator *= 10n ** BigInt(-exponent);
   }

@@ -73,7 +73,10 @@ export function targetMatches(target: ResourceTarget, requested: ResourceTarget)
 }
 
 /** Whether a constraint with these targets (undefined: any) intercepts the requested resource. */
-export function targetsInclude(targets: readonly ResourceTarget[] | undefined, requested: ResourceTarget): boolean {
+export function targetsInclude(
+  targets: readonly ResourceTarget[] | undefined,
+  requested: ResourceTarget,
+): boolean {
   return targets === undefined || targets.some((target) => targetMatches(target, requested));
 }
 

@@ -23,7 +23,8 @@ export function scopeAdmits(scope: NamespaceScope, namespace: string, labels: La
   if (scope.namespaces !== undefined && scope.namespaces.length > 0 && !scope.namespaces.includes(namespace))
     return false;
   if (scope.excludedNamespaces?.includes(namespace)) return false;
-  if (scope.namespaceSelector !== undefined && !matchesLabelSelector(scope.namespaceSelector, labels)) return false;
+  if (scope.namespaceSelector !== undefined && !matchesLabelSelector(scope.namespaceSelector, labels))
+    return false;
   return true;
 }
 
@@ -161,7 +162,10 @@ export class ConstraintIndex {
   }
 
   countsByType(): Record<ConstraintType, number> {
-    const counts = Object.fromEntries(CONSTRAINT_TYPES.map((type) => [type, 0])) as Record<ConstraintType, number>;
+    const counts = Object.fromEntries(CONSTRAINT_TYPES.map((type) => [type, 0])) as Record<
+      ConstraintType,
+      number
+    >;
     for (const [type, count] of this.typeCounts) counts[type] = count;
     return counts;
   }
@@ -170,7 +174,8 @@ export class ConstraintIndex {
   namespacesWithConstraints(): string[] {
     const namespaces = new Set(this.byNamespace.keys());
     for (const namespace of this.namespaceLabels.keys()) {
-      if (!namespaces.has(namespace) && this.clusterWideAdmittedBy(namespace).length > 0) namespaces.add(namespace);
+      if (!namespaces.has(namespace) && this.clusterWideAdmittedBy(namespace).length > 0)
+        namespaces.add(namespace);
     }
     return [...namespaces];
   }

@@ -45,19 +45,26 @@ export interface ParseErrorRecord {
   at: string;
 }
 
-/** Parse errors per adapter: since start (health `error_count`) and since the last scan (degraded). */
+/**
+ * Parse errors per adapter. `error_count` in health counts them since start; the objects failing
+ * right now make health `degraded` until they are fixed or deleted. (DESIGN.md says "since the last
+ * scan"; tracking the objects themselves is the same signal without depending on scan timing, and
+ * an unchanged broken object keeps health degraded instead of silently clearing.)
+ */
 export class ParseErrorCounter {
   private readonly sinceStart = new Map<AdapterName, number>();
-  private readonly sinceScan = new Map<AdapterName, number>();
-  private readonly recent: ParseErrorRecord[] = [];
+  private readonly failing = new Map<string, ParseErrorRecord>();
   private readonly listeners: Array<(record: ParseErrorRecord) => void> = [];
 
-  record(record: ParseErrorRecord): void {
+  record(objectKey: string, record: ParseErrorRecord): void {
     this.sinceStart.set(record.adapter, (this.sinceStart.get(record.adapter) ?? 0) + 1);
-    this.sinceScan.set(record.adapter, (this.sinceScan.get(record.adapter) ?? 0) + 1);
-    this.recent.push(record);
-    if (this.recent.length > 50) this.recent.shift();
+    this.failing.set(objectKey, record);
     for (const listener of this.listeners) listener(record);
+  }
+
+  /** The object parsed again, or is gone. */
+  clear(objectKey: string): void {
+    this.failing.delete(objectKey);
   }
 
   onError(listener: (record: ParseErrorRecord) => void): void {
@@ -68,17 +75,15 @@ export class ParseErrorCounter {
     return this.sinceStart.get(adapter) ?? 0;
   }
 
-  sinceLastScanFor(adapter: AdapterName): number {
-    return this.sinceScan.get(adapter) ?? 0;
+  failingFor(adapter: AdapterName): number {
+    let count = 0;
+    for (const record of this.failing.values()) if (record.adapter === adapter) count++;
+    return count;
   }
 
-  /** Called by a source when it completes a scan: degraded-by-parse-errors lasts until then. */
-  resetScanWindow(): void {
-    this.sinceScan.clear();
-  }
-
-  recentErrors(): readonly ParseErrorRecord[] {
-    return this.recent;
+  /** The objects that fail to parse right now, oldest first. */
+  failingObjects(): ParseErrorRecord[] {
+    return [...this.failing.values()];
   }
 }
 
@@ -169,6 +174,7 @@ export class Ingestor {
       return;
     }
     this.index.removeObject(objectKey(object));
+    this.errors.clear(objectKey(object));
     const adapter = this.registry.adapterFor(group, kind);
     if (adapter && this.isRetained(adapter, group, kind)) {
       const key = this.retainedKey(object);
@@ -179,7 +185,9 @@ export class Ingestor {
   }
 
   private isRetained(adapter: Adapter, group: string, kind: string): boolean {
-    return (adapter.retainedKinds ?? []).some((retained) => retained.group === group && retained.kind === kind);
+    return (adapter.retainedKinds ?? []).some(
+      (retained) => retained.group === group && retained.kind === kind,
+    );
   }
 
   private retainedKey(object: KubernetesObject): string {
@@ -227,20 +235,27 @@ export class Ingestor {
     } catch (error) {
       // A malformed object must not keep stale constraints from its previous, valid version.
       this.index.removeObject(key);
-      this.errors.record({
+      this.errors.record(key, {
         adapter: adapter.name,
         object: `${object.kind ?? 'object'} ${object.metadata?.namespace ? `${object.metadata.namespace}/` : ''}${object.metadata?.name ?? ''}`,
-        message: error instanceof AdapterParseError ? error.message : `unexpected adapter failure: ${String(error)}`,
+        message:
+          error instanceof AdapterParseError ? error.message : `unexpected adapter failure: ${String(error)}`,
         at: this.clock().toISOString(),
       });
       return;
     }
+    this.errors.clear(key);
     const observedAt = this.clock().toISOString();
     const constraints = drafts.map((draft) => this.finish(draft, object, key, observedAt));
     this.index.replaceObject(key, constraints);
   }
 
-  private finish(draft: ConstraintDraft, object: KubernetesObject, key: string, observedAt: string): Constraint {
+  private finish(
+    draft: ConstraintDraft,
+    object: KubernetesObject,
+    key: string,
+    observedAt: string,
+  ): Constraint {
     const annotations = isStringRecord(object.metadata?.annotations) ? object.metadata.annotations : {};
     const contact = annotations[ANNOTATION_CONTACT] ?? this.settings.defaultContact;
     const severity = annotations[ANNOTATION_SEVERITY];
@@ -253,7 +268,9 @@ export class Ingestor {
       remediation: {
         summary: draft.remediation.summary,
         steps: draft.remediation.steps.map((step) =>
-          step.type === 'manual' ? { ...step, contact: annotations[ANNOTATION_CONTACT] ?? step.contact ?? contact } : step,
+          step.type === 'manual'
+            ? { ...step, contact: annotations[ANNOTATION_CONTACT] ?? step.contact ?? contact }
+            : step,
         ),
       },
       lastObserved: observedAt,

@@ -1,0 +1,115 @@
+import type { DetailLevel } from '../../model/api';
+import { isDns1123Label, isRecord } from '../../model/kubernetes';
+import type { ConstraintIndex } from '../index/constraint-index';
+import { buildConstraintView, findConstraint } from '../views/constraint-view';
+import { DetailLevelError, resolveDetailLevel } from '../views/detail-level';
+import { buildCapabilities, buildHealth, type RuntimeState } from '../views/health';
+import { buildNamespaceReport } from '../views/report';
+
+// The agent-protocol request form `{resource, params}` (spec 1, 4.1). The HTTP GET routes, `POST
+// /resources` and the MCP server all answer through `answerResourceRequest`, so they cannot drift.
+
+export interface ResourceDependencies {
+  index: ConstraintIndex;
+  runtimeState(): RuntimeState;
+  /** The level set by `--detail-level`: the most any caller can see. */
+  configuredDetailLevel: DetailLevel;
+  clock(): Date;
+}
+
+export interface ResourceAnswer {
+  status: number;
+  body: unknown;
+}
+
+export type ResourceName = 'reports' | 'constraints' | 'health' | 'capabilities';
+export const RESOURCE_NAMES: readonly ResourceName[] = ['reports', 'constraints', 'health', 'capabilities'];
+
+const MAX_NAME_LENGTH = 512;
+const NAME_SEGMENT = /^[A-Za-z0-9]([-A-Za-z0-9_.:]*[A-Za-z0-9])?$/;
+
+/** Constraint names are object names, possibly with `/<part>` suffixes (DESIGN.md 3). */
+export function isValidConstraintName(name: string): boolean {
+  if (name.length === 0 || name.length > MAX_NAME_LENGTH) return false;
+  return name.split('/').every((segment) => segment.length <= 253 && NAME_SEGMENT.test(segment));
+}
+
+function error(status: number, message: string): ResourceAnswer {
+  return { status, body: { error: message } };
+}
+
+function notSynced(): ResourceAnswer {
+  return error(503, 'the index has not completed its first sync yet; retry in a few seconds');
+}
+
+function namespaceProblem(namespace: unknown): ResourceAnswer | undefined {
+  if (typeof namespace !== 'string' || namespace === '') return error(400, 'params.namespace is required');
+  if (!isDns1123Label(namespace))
+    return error(
+      400,
+      `invalid namespace ${JSON.stringify(namespace.slice(0, 100))}: must be a DNS-1123 label of at most 63 characters`,
+    );
+  return undefined;
+}
+
+export function answerResourceRequest(
+  dependencies: ResourceDependencies,
+  request: unknown,
+  requestedDetailLevel?: unknown,
+): ResourceAnswer {
+  if (!isRecord(request) || typeof request.resource !== 'string')
+    return error(400, 'the request must be a JSON object {"resource": "...", "params": {...}}');
+  const params = request.params === undefined ? {} : request.params;
+  if (!isRecord(params)) return error(400, 'params must be a JSON object');
+  const levelRequest = requestedDetailLevel ?? params.detail_level ?? params.detailLevel;
+  let level: DetailLevel;
+  try {
+    level = resolveDetailLevel(dependencies.configuredDetailLevel, levelRequest);
+  } catch (failure) {
+    if (failure instanceof DetailLevelError) return error(400, failure.message);
+    throw failure;
+  }
+  const state = dependencies.runtimeState();
+  switch (request.resource) {
+    case 'health': {
+      const health = buildHealth(dependencies.index, state, level);
+      return { status: state.source.synced ? 200 : 503, body: health };
+    }
+    case 'capabilities':
+      if (!state.source.synced) return notSynced();
+      return { status: 200, body: buildCapabilities(dependencies.index, state) };
+    case 'reports': {
+      const problem = namespaceProblem(params.namespace);
+      if (problem) return problem;
+      if (!state.source.synced) return notSynced();
+      return {
+        status: 200,
+        body: buildNamespaceReport(
+          dependencies.index,
+          params.namespace as string,
+          level,
+          dependencies.clock(),
+        ),
+      };
+    }
+    case 'constraints': {
+      const problem = namespaceProblem(params.namespace);
+      if (problem) return problem;
+      const namespace = params.namespace as string;
+      if (typeof params.name !== 'string' || !isValidConstraintName(params.name))
+        return error(
+          400,
+          `invalid constraint name ${JSON.stringify(String(params.name ?? '').slice(0, 100))}`,
+        );
+      if (!state.source.synced) return notSynced();
+      const constraint = findConstraint(dependencies.index, namespace, params.name);
+      if (!constraint) return error(404, `constraint ${namespace}/${params.name} not found`);
+      return { status: 200, body: buildConstraintView(dependencies.index, namespace, constraint, level) };
+    }
+    default:
+      return error(
+        404,
+        `unknown resource ${JSON.stringify(request.resource.slice(0, 100))}; known: ${RESOURCE_NAMES.join(', ')}`,
+      );
+  }
+}

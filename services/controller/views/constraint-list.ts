@@ -1,0 +1,52 @@
+import type { ConstraintList, ListedConstraint } from '../../model/api';
+import type { Labels } from '../../model/kubernetes';
+import { matchesLabelSelector } from '../../model/label-selector';
+import { targetsInclude } from '../../model/resources';
+import type { ResourceTarget } from '../../model/constraint';
+import { renderFullText } from '../../model/text';
+import type { ConstraintIndex } from '../index/constraint-index';
+import { compareBySeverityThenName } from './ordering';
+
+export interface ConstraintListQuery {
+  namespace: string;
+  /** Only constraints intercepting this resource (the admitted object's `request.resource`). */
+  resource?: ResourceTarget;
+  /** Only constraints whose workload selector matches these labels (the admitted pods' labels). */
+  labels?: Labels;
+}
+
+/**
+ * The webhook's query (`GET /api/v1/constraints`): unredacted, because it serves the in-cluster
+ * webhook, which turns it into warnings for the very namespace being deployed to.
+ */
+export function buildConstraintList(index: ConstraintIndex, query: ConstraintListQuery): ConstraintList {
+  const constraints = index
+    .constraintsForNamespace(query.namespace)
+    .filter(
+      (constraint) =>
+        query.resource === undefined || targetsInclude(constraint.resourceTargets, query.resource),
+    )
+    .filter(
+      (constraint) =>
+        query.labels === undefined ||
+        constraint.workloadSelector === undefined ||
+        matchesLabelSelector(constraint.workloadSelector, query.labels),
+    )
+    .sort(compareBySeverityThenName);
+  return {
+    constraints: constraints.map((constraint): ListedConstraint => ({
+      name: constraint.name,
+      namespace: query.namespace,
+      constraintType: constraint.type,
+      severity: constraint.severity,
+      effect: constraint.effect,
+      summary: renderFullText(constraint.summary),
+      remediationHint: renderFullText(constraint.remediationHint),
+      sourceKind: constraint.source.kind,
+      sourceApiVersion: constraint.source.apiVersion,
+      sourceName: constraint.source.name,
+      sourceNamespace: constraint.source.namespace,
+      tags: [...constraint.tags],
+    })),
+  };
+}

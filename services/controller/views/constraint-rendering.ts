@@ -1,0 +1,64 @@
+import type { Metrics, Remediation, RemediationStep } from '../../model/api';
+import type { Constraint } from '../../model/constraint';
+import { isNameVisible, REDACTED, renderText, type Viewer } from '../../model/text';
+import { matchesLabelSelector } from '../../model/label-selector';
+import { pluralOfKind, targetsInclude } from '../../model/resources';
+import type { WorkloadRecord } from '../index/constraint-index';
+
+// Rendering of one constraint's parts for a viewer: shared by the report, the single-constraint
+// view and the MCP tools so every surface applies the same privacy rules.
+
+export function renderName(constraint: Constraint, viewer: Viewer): string {
+  return isNameVisible(constraint.source.namespace, viewer) ? constraint.name : REDACTED;
+}
+
+export function renderRemediation(constraint: Constraint, viewer: Viewer): Remediation {
+  return {
+    summary: renderText(constraint.remediation.summary, viewer),
+    steps: constraint.remediation.steps.map((step) => {
+      const rendered: RemediationStep = {
+        type: step.type,
+        description: renderText(step.description, viewer),
+      };
+      if (step.contact !== undefined) rendered.contact = step.contact;
+      if (step.command !== undefined) rendered.command = renderText(step.command, viewer);
+      if (step.requiresPrivilege !== undefined) rendered.requires_privilege = step.requiresPrivilege;
+      if (step.automated !== undefined) rendered.automated = step.automated;
+      return rendered;
+    }),
+  };
+}
+
+/** Usage figures are details: hidden at `summary`, and only ResourceLimit constraints have them. */
+export function renderMetrics(constraint: Constraint, viewer: Viewer): Metrics | null {
+  if (constraint.type !== 'ResourceLimit' || !constraint.metrics || viewer.level === 'summary') return null;
+  return structuredClone(constraint.metrics);
+}
+
+const WORKLOAD_GROUPS: Record<string, string> = {
+  Deployment: 'apps',
+  StatefulSet: 'apps',
+  DaemonSet: 'apps',
+  CronJob: 'batch',
+  Pod: '',
+};
+
+/**
+ * Workloads of the namespace a constraint affects: their pods match its workload selector, and it
+ * intercepts pods or the workload's own kind (an admission rule on ingresses affects no workload).
+ */
+export function affectedWorkloads(constraint: Constraint, workloads: readonly WorkloadRecord[]): string[] {
+  return workloads
+    .filter(
+      (workload) =>
+        (constraint.workloadSelector === undefined ||
+          matchesLabelSelector(constraint.workloadSelector, workload.podLabels)) &&
+        (targetsInclude(constraint.resourceTargets, { group: '', resource: 'pods' }) ||
+          targetsInclude(constraint.resourceTargets, {
+            group: WORKLOAD_GROUPS[workload.kind] ?? '',
+            resource: pluralOfKind(workload.kind),
+          })),
+    )
+    .map((workload) => workload.name)
+    .sort();
+}

@@ -1,0 +1,46 @@
+import type { ConstraintView, DetailLevel } from '../../model/api';
+import type { Constraint } from '../../model/constraint';
+import type { Viewer } from '../../model/text';
+import type { ConstraintIndex } from '../index/constraint-index';
+import { affectedWorkloads, renderMetrics, renderName, renderRemediation } from './constraint-rendering';
+import { compareBySeverityThenName } from './ordering';
+
+/**
+ * Finds a constraint of a namespace by its real name (a cluster-scoped constraint is found under
+ * every namespace it applies to). Two sources may share a name (a NetworkPolicy and a quota both
+ * called `web`): the first in report order wins, so the answer is stable.
+ */
+export function findConstraint(
+  index: ConstraintIndex,
+  namespace: string,
+  name: string,
+): Constraint | undefined {
+  return index
+    .constraintsForNamespace(namespace)
+    .filter((constraint) => constraint.name === name)
+    .sort((left, right) => compareBySeverityThenName(left, right))[0];
+}
+
+export function buildConstraintView(
+  index: ConstraintIndex,
+  namespace: string,
+  constraint: Constraint,
+  level: DetailLevel,
+): ConstraintView {
+  const viewer: Viewer = { level, namespace };
+  return {
+    name: renderName(constraint, viewer),
+    namespace,
+    constraint_type: constraint.type,
+    severity: constraint.severity,
+    source_kind: constraint.source.kind,
+    source_api_version: constraint.source.apiVersion,
+    effect: constraint.effect,
+    affected_workloads: affectedWorkloads(constraint, index.workloadsInNamespace(namespace)),
+    tags: [...constraint.tags],
+    detail_level: level,
+    last_observed: constraint.lastObserved,
+    remediation: renderRemediation(constraint, viewer),
+    metrics: renderMetrics(constraint, viewer),
+  };
+}

@@ -1,0 +1,52 @@
+import { SCHEMA_VERSION, type DetailLevel, type Report, type ReportEntry } from '../../model/api';
+import type { Constraint } from '../../model/constraint';
+import type { Viewer } from '../../model/text';
+import type { ConstraintIndex } from '../index/constraint-index';
+import { renderName, renderRemediation } from './constraint-rendering';
+import { compareBySeverityThenName } from './ordering';
+
+/** The constraints of a namespace as the viewer may see them, sorted as every view sorts them. */
+export function sortedForViewer(
+  constraints: readonly Constraint[],
+  viewer: Viewer,
+): Array<{ constraint: Constraint; name: string }> {
+  return constraints
+    .map((constraint) => ({
+      constraint,
+      name: renderName(constraint, viewer),
+      severity: constraint.severity,
+      id: constraint.id,
+    }))
+    .sort(compareBySeverityThenName)
+    .map(({ constraint, name }) => ({ constraint, name }));
+}
+
+export function buildNamespaceReport(
+  index: ConstraintIndex,
+  namespace: string,
+  level: DetailLevel,
+  now: Date,
+): Report {
+  const viewer: Viewer = { level, namespace };
+  const constraints = index.constraintsForNamespace(namespace);
+  const entries: ReportEntry[] = sortedForViewer(constraints, viewer).map(({ constraint, name }) => ({
+    name,
+    type: constraint.type,
+    severity: constraint.severity,
+    effect: constraint.effect,
+    source: constraint.source.kind,
+    tags: [...constraint.tags],
+    remediation: renderRemediation(constraint, viewer),
+  }));
+  return {
+    namespace,
+    constraintCount: entries.length,
+    criticalCount: entries.filter((entry) => entry.severity === 'Critical').length,
+    warningCount: entries.filter((entry) => entry.severity === 'Warning').length,
+    infoCount: entries.filter((entry) => entry.severity === 'Info').length,
+    schemaVersion: SCHEMA_VERSION,
+    detailLevel: level,
+    generatedAt: now.toISOString(),
+    constraints: entries,
+  };
+}
