@@ -18,7 +18,12 @@ describe('networkpolicy adapter', () => {
       effect: 'deny',
       scope: { kind: 'namespace', namespace: 'shop' },
       workloadSelector: {},
-      source: { kind: 'NetworkPolicy', apiVersion: 'networking.k8s.io/v1', name: 'deny-ingress', namespace: 'shop' },
+      source: {
+        kind: 'NetworkPolicy',
+        apiVersion: 'networking.k8s.io/v1',
+        name: 'deny-ingress',
+        namespace: 'shop',
+      },
     });
     expect(constraint.tags).toEqual(['network', 'ingress', 'default-deny']);
     expect(renderFullText(constraint.summary)).toBe(
@@ -54,20 +59,25 @@ describe('networkpolicy adapter', () => {
       ['implied-types/ingress', 'restrict'],
       ['implied-types/egress', 'restrict'],
     ]);
-    expect(constraintsOf('implied-ingress-only').map((constraint) => [constraint.name, constraint.effect])).toEqual([
-      ['implied-ingress-only', 'deny'],
-    ]);
+    expect(
+      constraintsOf('implied-ingress-only').map((constraint) => [constraint.name, constraint.effect]),
+    ).toEqual([['implied-ingress-only', 'deny']]);
   });
 
   it('gives every constraint a kubectl step and a manual step for the namespace owner', () => {
     const [constraint] = constraintsOf('deny-ingress');
     const [inspect, ask] = constraint.remediation.steps;
     expect(inspect.type).toBe('cli');
-    expect(renderFullText(inspect.command ?? [])).toBe('kubectl get networkpolicy deny-ingress -n shop -o yaml');
+    expect(renderFullText(inspect.command ?? [])).toBe(
+      'kubectl get networkpolicy deny-ingress -n shop -o yaml',
+    );
     expect(ask).toMatchObject({ type: 'manual', requiresPrivilege: 'namespace-admin', automated: false });
   });
 
-  it.each(['bad-selector', 'bad-policy-type', 'bad-peer', 'no-spec'])('rejects malformed %s with a parse error', (name) => {
-    expect(() => constraintsOf(name)).toThrow(AdapterParseError);
-  });
+  it.each(['bad-selector', 'bad-policy-type', 'bad-peer', 'no-spec'])(
+    'rejects malformed %s with a parse error',
+    (name) => {
+      expect(() => constraintsOf(name)).toThrow(AdapterParseError);
+    },
+  );
 });

@@ -1,10 +1,22 @@
 import type { Effect } from '../../model/api';
-import { AdapterParseError, type Adapter, type ConstraintDraft, type SourceObject } from '../../model/constraint';
+import {
+  AdapterParseError,
+  type Adapter,
+  type ConstraintDraft,
+  type SourceObject,
+} from '../../model/constraint';
 import type { KubernetesObject, LabelSelector } from '../../model/kubernetes';
 import { formatLabelSelector } from '../../model/label-selector';
 import { WORKLOAD_RESOURCES } from '../../model/resources';
 import { detail, joinText, namespaceName, objectName, text, type Text } from '../../model/text';
-import { readRecord, readRecordList, readSelector, readStringList, requireSpec, sourceOf } from './object-fields';
+import {
+  readRecord,
+  readRecordList,
+  readSelector,
+  readStringList,
+  requireSpec,
+  sourceOf,
+} from './object-fields';
 import { askOwnerStep, inspectSourceStep } from './remediation';
 
 // networking.k8s.io/v1 NetworkPolicy → one NetworkIngress / NetworkEgress constraint per direction.
@@ -18,7 +30,9 @@ function directionsOf(spec: Record<string, unknown>): Direction[] {
   if (policyTypes.length === 0) return spec.egress === undefined ? ['Ingress'] : ['Ingress', 'Egress'];
   return policyTypes.map((policyType) => {
     if (policyType !== 'Ingress' && policyType !== 'Egress')
-      throw new AdapterParseError(`spec.policyTypes has ${JSON.stringify(policyType)}, expected Ingress or Egress`);
+      throw new AdapterParseError(
+        `spec.policyTypes has ${JSON.stringify(policyType)}, expected Ingress or Egress`,
+      );
     return policyType;
   });
 }
@@ -27,9 +41,12 @@ function directionsOf(spec: Record<string, unknown>): Direction[] {
 function describePeer(peer: Record<string, unknown>, where: string, ownNamespace: string): Text {
   if (peer.ipBlock !== undefined) {
     const ipBlock = readRecord(peer.ipBlock, `${where}.ipBlock`);
-    if (typeof ipBlock.cidr !== 'string') throw new AdapterParseError(`${where}.ipBlock.cidr must be a string`);
+    if (typeof ipBlock.cidr !== 'string')
+      throw new AdapterParseError(`${where}.ipBlock.cidr must be a string`);
     const except = readStringList(ipBlock.except, `${where}.ipBlock.except`);
-    return [detail(except.length > 0 ? `${ipBlock.cidr} except ${except.join(', ')}` : ipBlock.cidr, 'an IP range')];
+    return [
+      detail(except.length > 0 ? `${ipBlock.cidr} except ${except.join(', ')}` : ipBlock.cidr, 'an IP range'),
+    ];
   }
   const parts: Text[] = [];
   if (peer.namespaceSelector !== undefined) {
@@ -40,7 +57,8 @@ function describePeer(peer: Record<string, unknown>, where: string, ownNamespace
     const selector = readSelector(peer.podSelector, `${where}.podSelector`);
     parts.push([detail(`pods ${formatLabelSelector(selector)}`, 'selected pods')]);
   }
-  if (parts.length === 0) throw new AdapterParseError(`${where} names no podSelector, namespaceSelector or ipBlock`);
+  if (parts.length === 0)
+    throw new AdapterParseError(`${where} names no podSelector, namespaceSelector or ipBlock`);
   if (peer.namespaceSelector === undefined) parts.push(text`in ${namespaceName(ownNamespace)}`);
   return joinText(parts, ' ');
 }
@@ -52,7 +70,9 @@ function describeNamespaces(selector: LabelSelector): Text {
   if (named !== undefined && otherLabels.length === 0 && (selector.matchExpressions ?? []).length === 0)
     return text`from namespace ${namespaceName(named)}`;
   const formatted = formatLabelSelector(selector);
-  return [detail(formatted === 'all pods' ? 'any namespace' : `namespaces ${formatted}`, 'selected namespaces')];
+  return [
+    detail(formatted === 'all pods' ? 'any namespace' : `namespaces ${formatted}`, 'selected namespaces'),
+  ];
 }
 
 function describePorts(rule: Record<string, unknown>, where: string): Text {
@@ -62,13 +82,20 @@ function describePorts(rule: Record<string, unknown>, where: string): Text {
     const protocol = port.protocol ?? 'TCP';
     if (port.port !== undefined && typeof port.port !== 'number' && typeof port.port !== 'string')
       throw new AdapterParseError(`${where}.ports[${index}].port must be a number or a name`);
-    const range = port.endPort !== undefined ? `${String(port.port)}-${String(port.endPort)}` : String(port.port ?? 'any');
+    const range =
+      port.endPort !== undefined
+        ? `${String(port.port)}-${String(port.endPort)}`
+        : String(port.port ?? 'any');
     return `${String(protocol)}/${range}`;
   });
   return text` on ${detail(formatted.join(', '), 'some ports')}`;
 }
 
-function describeRules(rules: Array<Record<string, unknown>>, direction: Direction, ownNamespace: string): Text {
+function describeRules(
+  rules: Array<Record<string, unknown>>,
+  direction: Direction,
+  ownNamespace: string,
+): Text {
   const peerField = direction === 'Ingress' ? 'from' : 'to';
   const described = rules.map((rule, ruleIndex) => {
     const where = `spec.${direction.toLowerCase()}[${ruleIndex}]`;
@@ -77,7 +104,9 @@ function describeRules(rules: Array<Record<string, unknown>>, direction: Directi
       peers.length === 0
         ? text`any peer`
         : joinText(
-            peers.map((peer, peerIndex) => describePeer(peer, `${where}.${peerField}[${peerIndex}]`, ownNamespace)),
+            peers.map((peer, peerIndex) =>
+              describePeer(peer, `${where}.${peerField}[${peerIndex}]`, ownNamespace),
+            ),
             ' or ',
           );
     return [...peerText, ...describePorts(rule, where)];
@@ -151,7 +180,13 @@ export function networkPolicyToConstraints(object: KubernetesObject): Constraint
 export const networkPolicyAdapter: Adapter = {
   name: 'networkpolicy',
   kinds: [
-    { group: 'networking.k8s.io', versions: ['v1'], kind: 'NetworkPolicy', plural: 'networkpolicies', namespaced: true },
+    {
+      group: 'networking.k8s.io',
+      versions: ['v1'],
+      kind: 'NetworkPolicy',
+      plural: 'networkpolicies',
+      namespaced: true,
+    },
   ],
   toConstraints: (object) => networkPolicyToConstraints(object),
 };

@@ -12,7 +12,8 @@ export function describeObject(object: KubernetesObject): string {
 
 export function requireName(object: KubernetesObject): string {
   const name = object.metadata?.name;
-  if (typeof name !== 'string' || name === '') throw new AdapterParseError(`${object.kind ?? 'object'} has no metadata.name`);
+  if (typeof name !== 'string' || name === '')
+    throw new AdapterParseError(`${object.kind ?? 'object'} has no metadata.name`);
   return name;
 }
 
