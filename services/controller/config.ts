@@ -1,6 +1,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { DETAIL_LEVELS, isDetailLevel, type DetailLevel } from '../model/api';
 import { isLogLevel, type LOG_LEVELS } from '../logging/logger';
+import { MISSING_RULES, type MissingRuleName } from './missing/rules';
 
 // Controller flags (DESIGN.md 2), each also settable as a FOREWARN_* environment variable, parsed
 // with commander. Parsing is a pure function of argv and env so it is tested without a process.
@@ -19,6 +20,7 @@ export interface ControllerConfig {
   ownWebhook: string;
   meshRootNamespace: string;
   missingDebounceMs: number;
+  disabledMissingRules: MissingRuleName[];
   logLevel: (typeof LOG_LEVELS)[number];
 }
 
@@ -45,7 +47,8 @@ export function parseDuration(value: string): number {
 }
 
 export function parsePort(value: string): number {
-  const port = Number(value);
+  // Digits only: Number() would read "" (an empty FOREWARN_PORT) as 0, a random port, and "0x50" as 80.
+  const port = /^\d{1,5}$/.test(value.trim()) ? Number(value) : NaN;
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new InvalidArgumentError(`expected a port number 0-65535, got ${JSON.stringify(value)}`);
   return port;
@@ -81,8 +84,22 @@ function parseLogLevel(value: string): (typeof LOG_LEVELS)[number] {
   return value;
 }
 
+/** commander lists the env var in `--help` itself ("env: FOREWARN_..."), so the text does not repeat it. */
+function collectMissingRule(value: string, previous: MissingRuleName[] = []): MissingRuleName[] {
+  const rules = value
+    .split(',')
+    .map((rule) => rule.trim())
+    .filter((rule) => rule !== '');
+  for (const rule of rules)
+    if (!(MISSING_RULES as readonly string[]).includes(rule))
+      throw new InvalidArgumentError(
+        `unknown rule ${JSON.stringify(rule)}; expected ${MISSING_RULES.join(', ')}`,
+      );
+  return [...previous, ...(rules as MissingRuleName[])];
+}
+
 function option(flags: string, description: string, environment: string): Option {
-  return new Option(flags, `${description} (env ${environment})`).env(environment);
+  return new Option(flags, description).env(environment);
 }
 
 export function buildControllerCommand(): Command {
@@ -171,6 +188,15 @@ export function buildControllerCommand(): Command {
         .argParser(parseDuration),
     )
     .addOption(
+      option(
+        '--disable-missing-rule <rule>',
+        `companion-resource rule to turn off (repeatable or comma-separated): ${MISSING_RULES.join(', ')}`,
+        'FOREWARN_DISABLE_MISSING_RULE',
+      )
+        .default([])
+        .argParser(collectMissingRule),
+    )
+    .addOption(
       option('--log-level <level>', 'log level', 'FOREWARN_LOG_LEVEL')
         .default('info')
         .argParser(parseLogLevel),
@@ -193,6 +219,7 @@ interface ParsedOptions {
   ownWebhook: string;
   meshRootNamespace: string;
   missingDebounce: number;
+  disableMissingRule: MissingRuleName[];
   logLevel: (typeof LOG_LEVELS)[number];
 }
 
@@ -234,6 +261,7 @@ export function parseControllerConfig(
     ownWebhook: options.ownWebhook,
     meshRootNamespace: options.meshRootNamespace,
     missingDebounceMs: options.missingDebounce,
+    disabledMissingRules: options.disableMissingRule,
     logLevel: options.logLevel,
   };
 }

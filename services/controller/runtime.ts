@@ -2,11 +2,18 @@ import { createServer, type Server } from 'node:http';
 import type { Logger } from '../logging/logger';
 import { AdapterRegistry } from './adapters/registry';
 import type { ControllerConfig } from './config';
+import { FlowObserverMonitor } from './flow-observer';
 import { createControllerApp } from './http/app';
+import { createControllerMetrics } from './metrics';
 import { ConstraintIndex } from './index/constraint-index';
 import { Ingestor, ParseErrorCounter } from './index/ingest';
+import { KubeConfig } from '@kubernetes/client-node';
+import { ClusterSource } from './sources/cluster/cluster-source';
 import { ManifestFileSource } from './sources/manifest-files';
-import type { ObjectSource } from './sources/source';
+import type { ObjectSource, SourceStatus } from './sources/source';
+import { COMPANION_CANDIDATES } from './sources/cluster/discovery';
+import { MissingResourceTracker } from './missing/tracker';
+import { prospectiveFindings } from './missing/prospective';
 import type { FlowObserverState, McpState, RuntimeState } from './views/health';
 
 // Wires one controller: index, ingestion, a source, the HTTP server. I/O pieces are created here
@@ -14,6 +21,7 @@ import type { FlowObserverState, McpState, RuntimeState } from './views/health';
 
 export interface RunningController {
   index: ConstraintIndex;
+  missingResources: MissingResourceTracker;
   source: ObjectSource;
   httpServer: Server;
   /** The port actually bound (useful with port 0 in tests). */
@@ -36,7 +44,46 @@ export function createSource(
 ): ObjectSource {
   if (config.manifests)
     return new ManifestFileSource({ directory: config.manifests, sink, registry, logger });
-  throw new Error('the cluster source is not available yet: pass --manifests DIR');
+  return new ClusterSource({
+    kubeConfig: loadKubeConfig(config.kubeconfig),
+    sink,
+    registry,
+    logger,
+    rescanIntervalMs: config.rescanIntervalMs,
+    extraCandidates: COMPANION_CANDIDATES,
+  });
+}
+
+/** Health lists the companion-resource rules as the `missingresource` adapter. */
+function withMissingResourceAdapter(status: SourceStatus, source: ObjectSource): SourceStatus {
+  const watched = COMPANION_CANDIDATES.filter((candidate) =>
+    source.watchesKind(candidate.group, candidate.kind),
+  ).length;
+  return {
+    ...status,
+    adapters: {
+      ...status.adapters,
+      missingresource: {
+        enabled: status.synced,
+        watchedResources: watched,
+        watchFailing: false,
+        reason: status.synced ? undefined : 'waiting for the first sync',
+      },
+    },
+  };
+}
+
+/** `--kubeconfig FILE`, else the in-cluster service account, else KUBECONFIG / ~/.kube/config. */
+export function loadKubeConfig(file: string | undefined): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  if (file) kubeConfig.loadFromFile(file);
+  else if (process.env.KUBERNETES_SERVICE_HOST) kubeConfig.loadFromCluster();
+  else kubeConfig.loadFromDefault();
+  if (!kubeConfig.getCurrentCluster())
+    throw new Error(
+      'no cluster configured: pass --kubeconfig FILE, run in a cluster, or use --manifests DIR',
+    );
+  return kubeConfig;
 }
 
 function listen(server: Server, port: number, address: string): Promise<number> {
@@ -80,26 +127,44 @@ export async function startController(
   const source = overrides.source
     ? overrides.source(ingestor, registry)
     : createSource(config, ingestor, registry, logger);
+  const missingResources = new MissingResourceTracker(
+    index,
+    {
+      debounceMs: config.missingDebounceMs,
+      disabledRules: new Set(config.disabledMissingRules),
+      meshRootNamespace: config.meshRootNamespace,
+      defaultContact: config.contact,
+      canSee: (group, kind) => source.watchesKind(group, kind),
+    },
+    clock,
+  );
+  ingestor.onChange((object, removed) => missingResources.observe(object, removed));
   const flowObserver: FlowObserverState = {
     enabled: config.flowobserverAddress !== undefined,
     connected: false,
     address: config.flowobserverAddress ?? '',
   };
+  const flowObserverMonitor = new FlowObserverMonitor(flowObserver, logger);
+  await flowObserverMonitor.start();
   const mcp: McpState = { enabled: false, transport: 'sse', port: config.mcpPort };
   const runtimeState = (): RuntimeState => ({
-    source: source.status(),
+    source: withMissingResourceAdapter(source.status(), source),
     parseErrors,
     flowObserver,
     mcp,
     startedAt,
   });
 
+  const metrics = createControllerMetrics(index, runtimeState);
   const app = createControllerApp({
     index,
     runtimeState,
     configuredDetailLevel: config.detailLevel,
     clock,
     logger,
+    prospectiveFindings: (workload) => prospectiveFindings(missingResources, workload),
+    metricsHandler: metrics.handler,
+    requestObserver: metrics.requestObserver,
   });
   const httpServer = createServer(app);
   httpServer.keepAliveTimeout = 65_000;
@@ -110,11 +175,14 @@ export async function startController(
 
   return {
     index,
+    missingResources,
     source,
     httpServer,
     port,
     runtimeState,
     close: async () => {
+      flowObserverMonitor.stop();
+      missingResources.stop();
       await source.stop();
       await new Promise<void>((resolve) => {
         httpServer.close(() => resolve());

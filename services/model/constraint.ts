@@ -23,8 +23,9 @@ export type NamespaceScope =
    */
   | {
       kind: 'cluster';
-      /** Only these namespaces, when set. */
+      /** Only these namespaces, when set. Entries may hold `*`/`?` wildcards (namespace-pattern.ts). */
       namespaces?: string[];
+      /** Never these namespaces; wildcards as in `namespaces`. */
       excludedNamespaces?: string[];
       namespaceSelector?: LabelSelector;
     };

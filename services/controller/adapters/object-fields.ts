@@ -5,15 +5,20 @@ import { LabelSelectorError, parseLabelSelector } from '../../model/label-select
 // Defensive readers for untyped Kubernetes objects. Each throws AdapterParseError naming the field,
 // so a malformed object becomes one counted parse error with a message an operator can act on.
 
+/** A string field or the fallback: a malformed field must not make the error message itself throw. */
+function stringOr(value: unknown, fallback: string): string {
+  return typeof value === 'string' && value !== '' ? value : fallback;
+}
+
 export function describeObject(object: KubernetesObject): string {
-  const namespace = object.metadata?.namespace;
-  return `${object.kind ?? 'object'} ${namespace ? `${namespace}/` : ''}${object.metadata?.name ?? '(unnamed)'}`;
+  const namespace = stringOr(object.metadata?.namespace, '');
+  return `${stringOr(object.kind, 'object')} ${namespace ? `${namespace}/` : ''}${stringOr(object.metadata?.name, '(unnamed)')}`;
 }
 
 export function requireName(object: KubernetesObject): string {
   const name = object.metadata?.name;
   if (typeof name !== 'string' || name === '')
-    throw new AdapterParseError(`${object.kind ?? 'object'} has no metadata.name`);
+    throw new AdapterParseError(`${stringOr(object.kind, 'object')} has no metadata.name`);
   return name;
 }
 

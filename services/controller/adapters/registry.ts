@@ -1,11 +1,27 @@
 import type { AdapterName } from '../../model/api';
 import type { Adapter, AdapterKind } from '../../model/constraint';
 import { networkPolicyAdapter } from './networkpolicy';
+import { resourceQuotaAdapter } from './resourcequota';
+import { limitRangeAdapter } from './limitrange';
+import { webhookConfigurationAdapter } from './webhookconfig';
+import { admissionPolicyAdapter } from './admissionpolicy';
+import { cniAdapter } from './cni';
+import { policyEngineAdapter } from './policyengine';
+import { meshAdapter } from './mesh';
 
 // Every adapter, and routing of an object to its adapter by exact API group and kind (never by
 // whole group, except for groups an adapter declares dynamic, where every kind is a policy kind).
 
-export const ADAPTERS: readonly Adapter[] = [networkPolicyAdapter];
+export const ADAPTERS: readonly Adapter[] = [
+  networkPolicyAdapter,
+  resourceQuotaAdapter,
+  limitRangeAdapter,
+  webhookConfigurationAdapter,
+  admissionPolicyAdapter,
+  cniAdapter,
+  policyEngineAdapter,
+  meshAdapter,
+];
 
 export class AdapterRegistry {
   private readonly byGroupKind = new Map<string, Adapter>();

@@ -2,6 +2,7 @@ import { CONSTRAINT_TYPES, type ConstraintType } from '../../model/api';
 import type { Constraint, NamespaceScope } from '../../model/constraint';
 import type { Labels } from '../../model/kubernetes';
 import { matchesLabelSelector } from '../../model/label-selector';
+import { namespaceListMatches } from '../../model/namespace-pattern';
 
 // The in-memory index. Constraints are stored per source object (so an update replaces the object's
 // whole set and a delete removes it) and per namespace (so a namespace's lookups cost what that
@@ -20,9 +21,14 @@ const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 
 export function scopeAdmits(scope: NamespaceScope, namespace: string, labels: Labels): boolean {
   if (scope.kind === 'namespace') return scope.namespace === namespace;
-  if (scope.namespaces !== undefined && scope.namespaces.length > 0 && !scope.namespaces.includes(namespace))
+  if (
+    scope.namespaces !== undefined &&
+    scope.namespaces.length > 0 &&
+    !namespaceListMatches(scope.namespaces, namespace)
+  )
     return false;
-  if (scope.excludedNamespaces?.includes(namespace)) return false;
+  if (scope.excludedNamespaces !== undefined && namespaceListMatches(scope.excludedNamespaces, namespace))
+    return false;
   if (scope.namespaceSelector !== undefined && !matchesLabelSelector(scope.namespaceSelector, labels))
     return false;
   return true;

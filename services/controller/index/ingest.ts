@@ -15,6 +15,7 @@ import {
   type KubernetesObject,
   type Labels,
 } from '../../model/kubernetes';
+import { describeObject } from '../adapters/object-fields';
 import type { AdapterRegistry } from '../adapters/registry';
 import type { ConstraintIndex } from './constraint-index';
 
@@ -119,8 +120,20 @@ function readPath(value: unknown, path: string[]): unknown {
   return current;
 }
 
+export type IngestListener = (object: KubernetesObject, removed: boolean) => void;
+
 export class Ingestor {
   private readonly retained = new Map<string, KubernetesObject>();
+  private readonly listeners: IngestListener[] = [];
+
+  /** Sees every object change, whatever its kind (the companion-resource inventory uses it). */
+  onChange(listener: IngestListener): void {
+    this.listeners.push(listener);
+  }
+
+  private notify(object: KubernetesObject, removed: boolean): void {
+    for (const listener of this.listeners) listener(object, removed);
+  }
   private readonly retainedKeys = new Map<AdapterName, Set<string>>();
 
   constructor(
@@ -133,17 +146,27 @@ export class Ingestor {
 
   /** Adds or replaces an object. Returns the adapter that handled it, if any. */
   upsert(object: KubernetesObject): AdapterName | undefined {
+    const handledBy = this.upsertIntoIndex(object);
+    this.notify(object, false);
+    return handledBy;
+  }
+
+  private upsertIntoIndex(object: KubernetesObject): AdapterName | undefined {
     const group = groupOf(object.apiVersion);
     const kind = object.kind ?? '';
-    const name = object.metadata?.name;
-    if (!name) return undefined;
+    const rawName: unknown = object.metadata?.name;
+    // Objects from files or fuzzers may carry anything; adapters report bad names as parse errors.
+    const name = typeof rawName === 'string' ? rawName : '';
     if (group === '' && kind === 'Namespace') {
+      if (!name) return undefined;
       this.index.setNamespace(name, isStringRecord(object.metadata?.labels) ? object.metadata.labels : {});
       return undefined;
     }
     const workloadKind = WORKLOAD_KINDS[`${group}/${kind}`];
     if (workloadKind) {
-      const namespace = object.metadata?.namespace ?? 'default';
+      if (!name) return undefined;
+      const namespace =
+        typeof object.metadata?.namespace === 'string' ? object.metadata.namespace : 'default';
       const podLabels = podLabelsOf(object);
       if (podLabels) this.index.setWorkload({ kind: workloadKind, name, namespace, podLabels });
       else this.index.removeWorkload(namespace, workloadKind, name);
@@ -161,6 +184,11 @@ export class Ingestor {
   }
 
   delete(object: KubernetesObject): void {
+    this.deleteFromIndex(object);
+    this.notify(object, true);
+  }
+
+  private deleteFromIndex(object: KubernetesObject): void {
     const group = groupOf(object.apiVersion);
     const kind = object.kind ?? '';
     const name = object.metadata?.name ?? '';
@@ -237,7 +265,7 @@ export class Ingestor {
       this.index.removeObject(key);
       this.errors.record(key, {
         adapter: adapter.name,
-        object: `${object.kind ?? 'object'} ${object.metadata?.namespace ? `${object.metadata.namespace}/` : ''}${object.metadata?.name ?? ''}`,
+        object: describeObject(object),
         message:
           error instanceof AdapterParseError ? error.message : `unexpected adapter failure: ${String(error)}`,
         at: this.clock().toISOString(),

@@ -30,6 +30,8 @@ export interface ManifestSourceOptions {
 interface FileState {
   objects: Map<string, KubernetesObject>;
   problems: ManifestProblem[];
+  /** When the file's current problems were first seen: health's `since`, stable across rescans. */
+  problemsSince?: Date;
 }
 
 async function listManifestFiles(directory: string): Promise<string[]> {
@@ -47,6 +49,8 @@ export class ManifestFileSource implements ObjectSource {
   private appliedObjects = new Map<string, KubernetesObject>();
   private watcher?: FSWatcher;
   private debounceTimer?: NodeJS.Timeout;
+  /** Settles when the scan of a debounced (not yet started) change has finished. */
+  private pendingScan?: { done: Promise<void>; resolve: () => void };
   private scanning: Promise<void> = Promise.resolve();
   private synced = false;
   private lastScan: Date | null = null;
@@ -62,9 +66,9 @@ export class ManifestFileSource implements ObjectSource {
       throw new Error(
         `--manifests ${this.options.directory} is not a readable directory; pass a folder of YAML/JSON files`,
       );
-    await this.scan();
-    this.synced = true;
     if (this.options.watchForChanges !== false) {
+      // Watch before the first scan: a file written while it runs then triggers a rescan instead
+      // of being missed until the next change.
       this.watcher = watch(this.options.directory, { ignoreInitial: true, awaitWriteFinish: false });
       this.watcher.on('all', () => this.scheduleScan());
       this.watcher.on('error', (error) =>
@@ -75,23 +79,40 @@ export class ManifestFileSource implements ObjectSource {
       );
       await new Promise<void>((resolve) => this.watcher?.once('ready', () => resolve()));
     }
+    this.scanning = this.scanning.then(() => this.scan());
+    await this.scanning;
+    this.synced = true;
   }
 
   async stop(): Promise<void> {
     clearTimeout(this.debounceTimer);
     await this.watcher?.close();
+    this.pendingScan?.resolve();
+    this.pendingScan = undefined;
     await this.scanning;
   }
 
-  /** Resolves once every change seen so far is in the index (tests use it instead of sleeping). */
+  /**
+   * Resolves once every change the watcher has reported so far is in the index, including a change
+   * still waiting out the debounce (tests use it instead of sleeping).
+   */
   async settled(): Promise<void> {
+    while (this.pendingScan) await this.pendingScan.done;
     await this.scanning;
   }
 
   private scheduleScan(): void {
     clearTimeout(this.debounceTimer);
+    if (!this.pendingScan) {
+      let resolve: () => void = () => undefined;
+      const done = new Promise<void>((settle) => (resolve = settle));
+      this.pendingScan = { done, resolve };
+    }
     this.debounceTimer = setTimeout(() => {
+      const pending = this.pendingScan;
+      this.pendingScan = undefined;
       this.scanning = this.scanning.then(() => this.scan());
+      void this.scanning.then(() => pending?.resolve());
     }, this.options.debounceMs ?? 150);
   }
 
@@ -135,6 +156,7 @@ export class ManifestFileSource implements ObjectSource {
       return;
     }
     const objects = new Map(parsed.objects.map((object) => [manifestObjectKey(object), object]));
+    const problemsSince = this.problemsSince(file, parsed.problems);
     if (parsed.problems.length > 0 && previous) {
       // Documents that fail keep their previous objects too, matched by nothing new: keep old ones.
       for (const [key, object] of previous.objects) if (!objects.has(key)) objects.set(key, object);
@@ -144,20 +166,31 @@ export class ManifestFileSource implements ObjectSource {
         problem,
         'manifest document does not parse; fix the file, the rest stays indexed',
       );
-    this.files.set(file, { objects, problems: parsed.problems });
+    this.files.set(file, { objects, problems: parsed.problems, problemsSince });
   }
 
   private setProblems(file: string, problems: ManifestProblem[]): void {
     for (const problem of problems)
       this.options.logger.warn(problem, 'manifest file does not parse; keeping its last good objects');
     const previous = this.files.get(file);
-    this.files.set(file, { objects: previous?.objects ?? new Map(), problems });
+    this.files.set(file, {
+      objects: previous?.objects ?? new Map(),
+      problems,
+      problemsSince: this.problemsSince(file, problems),
+    });
+  }
+
+  /** A file broken since the last scan stays broken "since" then; a newly broken one since now. */
+  private problemsSince(file: string, problems: ManifestProblem[]): Date | undefined {
+    if (problems.length === 0) return undefined;
+    return this.files.get(file)?.problemsSince ?? this.clock();
   }
 
   private applyMergedState(): void {
     const merged = new Map<string, KubernetesObject>();
-    for (const state of this.files.values())
-      for (const [key, object] of state.objects) merged.set(key, object);
+    // By path, not by when a file first appeared, so which duplicate wins does not depend on history.
+    for (const file of [...this.files.keys()].sort())
+      for (const [key, object] of this.files.get(file)?.objects ?? []) merged.set(key, object);
     const serialised = new Map<string, string>();
     for (const [key, object] of merged) serialised.set(key, JSON.stringify(object));
     for (const [key, object] of this.appliedObjects) if (!merged.has(key)) this.options.sink.delete(object);
@@ -168,16 +201,24 @@ export class ManifestFileSource implements ObjectSource {
     this.appliedObjects = merged;
   }
 
+  /** Files may hold any kind. */
+  watchesKind(): boolean {
+    return true;
+  }
+
   status(): SourceStatus {
     const problems: HealthProblem[] = [];
-    const since = (this.lastScan ?? this.clock()).toISOString();
-    for (const state of this.files.values())
+    for (const file of [...this.files.keys()].sort()) {
+      const state = this.files.get(file);
+      if (!state) continue;
+      const since = (state.problemsSince ?? this.lastScan ?? this.clock()).toISOString();
       for (const problem of state.problems)
         problems.push({
           source: `manifests: ${problem.file}:${problem.line}`,
           message: problem.message,
           since,
         });
+    }
     const adapters: Partial<Record<AdapterName, AdapterSourceState>> = {};
     for (const name of ADAPTER_NAMES) {
       const adapter = this.options.registry.byName(name);

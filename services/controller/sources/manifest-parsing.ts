@@ -63,6 +63,7 @@ function flatten(
   file: string,
   line: number,
   problems: ManifestProblem[],
+  defaultNamespace = 'default',
 ): KubernetesObject[] {
   if (value === null || value === undefined) return [];
   if (!isRecord(value)) {
@@ -70,7 +71,7 @@ function flatten(
     return [];
   }
   if (typeof value.kind === 'string' && value.kind.endsWith('List') && Array.isArray(value.items))
-    return value.items.flatMap((item) => flatten(item, file, line, problems));
+    return value.items.flatMap((item) => flatten(item, file, line, problems, defaultNamespace));
   const object = value as KubernetesObject;
   if (typeof object.apiVersion !== 'string' || typeof object.kind !== 'string') {
     problems.push({ file, line, message: 'object has no apiVersion or kind' });
@@ -83,15 +84,26 @@ function flatten(
   const clusterScoped = isClusterScoped(object.apiVersion, object.kind);
   const metadata = { ...object.metadata };
   if (clusterScoped) delete metadata.namespace;
-  else metadata.namespace = metadata.namespace || 'default';
+  else metadata.namespace = metadata.namespace || defaultNamespace;
   return [{ ...object, metadata }];
 }
 
-export function parseManifest(file: string, content: string): ParsedManifest {
+export interface ParseManifestOptions {
+  /** Namespace of namespaced objects that set none, as `kubectl apply -n` would give them. */
+  defaultNamespace?: string;
+}
+
+export function parseManifest(
+  file: string,
+  content: string,
+  options: ParseManifestOptions = {},
+): ParsedManifest {
   const problems: ManifestProblem[] = [];
   const objects: KubernetesObject[] = [];
   for (const document of parseAllDocuments(content, { prettyErrors: false })) {
-    const start = document.range?.[0] ?? 0;
+    // The line of the document's first node, not of its `---` or leading comments: where a reader
+    // looks for the missing kind or name.
+    const start = document.contents?.range?.[0] ?? document.range?.[0] ?? 0;
     if (document.errors.length > 0) {
       const error = document.errors[0];
       problems.push({
@@ -101,7 +113,17 @@ export function parseManifest(file: string, content: string): ParsedManifest {
       });
       continue;
     }
-    objects.push(...flatten(document.toJS({ maxAliasCount: 100 }), file, lineOf(content, start), problems));
+    const line = lineOf(content, start);
+    let value: unknown;
+    try {
+      value = document.toJS({ maxAliasCount: 100 });
+    } catch (error) {
+      // An alias bomb (or an alias cycle) throws here; it must stay this document's problem, not
+      // abort the scan of every file.
+      problems.push({ file, line, message: error instanceof Error ? error.message : String(error) });
+      continue;
+    }
+    objects.push(...flatten(value, file, line, problems, options.defaultNamespace));
   }
   return { objects, problems };
 }

@@ -36,4 +36,6 @@ export interface ObjectSource {
   start(): Promise<void>;
   stop(): Promise<void>;
   status(): SourceStatus;
+  /** Whether objects of a kind reach the sink (a cluster source watches only some kinds). */
+  watchesKind(group: string, kind: string): boolean;
 }

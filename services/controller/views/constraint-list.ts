@@ -2,7 +2,7 @@ import type { ConstraintList, ListedConstraint } from '../../model/api';
 import type { Labels } from '../../model/kubernetes';
 import { matchesLabelSelector } from '../../model/label-selector';
 import { targetsInclude } from '../../model/resources';
-import type { ResourceTarget } from '../../model/constraint';
+import type { ConstraintDraft, ResourceTarget } from '../../model/constraint';
 import { renderFullText } from '../../model/text';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { compareBySeverityThenName } from './ordering';
@@ -19,9 +19,16 @@ export interface ConstraintListQuery {
  * The webhook's query (`GET /api/v1/constraints`): unredacted, because it serves the in-cluster
  * webhook, which turns it into warnings for the very namespace being deployed to.
  */
-export function buildConstraintList(index: ConstraintIndex, query: ConstraintListQuery): ConstraintList {
-  const constraints = index
-    .constraintsForNamespace(query.namespace)
+export function buildConstraintList(
+  index: ConstraintIndex,
+  query: ConstraintListQuery,
+  /** Findings about the queried object itself (companion checks at admission), merged by name. */
+  prospective: readonly ConstraintDraft[] = [],
+): ConstraintList {
+  const indexed = index.constraintsForNamespace(query.namespace);
+  const indexedNames = new Set(indexed.map((constraint) => constraint.name));
+  const extra = prospective.filter((draft) => !indexedNames.has(draft.name));
+  const constraints = [...indexed, ...extra]
     .filter(
       (constraint) =>
         query.resource === undefined || targetsInclude(constraint.resourceTargets, query.resource),

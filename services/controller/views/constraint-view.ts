@@ -1,6 +1,6 @@
 import type { ConstraintView, DetailLevel } from '../../model/api';
 import type { Constraint } from '../../model/constraint';
-import type { Viewer } from '../../model/text';
+import { isNameVisible, type Viewer } from '../../model/text';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { affectedWorkloads, renderMetrics, renderName, renderRemediation } from './constraint-rendering';
 import { compareBySeverityThenName } from './ordering';
@@ -9,15 +9,20 @@ import { compareBySeverityThenName } from './ordering';
  * Finds a constraint of a namespace by its real name (a cluster-scoped constraint is found under
  * every namespace it applies to). Two sources may share a name (a NetworkPolicy and a quota both
  * called `web`): the first in report order wins, so the answer is stable.
+ *
+ * Only names the viewer may see are found: below `full`, a 200 for a guessed cross-namespace or
+ * cluster-scoped name (and a 404 for a wrong guess) would confirm a name the views redact.
  */
 export function findConstraint(
   index: ConstraintIndex,
   namespace: string,
   name: string,
+  level: DetailLevel,
 ): Constraint | undefined {
+  const viewer: Viewer = { level, namespace };
   return index
     .constraintsForNamespace(namespace)
-    .filter((constraint) => constraint.name === name)
+    .filter((constraint) => constraint.name === name && isNameVisible(constraint.source.namespace, viewer))
     .sort((left, right) => compareBySeverityThenName(left, right))[0];
 }
 

@@ -21,6 +21,19 @@ export function sortedForViewer(
     .map(({ constraint, name }) => ({ constraint, name }));
 }
 
+/** One report entry; also used by the MCP `query` tool so its entries are exactly report entries. */
+export function buildReportEntry(constraint: Constraint, name: string, viewer: Viewer): ReportEntry {
+  return {
+    name,
+    type: constraint.type,
+    severity: constraint.severity,
+    effect: constraint.effect,
+    source: constraint.source.kind,
+    tags: [...constraint.tags],
+    remediation: renderRemediation(constraint, viewer),
+  };
+}
+
 export function buildNamespaceReport(
   index: ConstraintIndex,
   namespace: string,
@@ -29,15 +42,9 @@ export function buildNamespaceReport(
 ): Report {
   const viewer: Viewer = { level, namespace };
   const constraints = index.constraintsForNamespace(namespace);
-  const entries: ReportEntry[] = sortedForViewer(constraints, viewer).map(({ constraint, name }) => ({
-    name,
-    type: constraint.type,
-    severity: constraint.severity,
-    effect: constraint.effect,
-    source: constraint.source.kind,
-    tags: [...constraint.tags],
-    remediation: renderRemediation(constraint, viewer),
-  }));
+  const entries: ReportEntry[] = sortedForViewer(constraints, viewer).map(({ constraint, name }) =>
+    buildReportEntry(constraint, name, viewer),
+  );
   return {
     namespace,
     constraintCount: entries.length,

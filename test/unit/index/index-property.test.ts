@@ -51,7 +51,7 @@ const names = ['a', 'b', 'c'];
 const teams = ['red', 'blue'];
 
 const networkPolicy = fc.record({
-  kind: fc.constant('NetworkPolicy'),
+  kind: fc.constant('NetworkPolicy' as const),
   name: fc.constantFrom(...names),
   namespace: fc.constantFrom(...namespaces),
   policyTypes: fc.subarray(['Ingress', 'Egress']),
@@ -60,12 +60,12 @@ const networkPolicy = fc.record({
   malformed: fc.boolean(),
 });
 const clusterRule = fc.record({
-  kind: fc.constant('ClusterRule'),
+  kind: fc.constant('ClusterRule' as const),
   name: fc.constantFrom(...names),
   team: fc.option(fc.constantFrom(...teams)),
 });
 const namespaceObject = fc.record({
-  kind: fc.constant('Namespace'),
+  kind: fc.constant('Namespace' as const),
   name: fc.constantFrom(...namespaces),
   team: fc.constantFrom(...teams),
 });
@@ -74,7 +74,18 @@ const operation = fc.record({
   object: fc.oneof(networkPolicy, clusterRule, namespaceObject),
 });
 
-type Generated = typeof operation extends fc.Arbitrary<infer T> ? T['object'] : never;
+type Generated =
+  | { kind: 'Namespace'; name: string; team: string }
+  | { kind: 'ClusterRule'; name: string; team: string | null }
+  | {
+      kind: 'NetworkPolicy';
+      name: string;
+      namespace: string;
+      policyTypes: string[];
+      ingressRules: number;
+      app: string | null;
+      malformed: boolean;
+    };
 
 function toObject(generated: Generated): KubernetesObject {
   if (generated.kind === 'Namespace')

@@ -1,0 +1,210 @@
+import {
+  groupOf,
+  isRecord,
+  isStringRecord,
+  type KubernetesObject,
+  type Labels,
+} from '../../model/kubernetes';
+
+// A compact inventory of the objects companion rules look for: identity, labels, and the few spec
+// fields a rule reads (a Service's selector, a monitor's selectors). Never whole objects.
+
+export interface InventoryRecord {
+  group: string;
+  kind: string;
+  namespace: string | null;
+  name: string;
+  labels: Labels;
+  /** Service `spec.selector` (pods it routes to). */
+  serviceSelector?: Labels;
+  /** ServiceMonitor / PodMonitor `spec.selector` as matchLabels/matchExpressions. */
+  monitorSelector?: unknown;
+  /** ServiceMonitor / PodMonitor `spec.namespaceSelector`: `{any: true}` or `{matchNames: [...]}`. */
+  monitorNamespaces?: { any: boolean; names: string[] };
+  /** PeerAuthentication / other selector-carrying kinds: whether a workload selector is set. */
+  hasWorkloadSelector?: boolean;
+}
+
+/** A workload as companion rules need it: what it references and exposes. */
+export interface WorkloadDescriptor {
+  kind: string;
+  apiVersion: string;
+  name: string;
+  namespace: string;
+  podLabels: Labels;
+  annotations: Labels;
+  /** Names of the container ports (to find `metrics` / `http-metrics`). */
+  portNames: string[];
+}
+
+/** API groups served by every Kubernetes API server: their kinds never need a CRD. */
+const BUILT_IN_GROUPS = new Set([
+  '',
+  'apps',
+  'batch',
+  'autoscaling',
+  'policy',
+  'networking.k8s.io',
+  'rbac.authorization.k8s.io',
+  'storage.k8s.io',
+  'scheduling.k8s.io',
+  'admissionregistration.k8s.io',
+  'apiextensions.k8s.io',
+  'coordination.k8s.io',
+  'discovery.k8s.io',
+]);
+
+const WORKLOAD_TEMPLATE_PATHS: Record<string, string[]> = {
+  Deployment: ['spec', 'template'],
+  StatefulSet: ['spec', 'template'],
+  DaemonSet: ['spec', 'template'],
+  ReplicaSet: ['spec', 'template'],
+  Job: ['spec', 'template'],
+  CronJob: ['spec', 'jobTemplate', 'spec', 'template'],
+};
+
+function readPath(value: unknown, path: readonly string[]): unknown {
+  let current = value;
+  for (const key of path) {
+    if (!isRecord(current)) return undefined;
+    current = current[key];
+  }
+  return current;
+}
+
+/** Workload kinds, bare Pods and Ingresses are what reference companions. */
+export function describeWorkload(
+  object: KubernetesObject,
+  defaultNamespace = 'default',
+): WorkloadDescriptor | undefined {
+  const kind = object.kind ?? '';
+  const name = object.metadata?.name;
+  if (typeof name !== 'string' || name === '') return undefined;
+  const templatePath = WORKLOAD_TEMPLATE_PATHS[kind];
+  if (!templatePath && kind !== 'Pod' && kind !== 'Ingress') return undefined;
+  const podTemplate = templatePath ? readPath(object, templatePath) : object;
+  const podLabels = readPath(podTemplate, ['metadata', 'labels']);
+  const podAnnotations = readPath(podTemplate, ['metadata', 'annotations']);
+  const containers = readPath(podTemplate, ['spec', 'containers']);
+  const portNames: string[] = [];
+  if (Array.isArray(containers))
+    for (const container of containers) {
+      const ports = readPath(container, ['ports']);
+      if (Array.isArray(ports))
+        for (const port of ports)
+          if (isRecord(port) && typeof port.name === 'string') portNames.push(port.name);
+    }
+  const ownAnnotations = isStringRecord(object.metadata?.annotations) ? object.metadata.annotations : {};
+  return {
+    kind,
+    apiVersion: object.apiVersion ?? '',
+    name,
+    namespace: typeof object.metadata?.namespace === 'string' ? object.metadata.namespace : defaultNamespace,
+    podLabels: isStringRecord(podLabels) ? podLabels : {},
+    // The workload's own annotations win over its pod template's (cert-manager reads the object's).
+    annotations: { ...(isStringRecord(podAnnotations) ? podAnnotations : {}), ...ownAnnotations },
+    portNames,
+  };
+}
+
+export function toInventoryRecord(object: KubernetesObject): InventoryRecord | undefined {
+  const name = object.metadata?.name;
+  if (typeof name !== 'string' || name === '' || typeof object.kind !== 'string') return undefined;
+  const record: InventoryRecord = {
+    group: groupOf(object.apiVersion),
+    kind: object.kind,
+    namespace: typeof object.metadata?.namespace === 'string' ? object.metadata.namespace : null,
+    name,
+    labels: isStringRecord(object.metadata?.labels) ? { ...object.metadata.labels } : {},
+  };
+  const spec = isRecord(object.spec) ? object.spec : {};
+  if (record.group === '' && record.kind === 'Service' && isStringRecord(spec.selector))
+    record.serviceSelector = { ...spec.selector };
+  if (
+    record.group === 'monitoring.coreos.com' &&
+    (record.kind === 'ServiceMonitor' || record.kind === 'PodMonitor')
+  ) {
+    record.monitorSelector = spec.selector ?? {};
+    const namespaceSelector = isRecord(spec.namespaceSelector) ? spec.namespaceSelector : {};
+    record.monitorNamespaces = {
+      any: namespaceSelector.any === true,
+      names: Array.isArray(namespaceSelector.matchNames)
+        ? namespaceSelector.matchNames.filter((entry): entry is string => typeof entry === 'string')
+        : [],
+    };
+  }
+  if (record.kind === 'PeerAuthentication')
+    record.hasWorkloadSelector =
+      isRecord(spec.selector) &&
+      isRecord(spec.selector.matchLabels) &&
+      Object.keys(spec.selector.matchLabels).length > 0;
+  return record;
+}
+
+/** Objects of every kind delivered by the source, kept compactly and looked up by group/kind. */
+export class Inventory {
+  private readonly byKind = new Map<string, Map<string, InventoryRecord>>();
+  private readonly workloads = new Map<string, WorkloadDescriptor>();
+  /** Kinds known to exist in the cluster (CRDs seen, or objects of the kind seen). */
+  private readonly definedKinds = new Map<string, number>();
+
+  upsert(object: KubernetesObject): void {
+    // Pods owned by a controller are represented by their controller; keep memory to what matters.
+    const owners = object.metadata && (object.metadata as Record<string, unknown>).ownerReferences;
+    if (object.kind === 'Pod' && Array.isArray(owners) && owners.length > 0) return;
+    const record = toInventoryRecord(object);
+    if (!record) return;
+    this.remove(object);
+    const kindKey = `${record.group}/${record.kind}`;
+    let records = this.byKind.get(kindKey);
+    if (!records) {
+      records = new Map();
+      this.byKind.set(kindKey, records);
+    }
+    records.set(`${record.namespace ?? ''}/${record.name}`, record);
+    if (record.group === 'apiextensions.k8s.io' && record.kind === 'CustomResourceDefinition')
+      this.defineFromCrd(object, 1);
+    const workload = describeWorkload(object);
+    if (workload) this.workloads.set(`${workload.kind}/${workload.namespace}/${workload.name}`, workload);
+  }
+
+  remove(object: KubernetesObject): void {
+    const name = object.metadata?.name;
+    if (typeof name !== 'string') return;
+    const namespace = typeof object.metadata?.namespace === 'string' ? object.metadata.namespace : null;
+    const kindKey = `${groupOf(object.apiVersion)}/${object.kind ?? ''}`;
+    const removed = this.byKind.get(kindKey)?.delete(`${namespace ?? ''}/${name}`);
+    if (removed && kindKey === 'apiextensions.k8s.io/CustomResourceDefinition')
+      this.defineFromCrd(object, -1);
+    this.workloads.delete(`${object.kind ?? ''}/${namespace ?? 'default'}/${name}`);
+  }
+
+  private defineFromCrd(object: KubernetesObject, delta: number): void {
+    const spec = isRecord(object.spec) ? object.spec : {};
+    const names = isRecord(spec.names) ? spec.names : {};
+    if (typeof spec.group !== 'string' || typeof names.kind !== 'string') return;
+    const key = `${spec.group}/${names.kind}`;
+    const count = (this.definedKinds.get(key) ?? 0) + delta;
+    if (count <= 0) this.definedKinds.delete(key);
+    else this.definedKinds.set(key, count);
+  }
+
+  /** Objects of a kind, optionally in one namespace. */
+  records(group: string, kind: string, namespace?: string | null): InventoryRecord[] {
+    const all = [...(this.byKind.get(`${group}/${kind}`)?.values() ?? [])];
+    return namespace === undefined ? all : all.filter((record) => record.namespace === namespace);
+  }
+
+  allWorkloads(): WorkloadDescriptor[] {
+    return [...this.workloads.values()];
+  }
+
+  /** Whether the kind exists here: built in, its CRD was seen, or objects of it were. */
+  hasKind(group: string, kind: string): boolean {
+    return (
+      BUILT_IN_GROUPS.has(group) ||
+      this.definedKinds.has(`${group}/${kind}`) ||
+      (this.byKind.get(`${group}/${kind}`)?.size ?? 0) > 0
+    );
+  }
+}

@@ -1,0 +1,403 @@
+import { parse as parseYaml, stringify } from 'yaml';
+import type { Severity } from '../../model/api';
+import type { ConstraintDraft } from '../../model/constraint';
+import { isRecord, type Labels } from '../../model/kubernetes';
+import { matchesLabelSelector, parseLabelSelector } from '../../model/label-selector';
+import { pluralOfKind } from '../../model/resources';
+import { detail, namespaceName, objectName, text, type Text } from '../../model/text';
+import type { InventoryRecord, WorkloadDescriptor } from './inventory';
+
+// Companion rules (MissingResource): pure functions from a workload (or namespace) and what exists
+// to findings. Each rule can be disabled; the tracker debounces findings before they are reported.
+
+export const MISSING_RULES = [
+  'certificate-issuer',
+  'monitoring',
+  'mesh-mtls',
+  'declared-requirements',
+  'crd',
+] as const;
+export type MissingRuleName = (typeof MISSING_RULES)[number];
+
+export interface CompanionLookup {
+  records(group: string, kind: string, namespace?: string | null): InventoryRecord[];
+  /** The kind exists in the cluster (built in, or its CRD is installed). */
+  hasKind(group: string, kind: string): boolean;
+  /** Objects of the kind are visible to Forewarn (watched, or in the manifests). */
+  canSee(group: string, kind: string): boolean;
+  namespaceLabels(namespace: string): Labels;
+  meshRootNamespace: string;
+}
+
+export interface MissingFinding {
+  /** Stable identity for debouncing: rule + subject + missing thing. */
+  key: string;
+  rule: MissingRuleName;
+  draft: ConstraintDraft;
+}
+
+export interface DeclaredRequirement {
+  apiVersion: string;
+  kind: string;
+  matchLabels?: Record<string, string>;
+  reason: string;
+}
+
+export const ANNOTATION_REQUIRES = 'forewarn.io/requires';
+const ISSUER_ANNOTATIONS: Array<{ annotation: string; kind: 'ClusterIssuer' | 'Issuer' }> = [
+  { annotation: 'cert-manager.io/cluster-issuer', kind: 'ClusterIssuer' },
+  { annotation: 'cert-manager.io/issuer', kind: 'Issuer' },
+];
+const METRICS_PORT_NAMES = new Set(['metrics', 'http-metrics']);
+const MONITORING_GROUP = 'monitoring.coreos.com';
+
+interface MissingThing {
+  rule: MissingRuleName;
+  severity: Severity;
+  apiVersion: string;
+  kind: string;
+  /** The missing object's name when one is expected. */
+  expectedName?: string;
+  namespaced: boolean;
+  reason: Text;
+  template: Record<string, unknown>;
+}
+
+function findingName(kind: string, subject: string): string {
+  return `missing-${kind.toLowerCase()}-${subject}`;
+}
+
+function toFinding(workload: WorkloadDescriptor, missing: MissingThing): MissingFinding {
+  const name = findingName(missing.kind, workload.name);
+  const subject = objectName(workload.name, workload.namespace);
+  const namespace = namespaceName(workload.namespace);
+  const manifest = stringify(missing.template).trimEnd();
+  const missingName = missing.expectedName
+    ? text` "${objectName(missing.expectedName, workload.namespace)}"`
+    : [];
+  const summary = text`${workload.kind} "${subject}" needs ${missing.kind}${missingName} (${missing.apiVersion}), which is missing in ${namespace}: ${missing.reason}`;
+  const hint = missing.expectedName
+    ? text`create ${missing.kind}${missingName} or fix the reference on ${workload.kind} "${subject}"`
+    : text`create a ${missing.kind} for ${workload.kind} "${subject}" (template in the remediation steps)`;
+  return {
+    key: `${missing.rule}|${workload.kind}/${workload.namespace}/${workload.name}|${missing.kind}/${missing.expectedName ?? ''}`,
+    rule: missing.rule,
+    draft: {
+      id: `${missing.rule}/${workload.kind}/${workload.name}/${missing.kind}`,
+      name,
+      displayName: [name],
+      type: 'MissingResource',
+      severity: missing.severity,
+      effect: 'missing',
+      adapter: 'missingresource',
+      source: {
+        kind: workload.kind,
+        apiVersion: workload.apiVersion,
+        name: workload.name,
+        namespace: workload.namespace,
+      },
+      scope: { kind: 'namespace', namespace: workload.namespace },
+      workloadSelector:
+        Object.keys(workload.podLabels).length > 0 ? { matchLabels: { ...workload.podLabels } } : undefined,
+      resourceTargets:
+        workload.kind === 'Ingress'
+          ? [{ group: 'networking.k8s.io', resource: 'ingresses' }]
+          : [
+              { group: '', resource: 'pods' },
+              {
+                group: workload.apiVersion.includes('/') ? workload.apiVersion.split('/')[0] : '',
+                resource: pluralOfKind(workload.kind),
+              },
+            ],
+      tags: ['missing-resource', missing.rule, missing.kind.toLowerCase()],
+      summary,
+      remediationHint: hint,
+      remediation: {
+        summary: hint,
+        steps: [
+          {
+            type: 'cli',
+            description: text`Create the missing ${missing.kind} from this template (adjust it first)`,
+            command: text`kubectl apply -f - <<'EOF'\n${detail(manifest, `(${missing.kind} manifest)`)}\nEOF`,
+            requiresPrivilege: missing.namespaced ? 'namespace-admin' : 'cluster-admin',
+            automated: false,
+          },
+          {
+            type: 'manual',
+            description: text`Ask the platform team whether ${missing.kind} is the right companion here`,
+            requiresPrivilege: missing.namespaced ? 'namespace-admin' : 'cluster-admin',
+            automated: false,
+          },
+        ],
+      },
+    },
+  };
+}
+
+function crdMissing(
+  workload: WorkloadDescriptor,
+  group: string,
+  kind: string,
+  version: string,
+  why: Text,
+): MissingFinding {
+  const crdName = `${pluralOfKind(kind)}.${group}`;
+  const finding = toFinding(workload, {
+    rule: 'crd',
+    severity: 'Warning',
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    expectedName: crdName,
+    namespaced: false,
+    reason: text`${why}, but the ${kind} kind (${group}/${version}) is not installed in the cluster`,
+    template: {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: crdName },
+    },
+  });
+  return {
+    ...finding,
+    draft: {
+      ...finding.draft,
+      name: findingName(`crd-${kind}`, workload.name),
+      displayName: [findingName(`crd-${kind}`, workload.name)],
+    },
+  };
+}
+
+export function certificateIssuerFindings(
+  workload: WorkloadDescriptor,
+  lookup: CompanionLookup,
+): MissingFinding[] {
+  const findings: MissingFinding[] = [];
+  for (const { annotation, kind } of ISSUER_ANNOTATIONS) {
+    const issuer = workload.annotations[annotation];
+    if (!issuer) continue;
+    const why = text`it is annotated ${annotation}=${objectName(issuer, workload.namespace)}`;
+    if (!lookup.hasKind('cert-manager.io', kind)) {
+      findings.push(crdMissing(workload, 'cert-manager.io', kind, 'v1', why));
+      continue;
+    }
+    const namespace = kind === 'ClusterIssuer' ? null : workload.namespace;
+    if (lookup.records('cert-manager.io', kind, namespace).some((record) => record.name === issuer)) continue;
+    findings.push(
+      toFinding(workload, {
+        rule: 'certificate-issuer',
+        severity: 'Critical',
+        apiVersion: 'cert-manager.io/v1',
+        kind,
+        expectedName: issuer,
+        namespaced: kind === 'Issuer',
+        reason: text`${why}; certificates for it will never be issued`,
+        template: {
+          apiVersion: 'cert-manager.io/v1',
+          kind,
+          metadata: kind === 'Issuer' ? { name: issuer, namespace: workload.namespace } : { name: issuer },
+          spec: {
+            acme: {
+              server: 'https://acme-v02.api.letsencrypt.org/directory',
+              privateKeySecretRef: { name: `${issuer}-account-key` },
+            },
+          },
+        },
+      }),
+    );
+  }
+  return findings;
+}
+
+function monitorSelects(monitor: InventoryRecord, labels: Labels): boolean {
+  try {
+    return matchesLabelSelector(parseLabelSelector(monitor.monitorSelector, 'spec.selector'), labels);
+  } catch {
+    return false;
+  }
+}
+
+function monitorWatchesNamespace(monitor: InventoryRecord, namespace: string): boolean {
+  const namespaces = monitor.monitorNamespaces ?? { any: false, names: [] };
+  if (namespaces.any) return true;
+  if (namespaces.names.length > 0) return namespaces.names.includes(namespace);
+  return monitor.namespace === namespace;
+}
+
+export function monitoringFindings(workload: WorkloadDescriptor, lookup: CompanionLookup): MissingFinding[] {
+  if (workload.kind === 'Ingress' || !workload.portNames.some((port) => METRICS_PORT_NAMES.has(port)))
+    return [];
+  const serviceMonitorsServed = lookup.hasKind(MONITORING_GROUP, 'ServiceMonitor');
+  const podMonitorsServed = lookup.hasKind(MONITORING_GROUP, 'PodMonitor');
+  if (!serviceMonitorsServed && !podMonitorsServed) return [];
+  const podMonitored = lookup
+    .records(MONITORING_GROUP, 'PodMonitor')
+    .some(
+      (monitor) =>
+        monitorWatchesNamespace(monitor, workload.namespace) && monitorSelects(monitor, workload.podLabels),
+    );
+  if (podMonitored) return [];
+  const services = lookup
+    .records('', 'Service', workload.namespace)
+    .filter(
+      (service) =>
+        service.serviceSelector !== undefined &&
+        Object.keys(service.serviceSelector).length > 0 &&
+        matchesLabelSelector({ matchLabels: service.serviceSelector }, workload.podLabels),
+    );
+  const serviceMonitored = lookup
+    .records(MONITORING_GROUP, 'ServiceMonitor')
+    .some(
+      (monitor) =>
+        monitorWatchesNamespace(monitor, workload.namespace) &&
+        services.some((service) => monitorSelects(monitor, service.labels)),
+    );
+  if (serviceMonitored) return [];
+  const port = workload.portNames.find((name) => METRICS_PORT_NAMES.has(name)) ?? 'metrics';
+  return [
+    toFinding(workload, {
+      rule: 'monitoring',
+      severity: 'Warning',
+      apiVersion: `${MONITORING_GROUP}/v1`,
+      kind: 'PodMonitor',
+      namespaced: true,
+      reason: text`it exposes a port named ${port} but no ServiceMonitor or PodMonitor selects it, so nothing scrapes its metrics`,
+      template: {
+        apiVersion: `${MONITORING_GROUP}/v1`,
+        kind: 'PodMonitor',
+        metadata: { name: workload.name, namespace: workload.namespace },
+        spec: { selector: { matchLabels: workload.podLabels }, podMetricsEndpoints: [{ port }] },
+      },
+    }),
+  ];
+}
+
+/** Namespaces labelled for sidecar injection need a PeerAuthentication (own, or mesh-wide). */
+export function meshFindings(namespace: string, lookup: CompanionLookup): MissingFinding[] {
+  const labels = lookup.namespaceLabels(namespace);
+  const injected = labels['istio-injection'] === 'enabled' || labels['istio.io/rev'] !== undefined;
+  if (!injected) return [];
+  const subject: WorkloadDescriptor = {
+    kind: 'Namespace',
+    apiVersion: 'v1',
+    name: namespace,
+    namespace,
+    podLabels: {},
+    annotations: {},
+    portNames: [],
+  };
+  const why = text`it is labelled for sidecar injection`;
+  if (!lookup.hasKind('security.istio.io', 'PeerAuthentication'))
+    return [crdMissing(subject, 'security.istio.io', 'PeerAuthentication', 'v1', why)];
+  const applies = lookup
+    .records('security.istio.io', 'PeerAuthentication')
+    .some(
+      (record) =>
+        record.namespace === namespace ||
+        (record.namespace === lookup.meshRootNamespace && record.hasWorkloadSelector !== true),
+    );
+  if (applies) return [];
+  const finding = toFinding(subject, {
+    rule: 'mesh-mtls',
+    severity: 'Warning',
+    apiVersion: 'security.istio.io/v1',
+    kind: 'PeerAuthentication',
+    namespaced: true,
+    reason: text`${why} but no PeerAuthentication applies to it, so mutual TLS is not enforced`,
+    template: {
+      apiVersion: 'security.istio.io/v1',
+      kind: 'PeerAuthentication',
+      metadata: { name: 'default', namespace },
+      spec: { mtls: { mode: 'STRICT' } },
+    },
+  });
+  // A namespace finding concerns every workload of the namespace.
+  return [
+    { ...finding, draft: { ...finding.draft, workloadSelector: undefined, resourceTargets: undefined } },
+  ];
+}
+
+/** Reads `forewarn.io/requires` (a JSON or YAML list); malformed entries are ignored with the rest kept. */
+export function parseDeclaredRequirements(value: string | undefined): DeclaredRequirement[] {
+  if (!value) return [];
+  let parsed: unknown;
+  try {
+    parsed = parseYaml(value);
+  } catch {
+    return [];
+  }
+  if (!Array.isArray(parsed)) return [];
+  return parsed.flatMap((entry) =>
+    isRecord(entry) && typeof entry.apiVersion === 'string' && typeof entry.kind === 'string'
+      ? [
+          {
+            apiVersion: entry.apiVersion,
+            kind: entry.kind,
+            matchLabels: isRecord(entry.matchLabels)
+              ? Object.fromEntries(
+                  Object.entries(entry.matchLabels).filter(
+                    (pair): pair is [string, string] => typeof pair[1] === 'string',
+                  ),
+                )
+              : undefined,
+            reason: typeof entry.reason === 'string' ? entry.reason : 'declared as required',
+          },
+        ]
+      : [],
+  );
+}
+
+export function declaredRequirementFindings(
+  workload: WorkloadDescriptor,
+  lookup: CompanionLookup,
+): MissingFinding[] {
+  return parseDeclaredRequirements(workload.annotations[ANNOTATION_REQUIRES]).flatMap((requirement) => {
+    const group = requirement.apiVersion.includes('/') ? requirement.apiVersion.split('/')[0] : '';
+    const why = text`it declares ${ANNOTATION_REQUIRES} ${requirement.kind} (${detail(requirement.reason, 'reason hidden')})`;
+    if (!lookup.hasKind(group, requirement.kind))
+      return [
+        crdMissing(workload, group, requirement.kind, requirement.apiVersion.split('/')[1] ?? 'v1', why),
+      ];
+    // A kind Forewarn does not watch cannot be proven missing: say nothing rather than cry wolf.
+    if (!lookup.canSee(group, requirement.kind)) return [];
+    const present = lookup
+      .records(group, requirement.kind, workload.namespace)
+      .some(
+        (record) =>
+          requirement.matchLabels === undefined ||
+          matchesLabelSelector({ matchLabels: requirement.matchLabels }, record.labels),
+      );
+    if (present) return [];
+    return [
+      toFinding(workload, {
+        rule: 'declared-requirements',
+        severity: 'Warning',
+        apiVersion: requirement.apiVersion,
+        kind: requirement.kind,
+        namespaced: true,
+        reason: [requirement.reason],
+        template: {
+          apiVersion: requirement.apiVersion,
+          kind: requirement.kind,
+          metadata: {
+            name: `${workload.name}-${requirement.kind.toLowerCase()}`,
+            namespace: workload.namespace,
+            labels: requirement.matchLabels ?? {},
+          },
+        },
+      }),
+    ];
+  });
+}
+
+/** Every finding for one workload, with disabled rules left out. */
+export function findingsForWorkload(
+  workload: WorkloadDescriptor,
+  lookup: CompanionLookup,
+  disabled: ReadonlySet<MissingRuleName> = new Set(),
+): MissingFinding[] {
+  const findings = [
+    ...(disabled.has('certificate-issuer') ? [] : certificateIssuerFindings(workload, lookup)),
+    ...(disabled.has('monitoring') ? [] : monitoringFindings(workload, lookup)),
+    ...(disabled.has('declared-requirements') ? [] : declaredRequirementFindings(workload, lookup)),
+  ];
+  return disabled.has('crd') ? findings.filter((finding) => finding.rule !== 'crd') : findings;
+}

@@ -1,0 +1,170 @@
+import type { AdapterName } from '../../../model/api';
+import { isRecord } from '../../../model/kubernetes';
+import type { AdapterRegistry } from '../../adapters/registry';
+
+// Which kinds to watch, decided from API discovery: a pure function of the discovery documents and
+// the kinds Forewarn knows, so it is tested without a server.
+
+/** Who needs a watched kind: an adapter, or the inventory (namespaces, workloads, CRDs). */
+export type WatchOwner = AdapterName | 'inventory';
+
+export interface WatchCandidate {
+  group: string;
+  /** Tried in order; the first one the cluster serves is watched. */
+  versions: string[];
+  kind: string;
+  owner: WatchOwner;
+}
+
+export interface WatchTarget {
+  group: string;
+  version: string;
+  kind: string;
+  plural: string;
+  namespaced: boolean;
+  owner: WatchOwner;
+}
+
+export interface ServedResource {
+  name: string;
+  kind: string;
+  namespaced: boolean;
+}
+
+/** Discovery as fetched: group → version → resources, plus each group's preferred version. */
+export interface DiscoveryDocument {
+  groups: Map<string, { preferredVersion: string; versions: Map<string, ServedResource[]> }>;
+}
+
+/** Kinds watched for everything that is not a policy: namespace labels, workload labels, CRDs. */
+export const INVENTORY_CANDIDATES: readonly WatchCandidate[] = [
+  { group: '', versions: ['v1'], kind: 'Namespace', owner: 'inventory' },
+  { group: '', versions: ['v1'], kind: 'Pod', owner: 'inventory' },
+  { group: 'apps', versions: ['v1'], kind: 'Deployment', owner: 'inventory' },
+  { group: 'apps', versions: ['v1'], kind: 'StatefulSet', owner: 'inventory' },
+  { group: 'apps', versions: ['v1'], kind: 'DaemonSet', owner: 'inventory' },
+  { group: 'batch', versions: ['v1', 'v1beta1'], kind: 'CronJob', owner: 'inventory' },
+  { group: 'apiextensions.k8s.io', versions: ['v1'], kind: 'CustomResourceDefinition', owner: 'inventory' },
+];
+
+/** Kinds the companion-resource rules look for (MissingResource). */
+export const COMPANION_CANDIDATES: readonly WatchCandidate[] = [
+  { group: '', versions: ['v1'], kind: 'Service', owner: 'inventory' },
+  { group: 'networking.k8s.io', versions: ['v1', 'v1beta1'], kind: 'Ingress', owner: 'inventory' },
+  { group: 'policy', versions: ['v1', 'v1beta1'], kind: 'PodDisruptionBudget', owner: 'inventory' },
+  { group: 'autoscaling', versions: ['v2', 'v1'], kind: 'HorizontalPodAutoscaler', owner: 'inventory' },
+  { group: 'cert-manager.io', versions: ['v1'], kind: 'Issuer', owner: 'inventory' },
+  { group: 'cert-manager.io', versions: ['v1'], kind: 'ClusterIssuer', owner: 'inventory' },
+  { group: 'monitoring.coreos.com', versions: ['v1'], kind: 'ServiceMonitor', owner: 'inventory' },
+  { group: 'monitoring.coreos.com', versions: ['v1'], kind: 'PodMonitor', owner: 'inventory' },
+];
+
+export function candidatesOf(
+  registry: AdapterRegistry,
+  extra: readonly WatchCandidate[] = INVENTORY_CANDIDATES,
+): WatchCandidate[] {
+  return [
+    ...extra,
+    ...registry.allKinds().map(({ adapter, kind }) => ({
+      group: kind.group,
+      versions: kind.versions,
+      kind: kind.kind,
+      owner: adapter.name as WatchOwner,
+    })),
+  ];
+}
+
+/** The groups whose resource lists discovery must fetch. */
+export function groupsOfInterest(
+  candidates: readonly WatchCandidate[],
+  dynamicGroups: readonly string[],
+): Set<string> {
+  return new Set([...candidates.map((candidate) => candidate.group), ...dynamicGroups]);
+}
+
+export function resolveWatchTargets(
+  discovery: DiscoveryDocument,
+  candidates: readonly WatchCandidate[],
+  dynamicGroups: ReadonlyMap<string, AdapterName>,
+): WatchTarget[] {
+  const targets: WatchTarget[] = [];
+  for (const candidate of candidates) {
+    const group = discovery.groups.get(candidate.group);
+    if (!group) continue;
+    for (const version of candidate.versions) {
+      const resource = group.versions
+        .get(version)
+        ?.find((served) => served.kind === candidate.kind && !served.name.includes('/'));
+      if (resource) {
+        targets.push({
+          group: candidate.group,
+          version,
+          kind: candidate.kind,
+          plural: resource.name,
+          namespaced: resource.namespaced,
+          owner: candidate.owner,
+        });
+        break;
+      }
+    }
+  }
+  for (const [groupName, owner] of dynamicGroups) {
+    const group = discovery.groups.get(groupName);
+    const resources = group?.versions.get(group.preferredVersion) ?? [];
+    for (const resource of resources) {
+      if (resource.name.includes('/')) continue;
+      targets.push({
+        group: groupName,
+        version: group?.preferredVersion ?? '',
+        kind: resource.kind,
+        plural: resource.name,
+        namespaced: resource.namespaced,
+        owner,
+      });
+    }
+  }
+  return targets;
+}
+
+export function targetKey(target: Pick<WatchTarget, 'group' | 'kind'>): string {
+  return `${target.group}/${target.kind}`;
+}
+
+/** `/api/v1/pods` or `/apis/apps/v1/deployments`: the all-namespaces list/watch path. */
+export function collectionPath(target: WatchTarget): string {
+  return target.group === ''
+    ? `/api/${target.version}/${target.plural}`
+    : `/apis/${target.group}/${target.version}/${target.plural}`;
+}
+
+export function apiVersionOf(target: Pick<WatchTarget, 'group' | 'version'>): string {
+  return target.group === '' ? target.version : `${target.group}/${target.version}`;
+}
+
+/** Reads an APIResourceList body into served resources; tolerant of unknown fields. */
+export function parseResourceList(body: unknown): ServedResource[] {
+  if (!isRecord(body) || !Array.isArray(body.resources)) return [];
+  return body.resources.flatMap((resource) =>
+    isRecord(resource) && typeof resource.name === 'string' && typeof resource.kind === 'string'
+      ? [{ name: resource.name, kind: resource.kind, namespaced: resource.namespaced === true }]
+      : [],
+  );
+}
+
+/** Reads an APIGroupList body: group name → versions and preferred version. */
+export function parseGroupList(body: unknown): Map<string, { versions: string[]; preferredVersion: string }> {
+  const groups = new Map<string, { versions: string[]; preferredVersion: string }>();
+  if (!isRecord(body) || !Array.isArray(body.groups)) return groups;
+  for (const group of body.groups) {
+    if (!isRecord(group) || typeof group.name !== 'string' || !Array.isArray(group.versions)) continue;
+    const versions = group.versions.flatMap((entry) =>
+      isRecord(entry) && typeof entry.version === 'string' ? [entry.version] : [],
+    );
+    const preferred =
+      isRecord(group.preferredVersion) && typeof group.preferredVersion.version === 'string'
+        ? group.preferredVersion.version
+        : (versions[0] ?? '');
+    groups.set(group.name, { versions, preferredVersion: preferred });
+  }
+  return groups;
+}
