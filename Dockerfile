@@ -1,0 +1,37 @@
+# syntax=docker/dockerfile:1
+# One image, two processes:
+#   controller (default command):  node /app/dist/services/controller/main.js [flags]
+#   webhook:                       /webhook [flags]   (runs node /app/dist/services/webhook/main.js)
+# Build:  docker build -t forewarn:0.1.0 .
+# Demo without a cluster:
+#   docker run --rm -p 8080:8080 forewarn:0.1.0 \
+#     node /app/dist/services/controller/main.js --manifests /app/examples/manifests
+
+# Node LTS on Debian 12. package.json requires Node >= 20.19; 22 is an LTS line it supports.
+ARG NODE_IMAGE=node:22-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+# Dependencies first, so a source change does not reinstall them. --ignore-scripts: nothing here needs an
+# install script, and @pulumi/kubernetes' script would try to download a provider plugin.
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY services ./services
+COPY infra ./infra
+RUN npm run build
+
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
+COPY examples/manifests ./examples/manifests
+# The webhook's entry point. `exec` makes node PID 1, so SIGTERM reaches it and it drains cleanly.
+RUN printf '#!/bin/sh\nexec node /app/dist/services/webhook/main.js "$@"\n' > /webhook \
+  && chmod 0755 /webhook
+# The `node` user of the official image, by number so Kubernetes can verify runAsNonRoot.
+USER 1000:1000
+EXPOSE 8080 8090 8443
+CMD ["node", "/app/dist/services/controller/main.js"]

@@ -1,0 +1,254 @@
+// The arguments of the Forewarn component. They mirror the deployment values of the spec (section 8:
+// `admissionWebhook.*` with the same names and defaults) plus the namespace, the controller, the images
+// and pod scheduling. Every closed set is a TypeScript enum, never a string-literal union: the Pulumi
+// schema generator (ComponentProvider.getSchema) rejects unions, and enums keep the component usable
+// from other languages.
+import type * as pulumi from '@pulumi/pulumi';
+
+/** How the webhook's serving certificate is issued and rotated. */
+export enum CertManagement {
+  /**
+   * The component creates a CA, a server certificate, the TLS Secret and the registration's caBundle at
+   * the first deploy; the webhook rotates them in the cluster from then on. No dependencies.
+   */
+  SelfSigned = 'self-signed',
+  /** cert-manager issues the certificate and injects the CA bundle into the registration. */
+  Managed = 'managed',
+}
+
+/** The most detailed view the controller serves (a request may lower it, never raise it). */
+export enum DetailLevel {
+  /** Same-namespace names only; no ports, CIDRs, hostnames or metrics. */
+  Summary = 'summary',
+  /** Adds port numbers, CIDRs, effect details and metrics. */
+  Detailed = 'detailed',
+  /** Adds cross-namespace and cluster-scoped policy names. */
+  Full = 'full',
+}
+
+/**
+ * The failure policy of the webhook registration. Only `Ignore` is accepted (spec B-2): `Fail` is listed
+ * because it is the other value of the Kubernetes field, and it is always rejected, since it would block
+ * every deployment in the cluster while the webhook is down. (A one-member enum cannot be expressed in a
+ * Pulumi schema.)
+ */
+export enum FailurePolicy {
+  /** The API server admits the request when the webhook fails or times out. */
+  Ignore = 'Ignore',
+  /** Rejected by the component: Forewarn must never block a request. */
+  Fail = 'Fail',
+}
+
+/** The kind of a cert-manager issuer named by `issuerName`. */
+export enum IssuerKind {
+  /** A cluster-scoped issuer. */
+  ClusterIssuer = 'ClusterIssuer',
+  /** An issuer in the component's namespace. */
+  Issuer = 'Issuer',
+}
+
+/** When the kubelet pulls a container image. */
+export enum ImagePullPolicy {
+  Always = 'Always',
+  IfNotPresent = 'IfNotPresent',
+  Never = 'Never',
+}
+
+/** How a toleration matches a taint. */
+export enum TolerationOperator {
+  Equal = 'Equal',
+  Exists = 'Exists',
+}
+
+/** The taint effect a toleration tolerates. */
+export enum TaintEffect {
+  NoSchedule = 'NoSchedule',
+  PreferNoSchedule = 'PreferNoSchedule',
+  NoExecute = 'NoExecute',
+}
+
+/** Compute resources of one container, as Kubernetes quantities (e.g. `50m`, `128Mi`). */
+export interface ResourceList {
+  /** CPU quantity, e.g. `50m`. */
+  cpu?: string;
+  /** Memory quantity, e.g. `128Mi`. */
+  memory?: string;
+}
+
+/** Requests and limits of one container. A field left out keeps its default. */
+export interface ResourceRequirements {
+  /** What the scheduler reserves. */
+  requests?: ResourceList;
+  /** The ceiling the kubelet enforces. */
+  limits?: ResourceList;
+}
+
+/** A pod toleration, as in the Kubernetes API. */
+export interface Toleration {
+  /** The taint key; empty with operator `Exists` tolerates every taint. */
+  key?: string;
+  /** Default `Equal`. */
+  operator?: TolerationOperator;
+  /** The taint value (operator `Equal` only). */
+  value?: string;
+  /** The taint effect to tolerate; unset tolerates all effects. */
+  effect?: TaintEffect;
+  /** How long a `NoExecute` taint is tolerated, in seconds; unset means forever. */
+  tolerationSeconds?: number;
+}
+
+/** The namespace Forewarn runs in. */
+export interface NamespaceArgs {
+  /** Name of the namespace. Default: the component's name. */
+  name?: string;
+  /** Create the namespace (true) or use an existing one (false). Default: true. */
+  create?: boolean;
+  /** Extra labels of a created namespace. Default: none. */
+  labels?: { [key: string]: string };
+  /** Annotations of a created namespace. Default: none. */
+  annotations?: { [key: string]: string };
+}
+
+/** Container images. One image holds both processes: `/webhook` and the controller's default command. */
+export interface ImagesArgs {
+  /** Controller image. Default: `forewarn:0.1.0` (build it with the repository's Dockerfile). */
+  controller?: pulumi.Input<string>;
+  /** Webhook image. Default: the controller image. */
+  webhook?: pulumi.Input<string>;
+  /** Pull policy of both images. Default: `IfNotPresent`. */
+  pullPolicy?: ImagePullPolicy;
+}
+
+/** The controller: indexes the cluster's constraints and serves them over HTTP (8080) and MCP (8090). */
+export interface ControllerArgs {
+  /** Replicas. Default: 1 (each replica keeps its own index; more only add availability). */
+  replicas?: number;
+  /** Most detailed view served (`--detail-level`). Default: `summary`. */
+  detailLevel?: DetailLevel;
+  /** Serve the agent protocol (MCP) on port 8090 (`--mcp`). Default: true. */
+  mcp?: boolean;
+  /** host:port of a flow observer (`--flowobserver-address`). Default: unset (no flow observer). */
+  flowobserverAddress?: pulumi.Input<string>;
+  /** Default contact on manual remediation steps (`--contact`). Default: unset. */
+  contact?: pulumi.Input<string>;
+  /** Period of API discovery and CRD rescans (`--rescan-interval`, e.g. `5m`). Default: the controller's own (5m). */
+  rescanInterval?: string;
+  /** Requests and limits. Default: requests cpu 100m / memory 128Mi, limits cpu 500m / memory 512Mi. */
+  resources?: ResourceRequirements;
+  /** Extra command-line flags appended to the controller's arguments. Default: none. */
+  extraArgs?: string[];
+}
+
+/** A cert-manager issuer reference; when it has a name it overrides `issuerName` and `issuerKind`. */
+export interface IssuerRefArgs {
+  /** Name of the issuer. Default: unset (required for the reference to take effect). */
+  name?: string;
+  /** Kind of the issuer (e.g. `ClusterIssuer`, `Issuer`, or an external issuer's kind). Default: cert-manager's (`Issuer`). */
+  kind?: string;
+  /** API group of the issuer. Default: cert-manager's (`cert-manager.io`). */
+  group?: string;
+}
+
+/** The certificate issuer in `managed` mode (spec section 5). */
+export interface CertIssuerArgs {
+  /** Name of an existing issuer. Default: unset. */
+  issuerName?: string;
+  /** `ClusterIssuer` or `Issuer`. Default: unset (cert-manager then assumes `Issuer`). */
+  issuerKind?: IssuerKind;
+  /** Full issuer reference; when it has a name it overrides issuerName and issuerKind. Default: unset. */
+  issuerRef?: IssuerRefArgs;
+  /** Certificate validity, as a Go duration. Default: `8760h` (1 year). */
+  duration?: string;
+  /** Renew this long before expiry, as a Go duration. Default: `720h` (30 days). */
+  renewBefore?: string;
+}
+
+/** The webhook's PodDisruptionBudget. */
+export interface PodDisruptionBudgetArgs {
+  /** Create the PodDisruptionBudget. Default: true. */
+  enabled?: boolean;
+  /** Pods that must stay available during voluntary disruptions. Default: 1. */
+  minAvailable?: number;
+}
+
+/** The admission warning webhook (spec sections 4.3-4.5, 5, 8). */
+export interface AdmissionWebhookArgs {
+  /** Deploy the webhook. Default: true. */
+  enabled?: boolean;
+  /** Replicas, spread across nodes. Default: 2. */
+  replicas?: number;
+  /** Failure policy of the registration. Default: `Ignore`, and `Ignore` is the only accepted value. */
+  failurePolicy?: FailurePolicy;
+  /** Seconds the API server waits for the webhook, 1 to 9. Default: 5. */
+  timeoutSeconds?: number;
+  /** `self-signed` or `managed` (cert-manager). Default: `self-signed`. */
+  certManagement?: CertManagement;
+  /** Issuer and certificate lifetime in `managed` mode. Default: no issuer (required in managed mode). */
+  certIssuer?: CertIssuerArgs;
+  /** Disruption budget of the webhook pods. Default: enabled, minAvailable 1. */
+  pdb?: PodDisruptionBudgetArgs;
+  /**
+   * Namespaces the webhook never sees, in addition to kube-system, kube-public, kube-node-lease and
+   * Forewarn's own namespace. Default: none.
+   */
+  excludedNamespaces?: string[];
+  /** Requests and limits. Default: requests cpu 50m / memory 128Mi, limits cpu 200m / memory 256Mi. */
+  resources?: ResourceRequirements;
+  /** Extra command-line flags appended to the webhook's arguments. Default: none. */
+  extraArgs?: string[];
+}
+
+/** The arguments of the Forewarn component. Every field is optional. */
+export interface ForewarnArgs {
+  /** The namespace. Default: a namespace named after the component, created by it. */
+  namespace?: NamespaceArgs;
+  /** Container images. Default: `forewarn:0.1.0` for both processes, pulled IfNotPresent. */
+  images?: ImagesArgs;
+  /** The controller. Default: see ControllerArgs. */
+  controller?: ControllerArgs;
+  /** The admission warning webhook. Default: see AdmissionWebhookArgs. */
+  admissionWebhook?: AdmissionWebhookArgs;
+  /** Labels added to every object and pod. Default: none (the standard app.kubernetes.io labels are always set). */
+  labels?: { [key: string]: string };
+  /** Annotations added to every object (not to pods). Default: none. */
+  annotations?: { [key: string]: string };
+  /** Node selector of every pod. Default: none. */
+  nodeSelector?: { [key: string]: string };
+  /** Tolerations of every pod. Default: none. */
+  tolerations?: Toleration[];
+  /** PriorityClass of every pod. Default: unset. */
+  priorityClassName?: string;
+  /** Names of image pull Secrets in the namespace, used by every pod. Default: none. */
+  imagePullSecrets?: string[];
+}
+
+/** Defaults of the spec's deployment values and of the component's own values. */
+export const DEFAULTS = {
+  image: 'forewarn:0.1.0',
+  imagePullPolicy: ImagePullPolicy.IfNotPresent,
+  createNamespace: true,
+  controller: {
+    replicas: 1,
+    detailLevel: DetailLevel.Summary,
+    mcp: true,
+    resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '500m', memory: '512Mi' } },
+  },
+  admissionWebhook: {
+    enabled: true,
+    replicas: 2,
+    failurePolicy: FailurePolicy.Ignore,
+    timeoutSeconds: 5,
+    certManagement: CertManagement.SelfSigned,
+    pdb: { enabled: true, minAvailable: 1 },
+    duration: '8760h',
+    renewBefore: '720h',
+    resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '200m', memory: '256Mi' } },
+  },
+} as const;
+
+/** Namespaces the webhook never sees, whatever the arguments (spec 4.4); its own namespace is added. */
+export const ALWAYS_EXCLUDED_NAMESPACES: readonly string[] = [
+  'kube-system',
+  'kube-public',
+  'kube-node-lease',
+];

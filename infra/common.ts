@@ -1,0 +1,111 @@
+// Pieces shared by the controller and the webhook: labels, metadata, pod hardening and scheduling.
+import type * as k8s from '@pulumi/kubernetes';
+import type * as pulumi from '@pulumi/pulumi';
+import type { ResolvedForewarn, ResolvedResources } from './resolve';
+
+type ObjectMeta = k8s.types.input.meta.v1.ObjectMeta;
+type PodSpec = k8s.types.input.core.v1.PodSpec;
+type SecurityContext = k8s.types.input.core.v1.SecurityContext;
+type Volume = k8s.types.input.core.v1.Volume;
+
+/** The two processes Forewarn deploys; the value is the `app.kubernetes.io/component` label. */
+export type Part = 'controller' | 'webhook';
+
+/**
+ * The uid and gid the image's `node` user has in the official Node images. Pods set them explicitly so
+ * `runAsNonRoot` can be verified by the kubelet even for an image whose USER is a name.
+ */
+export const RUN_AS_USER = 1000;
+
+/** Everything a builder needs: the resolved arguments, the namespace, the parent for resource options. */
+export interface BuildContext {
+  config: ResolvedForewarn;
+  /** The namespace name as an output of the Namespace resource (so objects wait for it) or a plain name. */
+  namespace: pulumi.Input<string>;
+  opts: pulumi.CustomResourceOptions;
+}
+
+/** Labels that select a part's pods. Never changes after the first deploy (selectors are immutable). */
+export function selectorLabels(config: ResolvedForewarn, part: Part): { [key: string]: string } {
+  return {
+    'app.kubernetes.io/name': 'forewarn',
+    'app.kubernetes.io/instance': config.name,
+    'app.kubernetes.io/component': part,
+  };
+}
+
+/** The standard labels plus the user's labels; the standard ones win so selectors keep matching. */
+export function objectLabels(config: ResolvedForewarn, part?: Part): { [key: string]: string } {
+  const standard: { [key: string]: string } = {
+    'app.kubernetes.io/name': 'forewarn',
+    'app.kubernetes.io/instance': config.name,
+    'app.kubernetes.io/part-of': 'forewarn',
+    'app.kubernetes.io/managed-by': 'pulumi',
+  };
+  if (part) {
+    standard['app.kubernetes.io/component'] = part;
+  }
+  return { ...config.labels, ...standard };
+}
+
+/** metadata of a namespaced object of a part. */
+export function namespacedMeta(ctx: BuildContext, name: string, part?: Part): ObjectMeta {
+  return {
+    name,
+    namespace: ctx.namespace,
+    labels: objectLabels(ctx.config, part),
+    annotations: { ...ctx.config.annotations },
+  };
+}
+
+/** metadata of a cluster-scoped object of a part. */
+export function clusterMeta(ctx: BuildContext, name: string, part?: Part): ObjectMeta {
+  return { name, labels: objectLabels(ctx.config, part), annotations: { ...ctx.config.annotations } };
+}
+
+/** Container hardening of both processes: non-root, read-only root filesystem, no capabilities. */
+export function containerSecurityContext(): SecurityContext {
+  return {
+    runAsNonRoot: true,
+    runAsUser: RUN_AS_USER,
+    runAsGroup: RUN_AS_USER,
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    privileged: false,
+    capabilities: { drop: ['ALL'] },
+    seccompProfile: { type: 'RuntimeDefault' },
+  };
+}
+
+/** Pod-level fields shared by both processes: security, scheduling, pull secrets, volumes. */
+export function podSpecBase(ctx: BuildContext, extraVolumes: Volume[] = []): Omit<PodSpec, 'containers'> {
+  const { config } = ctx;
+  return {
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: RUN_AS_USER,
+      runAsGroup: RUN_AS_USER,
+      fsGroup: RUN_AS_USER,
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
+    nodeSelector: Object.keys(config.nodeSelector).length > 0 ? config.nodeSelector : undefined,
+    tolerations: config.tolerations.length > 0 ? config.tolerations : undefined,
+    priorityClassName: config.priorityClassName,
+    imagePullSecrets:
+      config.imagePullSecrets.length > 0 ? config.imagePullSecrets.map((name) => ({ name })) : undefined,
+    // Node writes temporary files (and npm its cache) under /tmp; the root filesystem is read-only.
+    volumes: [{ name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }, ...extraVolumes],
+  };
+}
+
+/** The /tmp mount matching podSpecBase's `tmp` volume. */
+export const TMP_MOUNT = { name: 'tmp', mountPath: '/tmp' };
+
+export function containerResources(
+  resources: ResolvedResources,
+): k8s.types.input.core.v1.ResourceRequirements {
+  return {
+    requests: { cpu: resources.requests.cpu, memory: resources.requests.memory },
+    limits: { cpu: resources.limits.cpu, memory: resources.limits.memory },
+  };
+}

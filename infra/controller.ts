@@ -1,0 +1,125 @@
+// The controller: ServiceAccount, read-only RBAC, Deployment and Service (HTTP 8080, MCP 8090).
+import * as k8s from '@pulumi/kubernetes';
+import * as pulumi from '@pulumi/pulumi';
+import {
+  TMP_MOUNT,
+  containerResources,
+  containerSecurityContext,
+  namespacedMeta,
+  objectLabels,
+  podSpecBase,
+  selectorLabels,
+  type BuildContext,
+} from './common';
+import { createControllerRbac } from './rbac';
+
+export const CONTROLLER_HTTP_PORT = 8080;
+export const CONTROLLER_MCP_PORT = 8090;
+/** The image's default command; set explicitly because Kubernetes `args` would otherwise replace it. */
+export const CONTROLLER_COMMAND = ['node', '/app/dist/services/controller/main.js'];
+
+/** The controller's command-line flags (see DESIGN.md section 2). */
+export function controllerArgs(ctx: BuildContext): pulumi.Output<string[]> {
+  const { config } = ctx;
+  const controller = config.controller;
+  return pulumi
+    .all([controller.flowobserverAddress, controller.contact])
+    .apply(([flowobserverAddress, contact]) => [
+      `--port=${CONTROLLER_HTTP_PORT}`,
+      `--mcp-port=${CONTROLLER_MCP_PORT}`,
+      `--mcp=${controller.mcp}`,
+      `--detail-level=${controller.detailLevel}`,
+      // Its own registration is never reported as a constraint.
+      `--own-webhook=${config.names.webhookConfiguration}`,
+      ...(flowobserverAddress ? [`--flowobserver-address=${flowobserverAddress}`] : []),
+      ...(contact ? [`--contact=${contact}`] : []),
+      ...(controller.rescanInterval ? [`--rescan-interval=${controller.rescanInterval}`] : []),
+      ...controller.extraArgs,
+    ]);
+}
+
+export interface ControllerResources {
+  service: k8s.core.v1.Service;
+  deployment: k8s.apps.v1.Deployment;
+}
+
+export function createController(ctx: BuildContext): ControllerResources {
+  const { config } = ctx;
+  const name = config.names.controller;
+  const selector = selectorLabels(config, 'controller');
+
+  const serviceAccount = new k8s.core.v1.ServiceAccount(
+    name,
+    { metadata: namespacedMeta(ctx, name, 'controller') },
+    ctx.opts,
+  );
+  const binding = createControllerRbac(ctx, serviceAccount);
+
+  const ports = [{ name: 'http', containerPort: CONTROLLER_HTTP_PORT, protocol: 'TCP' }];
+  if (config.controller.mcp) {
+    ports.push({ name: 'mcp', containerPort: CONTROLLER_MCP_PORT, protocol: 'TCP' });
+  }
+
+  const deployment = new k8s.apps.v1.Deployment(
+    name,
+    {
+      metadata: namespacedMeta(ctx, name, 'controller'),
+      spec: {
+        replicas: config.controller.replicas,
+        selector: { matchLabels: selector },
+        template: {
+          metadata: { labels: objectLabels(config, 'controller') },
+          spec: {
+            ...podSpecBase(ctx),
+            serviceAccountName: serviceAccount.metadata.name,
+            containers: [
+              {
+                name: 'controller',
+                image: config.images.controller,
+                imagePullPolicy: config.images.pullPolicy,
+                command: CONTROLLER_COMMAND,
+                args: controllerArgs(ctx),
+                ports,
+                livenessProbe: {
+                  httpGet: { path: '/healthz', port: 'http' },
+                  initialDelaySeconds: 10,
+                  periodSeconds: 10,
+                },
+                // Not ready until the index completed its first sync: the Service sends no traffic before.
+                readinessProbe: {
+                  httpGet: { path: '/readyz', port: 'http' },
+                  initialDelaySeconds: 5,
+                  periodSeconds: 5,
+                },
+                resources: containerResources(config.controller.resources),
+                securityContext: containerSecurityContext(),
+                volumeMounts: [TMP_MOUNT],
+              },
+            ],
+          },
+        },
+      },
+    },
+    // Start once its permissions exist, so the first list calls do not fail with 403.
+    { ...ctx.opts, dependsOn: [binding] },
+  );
+
+  const service = new k8s.core.v1.Service(
+    name,
+    {
+      metadata: namespacedMeta(ctx, name, 'controller'),
+      spec: {
+        type: 'ClusterIP',
+        selector,
+        ports: ports.map((port) => ({
+          name: port.name,
+          port: port.containerPort,
+          targetPort: port.name,
+          protocol: 'TCP',
+        })),
+      },
+    },
+    ctx.opts,
+  );
+  return { service, deployment };
+}

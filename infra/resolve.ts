@@ -1,0 +1,355 @@
+// Arguments -> a fully defaulted, validated configuration. Pure: no Pulumi resources here, so every rule
+// is testable on its own and every problem is reported at once, before anything is registered.
+import type * as pulumi from '@pulumi/pulumi';
+import {
+  ALWAYS_EXCLUDED_NAMESPACES,
+  CertManagement,
+  DEFAULTS,
+  DetailLevel,
+  FailurePolicy,
+  ImagePullPolicy,
+  IssuerKind,
+  TaintEffect,
+  TolerationOperator,
+  type ForewarnArgs,
+  type IssuerRefArgs,
+  type ResourceRequirements,
+  type Toleration,
+} from './args';
+import {
+  DNS1035_LABEL,
+  MAX_COMPONENT_NAME_LENGTH,
+  QUANTITY,
+  checkLabel,
+  checkSubdomain,
+  isInteger,
+  isOneOf,
+  parseGoDuration,
+  quoted,
+  show,
+} from './checks';
+
+export { parseGoDuration } from './checks';
+
+/** Object names derived from the component name, so two instances never collide (cluster-scoped included). */
+export interface ForewarnNames {
+  namespace: string;
+  controller: string;
+  webhook: string;
+  /** The ValidatingWebhookConfiguration (cluster-scoped). */
+  webhookConfiguration: string;
+  /** The webhook entry inside the configuration (must be a fully qualified name). */
+  webhookEntry: string;
+  tlsSecret: string;
+  certificate: string;
+}
+
+export interface ResolvedResources {
+  requests: { cpu: string; memory: string };
+  limits: { cpu: string; memory: string };
+}
+
+export interface ResolvedForewarn {
+  name: string;
+  names: ForewarnNames;
+  createNamespace: boolean;
+  namespaceLabels: { [key: string]: string };
+  namespaceAnnotations: { [key: string]: string };
+  images: { controller: pulumi.Input<string>; webhook: pulumi.Input<string>; pullPolicy: ImagePullPolicy };
+  controller: {
+    replicas: number;
+    detailLevel: DetailLevel;
+    mcp: boolean;
+    flowobserverAddress?: pulumi.Input<string>;
+    contact?: pulumi.Input<string>;
+    rescanInterval?: string;
+    resources: ResolvedResources;
+    extraArgs: string[];
+  };
+  webhook: {
+    enabled: boolean;
+    replicas: number;
+    failurePolicy: FailurePolicy;
+    timeoutSeconds: number;
+    certManagement: CertManagement;
+    /** Set in managed mode only. */
+    issuerRef?: { name: string; kind?: string; group?: string };
+    duration: string;
+    renewBefore: string;
+    pdb: { enabled: boolean; minAvailable: number };
+    /** kube-system, kube-public, kube-node-lease, the own namespace, then the extra ones; no duplicates. */
+    excludedNamespaces: string[];
+    resources: ResolvedResources;
+    extraArgs: string[];
+  };
+  labels: { [key: string]: string };
+  annotations: { [key: string]: string };
+  nodeSelector: { [key: string]: string };
+  tolerations: Toleration[];
+  priorityClassName?: string;
+  imagePullSecrets: string[];
+}
+
+/** Derives every object name from the component name (see ForewarnNames). */
+export function forewarnNames(name: string, namespace: string): ForewarnNames {
+  const webhook = `${name}-webhook`;
+  return {
+    namespace,
+    controller: `${name}-controller`,
+    webhook,
+    webhookConfiguration: webhook,
+    webhookEntry: 'warnings.forewarn.io',
+    tlsSecret: `${webhook}-tls`,
+    certificate: webhook,
+  };
+}
+
+function resolveResources(
+  path: string,
+  given: ResourceRequirements | undefined,
+  defaults: ResolvedResources,
+  errors: string[],
+): ResolvedResources {
+  const resolved: ResolvedResources = {
+    requests: {
+      cpu: given?.requests?.cpu ?? defaults.requests.cpu,
+      memory: given?.requests?.memory ?? defaults.requests.memory,
+    },
+    limits: {
+      cpu: given?.limits?.cpu ?? defaults.limits.cpu,
+      memory: given?.limits?.memory ?? defaults.limits.memory,
+    },
+  };
+  for (const kind of ['requests', 'limits'] as const) {
+    for (const resource of ['cpu', 'memory'] as const) {
+      const value = resolved[kind][resource];
+      if (typeof value !== 'string' || !QUANTITY.test(value)) {
+        errors.push(
+          `${path}.${kind}.${resource} must be a Kubernetes quantity such as "50m" or "128Mi" (got ${show(value)})`,
+        );
+      }
+    }
+  }
+  return resolved;
+}
+
+function resolveIssuerRef(
+  args: ForewarnArgs,
+  certManagement: CertManagement,
+  errors: string[],
+): ResolvedForewarn['webhook']['issuerRef'] {
+  const issuer = args.admissionWebhook?.certIssuer;
+  if (issuer?.issuerKind !== undefined && !isOneOf(IssuerKind, issuer.issuerKind)) {
+    errors.push(
+      `admissionWebhook.certIssuer.issuerKind must be one of ${quoted(IssuerKind)} (got ${show(issuer.issuerKind)})`,
+    );
+  }
+  if (certManagement !== CertManagement.Managed) {
+    return undefined;
+  }
+  const ref: IssuerRefArgs | undefined = issuer?.issuerRef;
+  const refIsSet =
+    ref !== undefined && Object.values(ref).some((value) => value !== undefined && value !== '');
+  if (refIsSet) {
+    // The spec: a non-empty issuerRef overrides issuerName and issuerKind.
+    if (!ref.name) {
+      errors.push('admissionWebhook.certIssuer.issuerRef must have a name when it is set');
+      return undefined;
+    }
+    return { name: ref.name, kind: ref.kind || undefined, group: ref.group || undefined };
+  }
+  if (!issuer?.issuerName) {
+    errors.push(
+      'admissionWebhook.certManagement is "managed" but no issuer is set: set admissionWebhook.certIssuer.issuerName ' +
+        '(and issuerKind) or admissionWebhook.certIssuer.issuerRef to an existing cert-manager issuer',
+    );
+    return undefined;
+  }
+  return { name: issuer.issuerName, kind: issuer.issuerKind };
+}
+
+function checkDurations(duration: string, renewBefore: string, errors: string[]): void {
+  const durationMs = parseGoDuration(duration);
+  const renewBeforeMs = parseGoDuration(renewBefore);
+  if (durationMs === undefined) {
+    errors.push(
+      `admissionWebhook.certIssuer.duration must be a Go duration such as "8760h" (got ${show(duration)})`,
+    );
+  }
+  if (renewBeforeMs === undefined) {
+    errors.push(
+      `admissionWebhook.certIssuer.renewBefore must be a Go duration such as "720h" (got ${show(renewBefore)})`,
+    );
+  }
+  if (durationMs !== undefined && renewBeforeMs !== undefined && renewBeforeMs >= durationMs) {
+    errors.push(
+      `admissionWebhook.certIssuer.renewBefore (${renewBefore}) must be shorter than duration (${duration}), ` +
+        'or cert-manager would renew the certificate continuously',
+    );
+  }
+}
+
+function checkTolerations(tolerations: Toleration[], errors: string[]): void {
+  tolerations.forEach((toleration, index) => {
+    if (toleration.operator !== undefined && !isOneOf(TolerationOperator, toleration.operator)) {
+      errors.push(
+        `tolerations[${index}].operator must be one of ${quoted(TolerationOperator)} (got ${show(toleration.operator)})`,
+      );
+    }
+    if (toleration.effect !== undefined && !isOneOf(TaintEffect, toleration.effect)) {
+      errors.push(
+        `tolerations[${index}].effect must be one of ${quoted(TaintEffect)} (got ${show(toleration.effect)})`,
+      );
+    }
+  });
+}
+
+/**
+ * Applies the defaults of ForewarnArgs and checks every rule. Returns every problem found (empty when the
+ * arguments are valid), which the component turns into one ResourceError, and warnings about valid but
+ * risky values, which it logs.
+ */
+export function resolveForewarnArgs(
+  name: string,
+  args: ForewarnArgs,
+): { config: ResolvedForewarn; errors: string[]; warnings: string[] } {
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  if (!DNS1035_LABEL.test(name) || name.length > MAX_COMPONENT_NAME_LENGTH) {
+    errors.push(
+      `the component name ${show(name)} must be a DNS-1035 label (lowercase letters, digits and "-", starting ` +
+        `with a letter) of at most ${MAX_COMPONENT_NAME_LENGTH} characters: every object name is derived from it`,
+    );
+  }
+  const namespace = args.namespace?.name ?? name;
+  checkLabel('namespace.name', namespace, errors);
+  const names = forewarnNames(name, namespace);
+
+  const controllerArgs = args.controller ?? {};
+  const controllerReplicas = controllerArgs.replicas ?? DEFAULTS.controller.replicas;
+  if (!isInteger(controllerReplicas) || controllerReplicas < 1) {
+    errors.push(`controller.replicas must be an integer of at least 1 (got ${show(controllerReplicas)})`);
+  }
+  const detailLevel = controllerArgs.detailLevel ?? DEFAULTS.controller.detailLevel;
+  if (!isOneOf(DetailLevel, detailLevel)) {
+    errors.push(`controller.detailLevel must be one of ${quoted(DetailLevel)} (got ${show(detailLevel)})`);
+  }
+  if (
+    controllerArgs.rescanInterval !== undefined &&
+    parseGoDuration(controllerArgs.rescanInterval) === undefined
+  ) {
+    errors.push(
+      `controller.rescanInterval must be a duration such as "5m" (got ${show(controllerArgs.rescanInterval)})`,
+    );
+  }
+
+  const webhookArgs = args.admissionWebhook ?? {};
+  const webhookReplicas = webhookArgs.replicas ?? DEFAULTS.admissionWebhook.replicas;
+  if (!isInteger(webhookReplicas) || webhookReplicas < 1) {
+    errors.push(`admissionWebhook.replicas must be an integer of at least 1 (got ${show(webhookReplicas)})`);
+  }
+  const failurePolicy = webhookArgs.failurePolicy ?? DEFAULTS.admissionWebhook.failurePolicy;
+  if (failurePolicy !== FailurePolicy.Ignore) {
+    errors.push(
+      `admissionWebhook.failurePolicy must be "Ignore" (got ${show(failurePolicy)}): Forewarn only warns, and any ` +
+        'other policy would block deployments in the whole cluster while the webhook is down (spec B-2)',
+    );
+  }
+  const timeoutSeconds = webhookArgs.timeoutSeconds ?? DEFAULTS.admissionWebhook.timeoutSeconds;
+  if (!isInteger(timeoutSeconds) || timeoutSeconds < 1 || timeoutSeconds > 9) {
+    errors.push(
+      `admissionWebhook.timeoutSeconds must be an integer from 1 to 9 (got ${show(timeoutSeconds)}): the API ` +
+        'server waits that long on every admission request, so it stays under 10 seconds',
+    );
+  }
+  const certManagement = webhookArgs.certManagement ?? DEFAULTS.admissionWebhook.certManagement;
+  if (!isOneOf(CertManagement, certManagement)) {
+    errors.push(
+      `admissionWebhook.certManagement must be one of ${quoted(CertManagement)} (got ${show(certManagement)})`,
+    );
+  }
+  const issuerRef = resolveIssuerRef(args, certManagement, errors);
+  const duration = webhookArgs.certIssuer?.duration ?? DEFAULTS.admissionWebhook.duration;
+  const renewBefore = webhookArgs.certIssuer?.renewBefore ?? DEFAULTS.admissionWebhook.renewBefore;
+  if (certManagement === CertManagement.Managed) {
+    checkDurations(duration, renewBefore, errors);
+  }
+  const pdbEnabled = webhookArgs.pdb?.enabled ?? DEFAULTS.admissionWebhook.pdb.enabled;
+  const minAvailable = webhookArgs.pdb?.minAvailable ?? DEFAULTS.admissionWebhook.pdb.minAvailable;
+  if (!isInteger(minAvailable) || minAvailable < 0) {
+    errors.push(
+      `admissionWebhook.pdb.minAvailable must be an integer of at least 0 (got ${show(minAvailable)})`,
+    );
+  } else if (pdbEnabled && minAvailable >= webhookReplicas) {
+    // Valid, but a node drain could then never evict a webhook pod.
+    warnings.push(
+      `admissionWebhook.pdb.minAvailable (${minAvailable}) is not lower than admissionWebhook.replicas ` +
+        `(${webhookReplicas}): node drains will wait forever for the webhook pods; raise replicas or disable the PDB`,
+    );
+  }
+  const extraExcluded = webhookArgs.excludedNamespaces ?? [];
+  extraExcluded.forEach((excluded, index) =>
+    checkLabel(`admissionWebhook.excludedNamespaces[${index}]`, excluded, errors),
+  );
+
+  const pullPolicy = args.images?.pullPolicy ?? DEFAULTS.imagePullPolicy;
+  if (!isOneOf(ImagePullPolicy, pullPolicy)) {
+    errors.push(`images.pullPolicy must be one of ${quoted(ImagePullPolicy)} (got ${show(pullPolicy)})`);
+  }
+  const tolerations = args.tolerations ?? [];
+  checkTolerations(tolerations, errors);
+  (args.imagePullSecrets ?? []).forEach((secret, index) =>
+    checkSubdomain(`imagePullSecrets[${index}]`, secret, errors),
+  );
+
+  const controllerImage = args.images?.controller ?? DEFAULTS.image;
+  const config: ResolvedForewarn = {
+    name,
+    names,
+    createNamespace: args.namespace?.create ?? DEFAULTS.createNamespace,
+    namespaceLabels: args.namespace?.labels ?? {},
+    namespaceAnnotations: args.namespace?.annotations ?? {},
+    images: { controller: controllerImage, webhook: args.images?.webhook ?? controllerImage, pullPolicy },
+    controller: {
+      replicas: controllerReplicas,
+      detailLevel,
+      mcp: controllerArgs.mcp ?? DEFAULTS.controller.mcp,
+      flowobserverAddress: controllerArgs.flowobserverAddress,
+      contact: controllerArgs.contact,
+      rescanInterval: controllerArgs.rescanInterval,
+      resources: resolveResources(
+        'controller.resources',
+        controllerArgs.resources,
+        DEFAULTS.controller.resources,
+        errors,
+      ),
+      extraArgs: controllerArgs.extraArgs ?? [],
+    },
+    webhook: {
+      enabled: webhookArgs.enabled ?? DEFAULTS.admissionWebhook.enabled,
+      replicas: webhookReplicas,
+      failurePolicy,
+      timeoutSeconds,
+      certManagement,
+      issuerRef,
+      duration,
+      renewBefore,
+      pdb: { enabled: pdbEnabled, minAvailable },
+      excludedNamespaces: [...new Set([...ALWAYS_EXCLUDED_NAMESPACES, namespace, ...extraExcluded])],
+      resources: resolveResources(
+        'admissionWebhook.resources',
+        webhookArgs.resources,
+        DEFAULTS.admissionWebhook.resources,
+        errors,
+      ),
+      extraArgs: webhookArgs.extraArgs ?? [],
+    },
+    labels: args.labels ?? {},
+    annotations: args.annotations ?? {},
+    nodeSelector: args.nodeSelector ?? {},
+    tolerations,
+    priorityClassName: args.priorityClassName,
+    imagePullSecrets: args.imagePullSecrets ?? [],
+  };
+  return { config, errors, warnings };
+}
