@@ -1,0 +1,27 @@
+/** Polls `condition` until it holds; rejects after `timeoutMs` so no test waits unboundedly. */
+export async function waitUntil(
+  condition: () => boolean,
+  description: string,
+  timeoutMs = 2000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting until ${description}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** The parsed JSON body of a client-node ApiException (it keeps the body as text). */
+export function errorBody(error: unknown): Record<string, unknown> {
+  if (typeof error !== 'object' || error === null || !('body' in error)) return {};
+  const body: unknown = typeof error.body === 'string' ? JSON.parse(error.body) : error.body;
+  return typeof body === 'object' && body !== null ? { ...body } : {};
+}
+
+/** The HTTP status of a client-node ApiException, or undefined for other errors. */
+export function errorCode(error: unknown): number | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'number'
+    ? error.code
+    : undefined;
+}
