@@ -84,7 +84,6 @@ function parseLogLevel(value: string): (typeof LOG_LEVELS)[number] {
   return value;
 }
 
-/** commander lists the env var in `--help` itself ("env: FOREWARN_..."), so the text does not repeat it. */
 function collectMissingRule(value: string, previous: MissingRuleName[] = []): MissingRuleName[] {
   const rules = value
     .split(',')
@@ -98,6 +97,7 @@ function collectMissingRule(value: string, previous: MissingRuleName[] = []): Mi
   return [...previous, ...(rules as MissingRuleName[])];
 }
 
+/** commander lists the env var in `--help` itself ("env: FOREWARN_..."), so the text does not repeat it. */
 function option(flags: string, description: string, environment: string): Option {
   return new Option(flags, description).env(environment);
 }

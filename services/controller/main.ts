@@ -2,7 +2,7 @@
 import { createLogger } from '../logging/logger';
 import { ConfigError, parseControllerConfig } from './config';
 import type { ConstraintIndex } from './index/constraint-index';
-import { startController } from './runtime';
+import type { RunningController } from './runtime';
 
 // The controller process: flags, logs, start, and a graceful stop on SIGTERM/SIGINT.
 
@@ -31,29 +31,16 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger({ service: 'controller', level: config.logLevel });
-  let controller;
-  try {
-    controller = await startController(config, logger);
-  } catch (error) {
-    logger.fatal({ err: error }, 'controller failed to start');
-    process.exit(1);
-  }
-  const base = `http://${config.address === '0.0.0.0' ? 'localhost' : config.address}:${controller.port}`;
-  const namespace = busiestNamespace(controller.index) ?? 'default';
-  const urls = [
-    `${base}/resources/reports/${namespace}`,
-    `${base}/resources/health`,
-    `${base}/resources/capabilities`,
-    `${base}/api/v1/constraints?namespace=${namespace}`,
-  ];
-  logger.info({ urls }, 'try these URLs');
-  if (process.stdout.isTTY)
-    process.stderr.write(`\nForewarn is serving. Try:\n${urls.map((url) => `  curl ${url}`).join('\n')}\n\n`);
-
+  let controller: RunningController | undefined;
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
+    if (!controller) {
+      // Stopped while starting (e.g. a rollout replaced the pod): nothing is served yet, nothing to drain.
+      logger.info({ signal }, 'stopped before the first sync completed');
+      process.exit(0);
+    }
     logger.info({ signal }, 'stopping: draining in-flight requests');
     setTimeout(() => {
       logger.warn('shutdown deadline reached; exiting with requests still open');
@@ -70,8 +57,28 @@ async function main(): Promise<void> {
         process.exit(1);
       });
   };
+  // Before starting: without a handler, a SIGTERM during the first sync would kill the process by signal.
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  try {
+    // Loaded only now, so `--help` and flag errors answer without loading the server's dependencies.
+    const { startController } = await import('./runtime.js');
+    controller = await startController(config, logger);
+  } catch (error) {
+    logger.fatal({ err: error }, 'controller failed to start');
+    process.exit(1);
+  }
+  const base = `http://${config.address === '0.0.0.0' ? 'localhost' : config.address}:${controller.port}`;
+  const namespace = busiestNamespace(controller.index) ?? 'default';
+  const urls = [
+    `${base}/resources/reports/${namespace}`,
+    `${base}/resources/health`,
+    `${base}/resources/capabilities`,
+    `${base}/api/v1/constraints?namespace=${namespace}`,
+  ];
+  logger.info({ urls }, 'try these URLs');
+  if (process.stdout.isTTY)
+    process.stderr.write(`\nForewarn is serving. Try:\n${urls.map((url) => `  curl ${url}`).join('\n')}\n\n`);
 }
 
 void main();

@@ -7,7 +7,9 @@ import express, {
 } from 'express';
 import helmet from 'helmet';
 import { LabelSelectorError, parseLabelSet } from '../../model/label-selector';
-import { isDns1123Label } from '../../model/kubernetes';
+import { isDns1123Label, isStringRecord } from '../../model/kubernetes';
+import type { ConstraintDraft } from '../../model/constraint';
+import type { WorkloadDescriptor } from '../missing/inventory';
 import { parseResourceTarget } from '../../model/resources';
 import type { Logger } from '../../logging/logger';
 import { buildConstraintList } from '../views/constraint-list';
@@ -21,6 +23,10 @@ export interface ControllerAppDependencies extends ResourceDependencies {
   logger: Logger;
   /** Serves `/metrics`; absent when metrics are not wired (tests). */
   metricsHandler?: RequestHandler;
+  /** Companion checks for the object being admitted (MissingResource at admission time). */
+  prospectiveFindings?: (workload: WorkloadDescriptor) => ConstraintDraft[];
+  /** Sees every request before routing (request metrics). */
+  requestObserver?: RequestHandler;
 }
 
 const BODY_LIMIT = '64kb';
@@ -33,6 +39,66 @@ function queryString(request: Request, name: string): string | undefined {
   const value = request.query[name];
   if (value === undefined) return undefined;
   return typeof value === 'string' ? value : '';
+}
+
+/**
+ * The caller's mistakes that reach the error handler: body-parser failures on `POST /resources` and
+ * undecodable percent-escapes in a path. They are answered with their own 4xx, never logged as a
+ * bug; the messages are fixed texts so nothing the caller sent is echoed back.
+ */
+function describeClientError(failure: unknown): { status: number; message: string } | undefined {
+  if (typeof failure !== 'object' || failure === null) return undefined;
+  const status = 'status' in failure ? Number(failure.status) : NaN;
+  const type = 'type' in failure ? failure.type : undefined;
+  if (failure instanceof URIError && status === 400)
+    return { status, message: 'the path contains an invalid percent-encoded sequence' };
+  if (type === 'entity.too.large') return { status: 413, message: `request body larger than ${BODY_LIMIT}` };
+  if (type === 'entity.parse.failed') return { status: 400, message: 'request body is not valid JSON' };
+  if (type === 'charset.unsupported' || type === 'encoding.unsupported')
+    return {
+      status: 415,
+      message: 'request body must be UTF-8 JSON, uncompressed or compressed with gzip, deflate or br',
+    };
+  if (status >= 400 && status < 500) return { status, message: 'the request could not be read' };
+  return undefined;
+}
+
+/**
+ * The admitted object, when the webhook describes it (`kind`, `name`, `annotations` as JSON, `ports`
+ * as port names): companion checks then cover an object that is not in the cluster yet.
+ */
+function admittedWorkload(
+  request: Request,
+  namespace: string,
+  group: string,
+  podLabels: Record<string, string>,
+): WorkloadDescriptor | undefined | 'invalid' {
+  const kind = queryString(request, 'kind');
+  const name = queryString(request, 'name');
+  if (kind === undefined || name === undefined) return undefined;
+  if (!/^[A-Za-z][A-Za-z0-9]{0,62}$/.test(kind) || !/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(name))
+    return 'invalid';
+  let annotations: Record<string, string> = {};
+  const annotationsParameter = queryString(request, 'annotations');
+  if (annotationsParameter) {
+    try {
+      const parsed: unknown = JSON.parse(annotationsParameter);
+      if (!isStringRecord(parsed)) return 'invalid';
+      annotations = parsed;
+    } catch {
+      return 'invalid';
+    }
+  }
+  const ports = queryString(request, 'ports');
+  return {
+    kind,
+    apiVersion: group ? `${group}/v1` : 'v1',
+    name,
+    namespace,
+    podLabels,
+    annotations,
+    portNames: ports ? ports.split(',').filter((port) => port !== '') : [],
+  };
 }
 
 /** Registers a read-only route: the method given answers, every other method gets 405. */
@@ -55,6 +121,7 @@ export function createControllerApp(dependencies: ControllerAppDependencies): Ex
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(helmet());
+  if (dependencies.requestObserver) app.use(dependencies.requestObserver);
 
   const resource = (request: Request, response: Response, body: Record<string, unknown>) =>
     send(response, answerResourceRequest(dependencies, body, queryString(request, 'detail_level')));
@@ -111,13 +178,16 @@ export function createControllerApp(dependencies: ControllerAppDependencies): Ex
         status: 503,
         body: { error: 'the index has not completed its first sync yet' },
       });
-    response.json(
-      buildConstraintList(dependencies.index, {
-        namespace,
-        resource: resourceParameter === undefined ? undefined : parseResourceTarget(resourceParameter),
-        labels,
-      }),
-    );
+    const resource = resourceParameter === undefined ? undefined : parseResourceTarget(resourceParameter);
+    const workload = admittedWorkload(request, namespace, resource?.group ?? '', labels ?? {});
+    if (workload === 'invalid')
+      return send(response, {
+        status: 400,
+        body: { error: 'annotations must be a JSON object of strings; kind and name must be plain names' },
+      });
+    const prospective =
+      workload && dependencies.prospectiveFindings ? dependencies.prospectiveFindings(workload) : [];
+    response.json(buildConstraintList(dependencies.index, { namespace, resource, labels }, prospective));
   });
   readOnlyRoute(app, '/api/v1/health', 'GET', (_request, response) => {
     const health = buildApiHealth(dependencies.runtimeState());
@@ -137,10 +207,8 @@ export function createControllerApp(dependencies: ControllerAppDependencies): Ex
     response.status(404).json({ error: `no route ${request.method} ${request.path}; see docs/api.md` });
   });
   const handleError: ErrorRequestHandler = (failure: unknown, request, response, _next) => {
-    const status =
-      typeof failure === 'object' && failure !== null && 'status' in failure ? Number(failure.status) : 500;
-    if (status === 413) return response.status(413).json({ error: `request body larger than ${BODY_LIMIT}` });
-    if (status === 400) return response.status(400).json({ error: 'request body is not valid JSON' });
+    const clientError = describeClientError(failure);
+    if (clientError) return response.status(clientError.status).json({ error: clientError.message });
     dependencies.logger.error(
       { err: failure, path: request.path },
       'request failed; this is a bug, please report it',

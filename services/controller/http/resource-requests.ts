@@ -102,7 +102,7 @@ export function answerResourceRequest(
           `invalid constraint name ${JSON.stringify(String(params.name ?? '').slice(0, 100))}`,
         );
       if (!state.source.synced) return notSynced();
-      const constraint = findConstraint(dependencies.index, namespace, params.name);
+      const constraint = findConstraint(dependencies.index, namespace, params.name, level);
       if (!constraint) return error(404, `constraint ${namespace}/${params.name} not found`);
       return { status: 200, body: buildConstraintView(dependencies.index, namespace, constraint, level) };
     }

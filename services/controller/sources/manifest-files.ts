@@ -201,8 +201,8 @@ export class ManifestFileSource implements ObjectSource {
     this.appliedObjects = merged;
   }
 
-  /** Files may hold any kind. */
-  watchesKind(): boolean {
+  /** Files may hold any kind. (Parameters kept so callers typed with this class can pass them.) */
+  watchesKind(_group: string, _kind: string): boolean {
     return true;
   }
 

@@ -1,0 +1,462 @@
+#!/usr/bin/env bash
+# Runs a throw-away Kubernetes control plane (etcd + kube-apiserver v1.20.2) on loopback for the
+# end-to-end tier. Binaries come from build-apiserver.sh's cache. See docs/e2e.md.
+#
+#   cluster.sh start                      fresh data dir, certificates, etcd, kube-apiserver; waits for
+#                                         /readyz; prints the env file (KEY='value' lines) on stdout
+#   cluster.sh stop            [DATA_DIR] SIGTERM then SIGKILL both, remove the data dir (idempotent)
+#   cluster.sh kill-apiserver  [DATA_DIR] SIGKILL the API server only (etcd keeps the state)
+#   cluster.sh start-apiserver [DATA_DIR] start it again on the same port with the same flags
+#   cluster.sh status          [DATA_DIR] print which processes are running
+#
+# DATA_DIR defaults to $FOREWARN_E2E_DATA_DIR. Logs go to stderr; only the env file goes to stdout.
+#
+# Environment for `start`:
+#   FOREWARN_E2E_BIN_DIR        dir with kube-apiserver and kubectl
+#                               (default ${FOREWARN_E2E_CACHE:-/var/cache/forewarn-e2e}/v1.20.2)
+#   FOREWARN_E2E_OWNER_PID      when set, a watchdog stops the cluster once this process is gone
+#   FOREWARN_E2E_READY_TIMEOUT  seconds to wait for etcd and for the API server (default 60)
+#   FOREWARN_E2E_APISERVER_EXTRA_ARGS  extra kube-apiserver flags, space separated
+set -euo pipefail
+
+readonly KUBERNETES_VERSION="v1.20.2"
+readonly SERVICE_CLUSTER_IP_RANGE="10.0.0.0/24"
+readonly SERVICE_ACCOUNT_ISSUER="https://kubernetes.default.svc"
+readonly DATA_DIR_MARKER=".forewarn-e2e-cluster"
+readonly READY_TIMEOUT="${FOREWARN_E2E_READY_TIMEOUT:-60}"
+SCRIPT_PATH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")"
+readonly SCRIPT_PATH
+
+script_start=$SECONDS
+log() { printf '[e2e-cluster %3ss] %s\n' "$((SECONDS - script_start))" "$*" >&2; }
+fail() {
+  printf '\n[e2e-cluster] ERROR: %s\n' "$1" >&2
+  if (($# > 1)); then printf '[e2e-cluster] What to do: %s\n' "$2" >&2; fi
+  exit 1
+}
+
+# ---------------------------------------------------------------- helpers
+port_in_use() { (: <"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# A loopback port nobody listens on, below Linux's ephemeral range, not in the exclusion list.
+pick_free_port() { # excluded ports...
+  local port excluded
+  for _ in $(seq 1 200); do
+    port=$((20000 + (RANDOM * 32768 + RANDOM) % 12000))
+    for excluded in "$@"; do
+      [[ $port == "$excluded" ]] && continue 2
+    done
+    port_in_use "$port" || {
+      printf '%s\n' "$port"
+      return 0
+    }
+  done
+  fail "found no free loopback port in 20000-31999" "check what is listening: ss -ltn"
+}
+
+# True when PID is alive and its command line mentions both NEEDLE strings (guards PID reuse).
+pid_is_ours() { # pid binary-name data-dir
+  local pid=$1 cmdline
+  [[ -n $pid && -r /proc/$pid/cmdline ]] || return 1
+  cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
+  [[ $cmdline == *"$2"* && $cmdline == *"$3"* ]]
+}
+
+read_pid_file() {
+  if [[ -f $1 ]]; then cat "$1"; fi
+}
+
+wait_for_exit() { # pid timeout-seconds -> 0 when gone
+  local pid=$1 deadline=$((SECONDS + $2))
+  while [[ -e /proc/$pid ]] && ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.1
+  done
+}
+
+stop_process() { # name pid-file binary data-dir grace-seconds signal-first
+  local name=$1 pid_file=$2 binary=$3 data_dir=$4 grace=$5 first_signal=$6 pid
+  pid=$(read_pid_file "$pid_file")
+  if pid_is_ours "$pid" "$binary" "$data_dir"; then
+    log "stopping $name (pid $pid, SIG$first_signal)"
+    kill "-$first_signal" "$pid" 2>/dev/null || true
+    if ! wait_for_exit "$pid" "$grace"; then
+      log "$name did not exit within ${grace}s: SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+      wait_for_exit "$pid" 10 || log "WARNING: $name (pid $pid) survived SIGKILL"
+    fi
+  fi
+  rm -f "$pid_file"
+}
+
+resolve_data_dir() { # [dir]
+  local dir=${1:-${FOREWARN_E2E_DATA_DIR:-}}
+  [[ -n $dir ]] || fail "no data dir given" "pass it as an argument or set FOREWARN_E2E_DATA_DIR (from the env file)"
+  printf '%s\n' "$dir"
+}
+
+require_cluster_dir() { # dir
+  [[ -f $1/$DATA_DIR_MARKER ]] ||
+    fail "$1 is not a data dir made by '$(basename "$SCRIPT_PATH") start' (no $DATA_DIR_MARKER)" \
+      "pass the FOREWARN_E2E_DATA_DIR printed by start"
+}
+
+# ---------------------------------------------------------------- certificates
+generate_certificates() { # pki-dir
+  local pki=$1
+  mkdir -p "$pki" && chmod 700 "$pki"
+  local key_options=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
+
+  openssl req -x509 "${key_options[@]}" -keyout "$pki/ca.key" -out "$pki/ca.crt" -days 7 \
+    -subj "/CN=forewarn-e2e-ca" \
+    -addext "basicConstraints=critical,CA:TRUE" \
+    -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
+
+  sign_leaf() { # name subject extensions
+    openssl req -new "${key_options[@]}" -keyout "$pki/$1.key" -out "$pki/$1.csr" -subj "$2" 2>/dev/null
+    printf '%s\n' "$3" >"$pki/$1.ext"
+    openssl x509 -req -in "$pki/$1.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
+      -days 7 -sha256 -extfile "$pki/$1.ext" -out "$pki/$1.crt" 2>/dev/null
+    rm -f "$pki/$1.csr" "$pki/$1.ext"
+  }
+
+  sign_leaf apiserver "/CN=kube-apiserver" "$(
+    printf '%s\n' \
+      "basicConstraints=critical,CA:FALSE" \
+      "keyUsage=critical,digitalSignature,keyEncipherment" \
+      "extendedKeyUsage=serverAuth" \
+      "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:10.0.0.1"
+  )"
+  # O=system:masters: the admin user bypasses RBAC, like a cluster-admin kubeconfig.
+  sign_leaf admin "/O=system:masters/CN=forewarn-e2e-admin" "$(
+    printf '%s\n' \
+      "basicConstraints=critical,CA:FALSE" \
+      "keyUsage=critical,digitalSignature,keyEncipherment" \
+      "extendedKeyUsage=clientAuth"
+  )"
+
+  # Service-account token signing key pair (ES256).
+  openssl ecparam -name prime256v1 -genkey -noout -out "$pki/service-account.key" 2>/dev/null
+  openssl ec -in "$pki/service-account.key" -pubout -out "$pki/service-account.pub" 2>/dev/null
+
+  # A static bearer token for the same admin identity (handy for raw HTTPS requests).
+  local token
+  token=$(openssl rand -hex 24)
+  printf '%s,forewarn-e2e-admin-token,forewarn-e2e-admin-token,"system:masters"\n' "$token" >"$pki/tokens.csv"
+  printf '%s' "$token" >"$pki/admin.token"
+  chmod 600 "$pki"/*.key "$pki/tokens.csv" "$pki/admin.token"
+}
+
+write_kubeconfig() { # path server pki-dir
+  local ca client_cert client_key
+  ca=$(base64 -w0 <"$3/ca.crt")
+  client_cert=$(base64 -w0 <"$3/admin.crt")
+  client_key=$(base64 -w0 <"$3/admin.key")
+  cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+  - name: forewarn-e2e
+    cluster:
+      server: $2
+      certificate-authority-data: $ca
+users:
+  - name: forewarn-e2e-admin
+    user:
+      client-certificate-data: $client_cert
+      client-key-data: $client_key
+contexts:
+  - name: forewarn-e2e
+    context:
+      cluster: forewarn-e2e
+      user: forewarn-e2e-admin
+      namespace: default
+current-context: forewarn-e2e
+EOF
+  chmod 600 "$1"
+}
+
+# ---------------------------------------------------------------- etcd
+start_etcd() { # data-dir client-port peer-port
+  local dir=$1 client_url="http://127.0.0.1:$2" peer_url="http://127.0.0.1:$3"
+  : >"$dir/etcd.log"
+  setsid etcd \
+    --name forewarn-e2e \
+    --data-dir "$dir/etcd-data" \
+    --listen-client-urls "$client_url" --advertise-client-urls "$client_url" \
+    --listen-peer-urls "$peer_url" --initial-advertise-peer-urls "$peer_url" \
+    --initial-cluster "forewarn-e2e=$peer_url" --initial-cluster-state new \
+    --logger zap --log-outputs stderr --log-level warn \
+    </dev/null >>"$dir/etcd.log" 2>&1 &
+  printf '%s\n' "$!" >"$dir/etcd.pid"
+}
+
+wait_for_etcd() { # data-dir client-port -> 0 ready, 1 died, 2 timeout
+  local dir=$1 pid deadline=$((SECONDS + READY_TIMEOUT))
+  pid=$(read_pid_file "$dir/etcd.pid")
+  while ((SECONDS < deadline)); do
+    if curl -fsS --max-time 2 "http://127.0.0.1:$2/health" 2>/dev/null | grep -q '"health":"true"'; then
+      return 0
+    fi
+    pid_is_ours "$pid" etcd "$dir" || return 1
+    sleep 0.2
+  done
+  return 2
+}
+
+# ---------------------------------------------------------------- kube-apiserver
+write_apiserver_args() { # data-dir api-port etcd-port
+  local dir=$1 pki=$1/pki extra=()
+  read -r -a extra <<<"${FOREWARN_E2E_APISERVER_EXTRA_ARGS:-}"
+  {
+    printf '%s\n' \
+      "--bind-address=127.0.0.1" \
+      "--advertise-address=127.0.0.1" \
+      "--secure-port=$2" \
+      "--etcd-servers=http://127.0.0.1:$3" \
+      "--cert-dir=$dir/apiserver-certs" \
+      "--tls-cert-file=$pki/apiserver.crt" \
+      "--tls-private-key-file=$pki/apiserver.key" \
+      "--client-ca-file=$pki/ca.crt" \
+      "--token-auth-file=$pki/tokens.csv" \
+      "--service-account-key-file=$pki/service-account.pub" \
+      "--service-account-signing-key-file=$pki/service-account.key" \
+      "--service-account-issuer=$SERVICE_ACCOUNT_ISSUER" \
+      "--service-cluster-ip-range=$SERVICE_CLUSTER_IP_RANGE" \
+      "--authorization-mode=RBAC" \
+      "--enable-admission-plugins=ValidatingAdmissionWebhook,MutatingAdmissionWebhook,ResourceQuota,LimitRanger,NamespaceLifecycle" \
+      "--disable-admission-plugins=ServiceAccount" \
+      "--allow-privileged=true" \
+      "--endpoint-reconciler-type=none" \
+      "--profiling=false" \
+      "--v=1"
+    if ((${#extra[@]} > 0)); then printf '%s\n' "${extra[@]}"; fi
+  } >"$dir/apiserver.args"
+}
+
+start_apiserver_process() { # data-dir
+  local dir=$1 bin_dir args=()
+  bin_dir=$(env_value "$dir" FOREWARN_E2E_BIN_DIR)
+  mapfile -t args <"$dir/apiserver.args"
+  printf '=== kube-apiserver started %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >>"$dir/apiserver.log"
+  # The data dir is on the command line (certificate paths), which pid_is_ours relies on.
+  setsid "$bin_dir/kube-apiserver" "${args[@]}" </dev/null >>"$dir/apiserver.log" 2>&1 &
+  printf '%s\n' "$!" >"$dir/apiserver.pid"
+}
+
+wait_for_apiserver() { # data-dir -> 0 ready, 1 died, 2 timeout
+  local dir=$1 pki=$1/pki pid url deadline=$((SECONDS + READY_TIMEOUT))
+  pid=$(read_pid_file "$dir/apiserver.pid")
+  url=$(env_value "$dir" FOREWARN_E2E_API_URL)
+  while ((SECONDS < deadline)); do
+    if [[ $(curl -sS --max-time 3 --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" \
+      "$url/readyz" 2>/dev/null || true) == ok ]]; then
+      return 0
+    fi
+    pid_is_ours "$pid" kube-apiserver "$dir" || return 1
+    sleep 0.25
+  done
+  return 2
+}
+
+# Starts the API server with the saved flags and waits for /readyz; on failure shows its log.
+launch_apiserver_and_wait() { # data-dir
+  local dir=$1 started=$SECONDS status=0 port
+  port=$(env_value "$dir" FOREWARN_E2E_API_PORT)
+  if port_in_use "$port"; then
+    fail "port $port is already in use: the API server cannot start there" \
+      "stop whatever listens on 127.0.0.1:$port (an API server that is still running? use kill-apiserver first)"
+  fi
+  start_apiserver_process "$dir"
+  wait_for_apiserver "$dir" || status=$?
+  if ((status != 0)); then
+    tail -n 30 "$dir/apiserver.log" >&2 || true
+    stop_process kube-apiserver "$dir/apiserver.pid" kube-apiserver "$dir" 1 KILL
+    if ((status == 1)); then
+      fail "kube-apiserver exited during startup (log: $dir/apiserver.log, last lines above)" \
+        "read the log; check that etcd is running ($(basename "$SCRIPT_PATH") status $dir)"
+    fi
+    fail "kube-apiserver was not ready within ${READY_TIMEOUT}s (log: $dir/apiserver.log)" \
+      "the machine may be overloaded: raise FOREWARN_E2E_READY_TIMEOUT, or read the log"
+  fi
+  set_env_value "$dir" FOREWARN_E2E_APISERVER_PID "$(read_pid_file "$dir/apiserver.pid")"
+  log "kube-apiserver ready on $(env_value "$dir" FOREWARN_E2E_API_URL) in $((SECONDS - started))s (pid $(read_pid_file "$dir/apiserver.pid"))"
+}
+
+# ---------------------------------------------------------------- env file
+env_value() { # data-dir key
+  sed -n "s/^$2='\\(.*\\)'\$/\\1/p" "$1/cluster.env" | tail -n 1
+}
+set_env_value() { # data-dir key value
+  local file=$1/cluster.env
+  grep -v "^$2=" "$file" >"$file.tmp" || true
+  printf "%s='%s'\n" "$2" "$3" >>"$file.tmp"
+  mv "$file.tmp" "$file"
+}
+
+# ---------------------------------------------------------------- watchdog
+start_watchdog() { # data-dir owner-pid
+  local dir=$1 owner=$2
+  [[ -e /proc/$owner ]] || fail "FOREWARN_E2E_OWNER_PID=$owner is not a running process"
+  # shellcheck disable=SC2016 # the inner script expands its own positional parameters
+  setsid bash -c '
+    owner=$1 dir=$2 script=$3
+    while [[ -e /proc/$owner && -d $dir ]]; do sleep 2; done
+    if [[ -d $dir ]]; then echo "owner $owner is gone: stopping the cluster"; exec bash "$script" stop "$dir"; fi
+  ' forewarn-e2e-watchdog "$owner" "$dir" "$SCRIPT_PATH" </dev/null >>"$dir/watchdog.log" 2>&1 &
+  printf '%s\n' "$!" >"$dir/watchdog.pid"
+}
+
+# ---------------------------------------------------------------- subcommands
+command_start() {
+  local cache_root=${FOREWARN_E2E_CACHE:-/var/cache/forewarn-e2e}
+  local bin_dir=${FOREWARN_E2E_BIN_DIR:-$cache_root/$KUBERNETES_VERSION}
+  local tool
+  for tool in "$bin_dir/kube-apiserver" "$bin_dir/kubectl"; do
+    [[ -x $tool ]] || fail "$tool is missing" "build it first: bash test/e2e/provision/build-apiserver.sh"
+  done
+  for tool in etcd openssl curl setsid base64; do
+    command -v "$tool" >/dev/null 2>&1 ||
+      fail "'$tool' is not installed" "run test/e2e/provision/build-apiserver.sh (it installs etcd-server, openssl, curl)"
+  done
+
+  local dir
+  dir=$(mktemp -d "${TMPDIR:-/tmp}/forewarn-e2e.XXXXXX")
+  touch "$dir/$DATA_DIR_MARKER"
+  log "data dir $dir"
+  # If anything below fails (fail() exits), tear down what was started.
+  # shellcheck disable=SC2064 # expand now: the path is fixed
+  trap "bash '$SCRIPT_PATH' stop '$dir' >/dev/null 2>&1 || true" EXIT
+
+  local started=$SECONDS
+  generate_certificates "$dir/pki"
+  log "certificates generated in $((SECONDS - started))s"
+
+  local etcd_port peer_port api_port attempt status
+  for attempt in 1 2 3; do
+    etcd_port=$(pick_free_port)
+    peer_port=$(pick_free_port "$etcd_port")
+    rm -rf "$dir/etcd-data"
+    started=$SECONDS
+    start_etcd "$dir" "$etcd_port" "$peer_port"
+    status=0
+    wait_for_etcd "$dir" "$etcd_port" || status=$?
+    ((status == 0)) && break
+    stop_process etcd "$dir/etcd.pid" etcd "$dir" 1 KILL
+    if ((status == 1)) && grep -q 'address already in use' "$dir/etcd.log" && ((attempt < 3)); then
+      log "etcd lost a race for its ports; retrying with new ones"
+      continue
+    fi
+    tail -n 20 "$dir/etcd.log" >&2 || true
+    fail "etcd did not become healthy (log above, from $dir/etcd.log)" "check that etcd-server is installed and runs: etcd --version"
+  done
+  log "etcd ready on 127.0.0.1:$etcd_port in $((SECONDS - started))s (pid $(read_pid_file "$dir/etcd.pid"))"
+
+  api_port=$(pick_free_port "$etcd_port" "$peer_port")
+  {
+    printf "%s='%s'\n" \
+      FOREWARN_E2E_DATA_DIR "$dir" \
+      KUBECONFIG "$dir/kubeconfig" \
+      FOREWARN_E2E_API_URL "https://127.0.0.1:$api_port" \
+      FOREWARN_E2E_API_PORT "$api_port" \
+      FOREWARN_E2E_ETCD_URL "http://127.0.0.1:$etcd_port" \
+      FOREWARN_E2E_ETCD_PID "$(read_pid_file "$dir/etcd.pid")" \
+      FOREWARN_E2E_BIN_DIR "$bin_dir" \
+      FOREWARN_E2E_KUBECTL "$bin_dir/kubectl" \
+      FOREWARN_E2E_CA_FILE "$dir/pki/ca.crt" \
+      FOREWARN_E2E_CLIENT_CERT_FILE "$dir/pki/admin.crt" \
+      FOREWARN_E2E_CLIENT_KEY_FILE "$dir/pki/admin.key" \
+      FOREWARN_E2E_ADMIN_TOKEN_FILE "$dir/pki/admin.token" \
+      FOREWARN_E2E_APISERVER_LOG "$dir/apiserver.log" \
+      FOREWARN_E2E_ETCD_LOG "$dir/etcd.log"
+  } >"$dir/cluster.env"
+  write_kubeconfig "$dir/kubeconfig" "https://127.0.0.1:$api_port" "$dir/pki"
+  write_apiserver_args "$dir" "$api_port" "$etcd_port"
+
+  if [[ -n ${FOREWARN_E2E_OWNER_PID:-} ]]; then
+    start_watchdog "$dir" "$FOREWARN_E2E_OWNER_PID"
+    log "watchdog will stop the cluster when pid $FOREWARN_E2E_OWNER_PID exits"
+  fi
+
+  launch_apiserver_and_wait "$dir"
+  trap - EXIT
+  log "cluster up in $((SECONDS - script_start))s; env file $dir/cluster.env"
+  cat "$dir/cluster.env"
+}
+
+command_stop() {
+  local dir
+  dir=$(resolve_data_dir "${1:-}")
+  if [[ ! -d $dir ]]; then
+    log "$dir does not exist: nothing to stop"
+    return 0
+  fi
+  require_cluster_dir "$dir"
+  local watchdog_pid
+  watchdog_pid=$(read_pid_file "$dir/watchdog.pid")
+  if [[ -n $watchdog_pid && $watchdog_pid != "$$" ]] && pid_is_ours "$watchdog_pid" forewarn-e2e-watchdog "$dir"; then
+    kill -KILL "$watchdog_pid" 2>/dev/null || true
+  fi
+  # SIGTERM is graceful and waits for open watches: give it a short grace, then SIGKILL.
+  stop_process kube-apiserver "$dir/apiserver.pid" kube-apiserver "$dir" 5 TERM
+  stop_process etcd "$dir/etcd.pid" etcd "$dir" 10 TERM
+  rm -rf "$dir"
+  log "stopped; removed $dir"
+}
+
+command_kill_apiserver() {
+  local dir pid
+  dir=$(resolve_data_dir "${1:-}")
+  require_cluster_dir "$dir"
+  pid=$(read_pid_file "$dir/apiserver.pid")
+  if ! pid_is_ours "$pid" kube-apiserver "$dir"; then
+    log "kube-apiserver is not running"
+    rm -f "$dir/apiserver.pid"
+    return 0
+  fi
+  kill -KILL "$pid"
+  wait_for_exit "$pid" 10 || fail "kube-apiserver (pid $pid) survived SIGKILL for 10s"
+  rm -f "$dir/apiserver.pid"
+  set_env_value "$dir" FOREWARN_E2E_APISERVER_PID ""
+  log "kube-apiserver (pid $pid) killed with SIGKILL"
+}
+
+command_start_apiserver() {
+  local dir
+  dir=$(resolve_data_dir "${1:-}")
+  require_cluster_dir "$dir"
+  if pid_is_ours "$(read_pid_file "$dir/apiserver.pid")" kube-apiserver "$dir"; then
+    fail "kube-apiserver is already running (pid $(read_pid_file "$dir/apiserver.pid"))" "kill-apiserver first"
+  fi
+  pid_is_ours "$(read_pid_file "$dir/etcd.pid")" etcd "$dir" ||
+    fail "etcd is not running, so the API server would have no state" "start a fresh cluster with '$(basename "$SCRIPT_PATH") start'"
+  launch_apiserver_and_wait "$dir"
+}
+
+command_status() {
+  local dir name pid
+  dir=$(resolve_data_dir "${1:-}")
+  require_cluster_dir "$dir"
+  for name in etcd kube-apiserver; do
+    pid=$(read_pid_file "$dir/${name#kube-}.pid")
+    if pid_is_ours "$pid" "$name" "$dir"; then echo "$name running (pid $pid)"; else echo "$name stopped"; fi
+  done
+}
+
+main() {
+  local subcommand=${1:-}
+  shift || true
+  case $subcommand in
+    start) command_start ;;
+    stop) command_stop "$@" ;;
+    kill-apiserver) command_kill_apiserver "$@" ;;
+    start-apiserver) command_start_apiserver "$@" ;;
+    status) command_status "$@" ;;
+    *)
+      echo "usage: $(basename "$0") start | stop [DATA_DIR] | kill-apiserver [DATA_DIR] | start-apiserver [DATA_DIR] | status [DATA_DIR]" >&2
+      exit 2
+      ;;
+  esac
+}
+
+main "$@"
