@@ -1,5 +1,6 @@
 import { type ListedConstraint, type Severity } from '../model/api';
 import { isRecord, isStringRecord, type Labels } from '../model/kubernetes';
+import { companionAnnotations, describeWorkload } from '../model/workload';
 
 // The admission core (spec 4.5, DESIGN.md 7): pure functions from an untrusted request body to the
 // query the webhook makes, and from the controller's answer to the AdmissionReview it returns.
@@ -37,6 +38,8 @@ export interface AdmissionRequestSummary {
   kind: GroupVersionKind | null;
   /** Labels the controller matches workload selectors against (see workloadLabels). */
   labels: Labels;
+  /** What companion checks need about the admitted object (missing issuers, monitors, ...). */
+  companions: { annotations: Record<string, string>; portNames: string[] } | null;
 }
 
 export type ParsedReview =
@@ -172,8 +175,20 @@ export function parseAdmissionReview(body: unknown): ParsedReview {
       resource: readGroupVersionResource(request.resource),
       kind,
       labels: workloadLabels(kind, object),
+      companions: companionHintsOf(object, kind),
     },
   };
+}
+
+/** Only the annotations companion rules read travel to the controller, with the port names. */
+function companionHintsOf(
+  object: Record<string, unknown> | null,
+  kind: GroupVersionKind | null,
+): AdmissionRequestSummary['companions'] {
+  if (!object || !kind) return null;
+  const workload = describeWorkload({ ...object, kind: kind.kind });
+  if (!workload) return null;
+  return { annotations: companionAnnotations(workload.annotations), portNames: workload.portNames };
 }
 
 /** JSON text to a parsed review; text that is not JSON is a malformed review, not an exception. */

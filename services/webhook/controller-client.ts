@@ -11,6 +11,11 @@ export interface ConstraintQuery {
   /** `request.resource` of the review; null leaves the controller's resource filter off. */
   resource: { group: string; resource: string } | null;
   labels: Labels;
+  /**
+   * The admitted object itself, so the controller can check its companions before it exists
+   * (a Deployment naming a missing ClusterIssuer). Absent for objects without a name.
+   */
+  subject?: { kind: string; name: string; annotations: Record<string, string>; portNames: string[] };
 }
 
 /** The fields the webhook reads from each listed constraint. */
@@ -72,6 +77,13 @@ export function constraintQueryPath(basePath: string, query: ConstraintQuery): s
   if (query.resource) parameters.set('resource', formatResourceParameter(query.resource));
   const labels = formatLabelsParameter(query.labels);
   if (labels) parameters.set('labels', labels);
+  if (query.subject) {
+    parameters.set('kind', query.subject.kind);
+    parameters.set('name', query.subject.name);
+    if (Object.keys(query.subject.annotations).length > 0)
+      parameters.set('annotations', JSON.stringify(query.subject.annotations));
+    if (query.subject.portNames.length > 0) parameters.set('ports', query.subject.portNames.join(','));
+  }
   return `${basePath.replace(/\/+$/, '')}/api/v1/constraints?${parameters.toString()}`;
 }
 

@@ -115,6 +115,10 @@ export function createWebhookApp(options: WebhookAppOptions): Express {
         namespace: review.namespace,
         resource: review.resource,
         labels: review.labels,
+        subject:
+          review.companions && review.kind && review.name
+            ? { kind: review.kind.kind, name: review.name, ...review.companions }
+            : undefined,
       });
       if (!result.ok) {
         logger.warn(

@@ -9,7 +9,7 @@ import helmet from 'helmet';
 import { LabelSelectorError, parseLabelSet } from '../../model/label-selector';
 import { isDns1123Label, isStringRecord } from '../../model/kubernetes';
 import type { ConstraintDraft } from '../../model/constraint';
-import type { WorkloadDescriptor } from '../missing/inventory';
+import type { WorkloadDescriptor } from '../../model/workload';
 import { parseResourceTarget } from '../../model/resources';
 import type { Logger } from '../../logging/logger';
 import { buildConstraintList } from '../views/constraint-list';

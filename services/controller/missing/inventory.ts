@@ -5,6 +5,7 @@ import {
   type KubernetesObject,
   type Labels,
 } from '../../model/kubernetes';
+import { describeWorkload, type WorkloadDescriptor } from '../../model/workload';
 
 // A compact inventory of the objects companion rules look for: identity, labels, and the few spec
 // fields a rule reads (a Service's selector, a monitor's selectors). Never whole objects.
@@ -25,18 +26,6 @@ export interface InventoryRecord {
   hasWorkloadSelector?: boolean;
 }
 
-/** A workload as companion rules need it: what it references and exposes. */
-export interface WorkloadDescriptor {
-  kind: string;
-  apiVersion: string;
-  name: string;
-  namespace: string;
-  podLabels: Labels;
-  annotations: Labels;
-  /** Names of the container ports (to find `metrics` / `http-metrics`). */
-  portNames: string[];
-}
-
 /** API groups served by every Kubernetes API server: their kinds never need a CRD. */
 const BUILT_IN_GROUPS = new Set([
   '',
@@ -53,59 +42,6 @@ const BUILT_IN_GROUPS = new Set([
   'coordination.k8s.io',
   'discovery.k8s.io',
 ]);
-
-const WORKLOAD_TEMPLATE_PATHS: Record<string, string[]> = {
-  Deployment: ['spec', 'template'],
-  StatefulSet: ['spec', 'template'],
-  DaemonSet: ['spec', 'template'],
-  ReplicaSet: ['spec', 'template'],
-  Job: ['spec', 'template'],
-  CronJob: ['spec', 'jobTemplate', 'spec', 'template'],
-};
-
-function readPath(value: unknown, path: readonly string[]): unknown {
-  let current = value;
-  for (const key of path) {
-    if (!isRecord(current)) return undefined;
-    current = current[key];
-  }
-  return current;
-}
-
-/** Workload kinds, bare Pods and Ingresses are what reference companions. */
-export function describeWorkload(
-  object: KubernetesObject,
-  defaultNamespace = 'default',
-): WorkloadDescriptor | undefined {
-  const kind = object.kind ?? '';
-  const name = object.metadata?.name;
-  if (typeof name !== 'string' || name === '') return undefined;
-  const templatePath = WORKLOAD_TEMPLATE_PATHS[kind];
-  if (!templatePath && kind !== 'Pod' && kind !== 'Ingress') return undefined;
-  const podTemplate = templatePath ? readPath(object, templatePath) : object;
-  const podLabels = readPath(podTemplate, ['metadata', 'labels']);
-  const podAnnotations = readPath(podTemplate, ['metadata', 'annotations']);
-  const containers = readPath(podTemplate, ['spec', 'containers']);
-  const portNames: string[] = [];
-  if (Array.isArray(containers))
-    for (const container of containers) {
-      const ports = readPath(container, ['ports']);
-      if (Array.isArray(ports))
-        for (const port of ports)
-          if (isRecord(port) && typeof port.name === 'string') portNames.push(port.name);
-    }
-  const ownAnnotations = isStringRecord(object.metadata?.annotations) ? object.metadata.annotations : {};
-  return {
-    kind,
-    apiVersion: object.apiVersion ?? '',
-    name,
-    namespace: typeof object.metadata?.namespace === 'string' ? object.metadata.namespace : defaultNamespace,
-    podLabels: isStringRecord(podLabels) ? podLabels : {},
-    // The workload's own annotations win over its pod template's (cert-manager reads the object's).
-    annotations: { ...(isStringRecord(podAnnotations) ? podAnnotations : {}), ...ownAnnotations },
-    portNames,
-  };
-}
 
 export function toInventoryRecord(object: KubernetesObject): InventoryRecord | undefined {
   const name = object.metadata?.name;

@@ -1,6 +1,6 @@
 import type { ConstraintDraft } from '../../model/constraint';
 import type { KubernetesObject } from '../../model/kubernetes';
-import { describeWorkload, type WorkloadDescriptor } from './inventory';
+import { describeWorkload, type WorkloadDescriptor } from '../../model/workload';
 import { findingsForWorkload } from './rules';
 import type { MissingResourceTracker } from './tracker';
 

@@ -5,7 +5,8 @@ import { isRecord, type Labels } from '../../model/kubernetes';
 import { matchesLabelSelector, parseLabelSelector } from '../../model/label-selector';
 import { pluralOfKind } from '../../model/resources';
 import { detail, namespaceName, objectName, text, type Text } from '../../model/text';
-import type { InventoryRecord, WorkloadDescriptor } from './inventory';
+import type { InventoryRecord } from './inventory';
+import type { WorkloadDescriptor } from '../../model/workload';
 
 // Companion rules (MissingResource): pure functions from a workload (or namespace) and what exists
 // to findings. Each rule can be disabled; the tracker debounces findings before they are reported.

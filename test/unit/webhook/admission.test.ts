@@ -101,7 +101,35 @@ describe('parseAdmissionReview', () => {
         resource: { group: 'apps', version: 'v1', resource: 'deployments' },
         kind: { group: 'apps', version: 'v1', kind: 'Deployment' },
         labels: POD,
+        companions: { annotations: {}, portNames: [] },
       },
+    });
+  });
+
+  it('forwards only the annotations and port names companion checks read', () => {
+    const parsed = parseAdmissionReview(
+      review({
+        ...deploymentRequest,
+        object: {
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          metadata: {
+            name: 'web',
+            namespace: 'shop',
+            annotations: { 'cert-manager.io/cluster-issuer': 'letsencrypt', 'team.example.com/secret-note': 'x' },
+          },
+          spec: {
+            template: {
+              metadata: { labels: POD },
+              spec: { containers: [{ name: 'web', ports: [{ name: 'metrics', containerPort: 9090 }] }] },
+            },
+          },
+        },
+      }),
+    );
+    expect(parsed.ok && parsed.request.companions).toEqual({
+      annotations: { 'cert-manager.io/cluster-issuer': 'letsencrypt' },
+      portNames: ['metrics'],
     });
   });
 
