@@ -13,7 +13,9 @@ import { ManifestFileSource } from './sources/manifest-files';
 import type { ObjectSource, SourceStatus } from './sources/source';
 import { COMPANION_CANDIDATES } from './sources/cluster/discovery';
 import { MissingResourceTracker } from './missing/tracker';
-import { prospectiveFindings } from './missing/prospective';
+import { prospectiveFindings, prospectiveFindingsForObject } from './missing/prospective';
+import { startMcpService, type RunningMcpService } from './mcp/mcp-service';
+import type { WatchObserver } from './sources/cluster/reflector';
 import type { FlowObserverState, McpState, RuntimeState } from './views/health';
 
 // Wires one controller: index, ingestion, a source, the HTTP server. I/O pieces are created here
@@ -26,13 +28,15 @@ export interface RunningController {
   httpServer: Server;
   /** The port actually bound (useful with port 0 in tests). */
   port: number;
+  /** The MCP server, when `--mcp` is on (its `port` is the one bound). */
+  mcp?: RunningMcpService;
   runtimeState(): RuntimeState;
   close(): Promise<void>;
 }
 
 export interface ControllerOverrides {
   /** A ready-made source (tests); otherwise files or the cluster, from the config. */
-  source?: (sink: Ingestor, registry: AdapterRegistry) => ObjectSource;
+  source?: (sink: Ingestor, registry: AdapterRegistry, watchObserver: WatchObserver) => ObjectSource;
   clock?: () => Date;
 }
 
@@ -41,6 +45,7 @@ export function createSource(
   sink: Ingestor,
   registry: AdapterRegistry,
   logger: Logger,
+  watchObserver?: WatchObserver,
 ): ObjectSource {
   if (config.manifests)
     return new ManifestFileSource({ directory: config.manifests, sink, registry, logger });
@@ -51,6 +56,7 @@ export function createSource(
     logger,
     rescanIntervalMs: config.rescanIntervalMs,
     extraCandidates: COMPANION_CANDIDATES,
+    watchObserver,
   });
 }
 
@@ -124,9 +130,14 @@ export async function startController(
     },
     clock,
   );
+  let mcpService: RunningMcpService | undefined;
+  // Created before the source so its watch counters see the first list; read only at scrape time.
+  const metrics = createControllerMetrics(index, () => runtimeState(), {
+    mcpSessions: () => mcpService?.sessionCounts(),
+  });
   const source = overrides.source
-    ? overrides.source(ingestor, registry)
-    : createSource(config, ingestor, registry, logger);
+    ? overrides.source(ingestor, registry, metrics.watchObserver)
+    : createSource(config, ingestor, registry, logger, metrics.watchObserver);
   const missingResources = new MissingResourceTracker(
     index,
     {
@@ -155,7 +166,6 @@ export async function startController(
     startedAt,
   });
 
-  const metrics = createControllerMetrics(index, runtimeState);
   const app = createControllerApp({
     index,
     runtimeState,
@@ -170,6 +180,27 @@ export async function startController(
   httpServer.keepAliveTimeout = 65_000;
   const port = await listen(httpServer, config.port, config.address);
   logger.info({ port, address: config.address }, 'HTTP API listening');
+  if (config.mcp) {
+    try {
+      mcpService = await startMcpService({
+        address: config.address,
+        port: config.mcpPort,
+        state: mcp,
+        logger,
+        dependencies: {
+          index,
+          runtimeState,
+          configuredDetailLevel: config.detailLevel,
+          clock,
+          findMissingCompanions: (object, namespace) =>
+            prospectiveFindingsForObject(missingResources, object, namespace),
+        },
+      });
+    } catch (error) {
+      await new Promise<void>((resolve) => httpServer.close(() => resolve()));
+      throw error;
+    }
+  }
   await source.start();
   logger.info({ constraints: index.totalConstraints() }, 'first sync complete; ready');
 
@@ -179,8 +210,10 @@ export async function startController(
     source,
     httpServer,
     port,
+    mcp: mcpService,
     runtimeState,
     close: async () => {
+      await mcpService?.close();
       flowObserverMonitor.stop();
       missingResources.stop();
       await source.stop();

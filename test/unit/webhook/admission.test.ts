@@ -116,7 +116,10 @@ describe('parseAdmissionReview', () => {
           metadata: {
             name: 'web',
             namespace: 'shop',
-            annotations: { 'cert-manager.io/cluster-issuer': 'letsencrypt', 'team.example.com/secret-note': 'x' },
+            annotations: {
+              'cert-manager.io/cluster-issuer': 'letsencrypt',
+              'team.example.com/secret-note': 'x',
+            },
           },
           spec: {
             template: {

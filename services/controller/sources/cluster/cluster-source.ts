@@ -17,7 +17,7 @@ import {
   type WatchCandidate,
   type WatchTarget,
 } from './discovery';
-import { DEFAULT_REFLECTOR_TIMING, Reflector, type ReflectorTiming } from './reflector';
+import { DEFAULT_REFLECTOR_TIMING, Reflector, type ReflectorTiming, type WatchObserver } from './reflector';
 
 // The production source: discovers which policy kinds the cluster serves (at start, every
 // --rescan-interval, and soon after a CRD changes), runs one reflector per served kind, and reports
@@ -37,6 +37,8 @@ export interface ClusterSourceOptions {
   syncWaitMs?: number;
   /** Extra kinds to watch (e.g. companion resources for missing-resource rules). */
   extraCandidates?: readonly WatchCandidate[];
+  /** Hooks for watch failures and restarts (controller metrics). */
+  watchObserver?: WatchObserver;
 }
 
 export class ClusterSource implements ObjectSource {
@@ -173,6 +175,8 @@ export class ClusterSource implements ObjectSource {
         this.sinkFor(target),
         this.options.logger,
         this.timing,
+        undefined,
+        this.options.watchObserver,
       );
       this.reflectors.set(key, reflector);
       reflector.start();

@@ -29,6 +29,17 @@ export const DEFAULT_REFLECTOR_TIMING: ReflectorTiming = {
 
 export type ReflectorState = 'listing' | 'watching' | 'failing' | 'stopped';
 
+/** Why a reflector lists or watches again after its first watch: a failure, a 410, or a clean end. */
+export type WatchRestartCause = 'failure' | 'expired' | 'closed';
+
+/** Optional hooks for metrics; a reflector works the same without them. */
+export interface WatchObserver {
+  /** A list or watch failed; it is retried with backoff. */
+  onWatchFailure?(target: WatchTarget, reason: string): void;
+  /** The reflector starts listing or watching again. */
+  onWatchRestart?(target: WatchTarget, cause: WatchRestartCause): void;
+}
+
 interface KnownObject {
   identity: KubernetesObject;
   resourceVersion: string;
@@ -62,6 +73,7 @@ export class Reflector {
     private readonly logger: Logger,
     private readonly timing: ReflectorTiming = DEFAULT_REFLECTOR_TIMING,
     private readonly onStateChange: () => void = () => undefined,
+    private readonly observer: WatchObserver = {},
   ) {
     this.synced = new Promise((resolve) => (this.resolveSynced = resolve));
   }
@@ -111,8 +123,10 @@ export class Reflector {
   }
 
   private async run(): Promise<void> {
+    let restartCause: WatchRestartCause | undefined;
     while (!this.stopped) {
       try {
+        if (restartCause) this.observer.onWatchRestart?.(this.target, restartCause);
         if (this.resourceVersion === undefined) await this.list();
         if (this.stopped) return;
         if (this.failures > 0) {
@@ -123,15 +137,19 @@ export class Reflector {
         }
         await this.watch();
         // A clean end (server timeout): watch again from the last resourceVersion.
+        restartCause = 'closed';
       } catch (error) {
         if (this.stopped) return;
         this.resourceVersion = undefined;
         if (error instanceof WatchExpired) {
           this.logger.info({ kind: this.target.kind }, 'watch history expired (410); relisting');
+          restartCause = 'expired';
           continue;
         }
         this.failures++;
         this.lastError = (error as Error).message;
+        this.observer.onWatchFailure?.(this.target, this.lastError);
+        restartCause = 'failure';
         this.setState('failing');
         const delay = this.backoffDelay();
         this.logger.warn(

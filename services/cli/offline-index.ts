@@ -1,0 +1,74 @@
+import path from 'node:path';
+import { AdapterRegistry } from '../controller/adapters/registry';
+import type { FindMissingCompanions } from '../controller/check/index-lookup';
+import { ConstraintIndex } from '../controller/index/constraint-index';
+import { DEFAULT_INGEST_SETTINGS, Ingestor, ParseErrorCounter } from '../controller/index/ingest';
+import { prospectiveFindingsForObject } from '../controller/missing/prospective';
+import { MissingResourceTracker } from '../controller/missing/tracker';
+import { ManifestFileSource } from '../controller/sources/manifest-files';
+import type { KubernetesObject } from '../model/kubernetes';
+import { silentLogger } from '../logging/logger';
+import { usageError } from './exit-codes';
+
+// `forewarn check --manifests DIR`: the cluster as a GitOps repository describes it, indexed in this
+// process with the controller's own source, adapters and index, read once (no file watching). The
+// companion inventory is kept too, so a checked workload that references something the repository
+// lacks gets the same MissingResource warning the controller would give at admission.
+
+export interface OfflineCluster {
+  index: ConstraintIndex;
+  /** Adds objects that are not in DIR, e.g. the Namespaces of the manifest being checked. */
+  add(objects: readonly KubernetesObject[]): void;
+  findMissingCompanions: FindMissingCompanions;
+  /** Files and objects under DIR that could not be read: their constraints are missing. */
+  problems: string[];
+}
+
+export async function loadOfflineCluster(directory: string): Promise<OfflineCluster> {
+  const index = new ConstraintIndex();
+  const registry = new AdapterRegistry();
+  const parseErrors = new ParseErrorCounter();
+  const ingestor = new Ingestor(index, registry, parseErrors);
+  const source = new ManifestFileSource({
+    directory,
+    sink: ingestor,
+    registry,
+    logger: silentLogger(),
+    watchForChanges: false,
+  });
+  const companions = new MissingResourceTracker(index, {
+    debounceMs: 0,
+    disabledRules: new Set(),
+    meshRootNamespace: DEFAULT_INGEST_SETTINGS.meshRootNamespace,
+    defaultContact: DEFAULT_INGEST_SETTINGS.defaultContact,
+    // Files can hold any kind, so a kind absent from DIR is really missing.
+    canSee: (group, kind) => source.watchesKind(group, kind),
+  });
+  ingestor.onChange((object, removed) => companions.observe(object, removed));
+  try {
+    await source.start();
+  } catch (error) {
+    throw usageError((error as Error).message);
+  } finally {
+    // Only its inventory is used (synchronously); no background evaluation in a one-shot command.
+    companions.stop();
+  }
+  const status = source.status();
+  await source.stop();
+  return {
+    index,
+    add: (objects) => {
+      for (const object of objects) ingestor.upsert(object);
+    },
+    findMissingCompanions: (object, namespace) => prospectiveFindingsForObject(companions, object, namespace),
+    problems: [
+      ...status.problems.map(
+        (problem) =>
+          `${path.join(directory, problem.source.replace(/^manifests: /, ''))}: ${problem.message}`,
+      ),
+      ...parseErrors
+        .failingObjects()
+        .map((record) => `${record.adapter}: ${record.object}: ${record.message}`),
+    ],
+  };
+}

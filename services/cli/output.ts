@@ -1,0 +1,73 @@
+import { stringify } from 'yaml';
+import type { Severity } from '../model/api';
+
+// Output formats and terminal styling. Colour only when the stream is a terminal and NO_COLOR is
+// not set (https://no-color.org), so pipes, files and CI logs get plain text.
+
+export const OUTPUT_FORMATS = ['table', 'json', 'yaml'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+export interface OutputStream {
+  write(text: string): unknown;
+  isTTY?: boolean;
+}
+
+export function shouldColour(stream: OutputStream, env: NodeJS.ProcessEnv): boolean {
+  return stream.isTTY === true && (env.NO_COLOR === undefined || env.NO_COLOR === '');
+}
+
+const ANSI = {
+  red: '\u001b[31m',
+  yellow: '\u001b[33m',
+  dim: '\u001b[2m',
+  bold: '\u001b[1m',
+  reset: '\u001b[0m',
+};
+
+export interface Style {
+  severity(severity: Severity, text: string): string;
+  bold(text: string): string;
+  dim(text: string): string;
+}
+
+export function createStyle(colour: boolean): Style {
+  const paint = (code: string, text: string) => (colour ? `${code}${text}${ANSI.reset}` : text);
+  return {
+    severity: (severity, text) =>
+      paint(severity === 'Critical' ? ANSI.red : severity === 'Warning' ? ANSI.yellow : ANSI.dim, text),
+    bold: (text) => paint(ANSI.bold, text),
+    dim: (text) => paint(ANSI.dim, text),
+  };
+}
+
+/** Machine formats print the value as the API returned it. */
+export function formatData(value: unknown, format: Exclude<OutputFormat, 'table'>): string {
+  return format === 'json' ? `${JSON.stringify(value, null, 2)}\n` : stringify(value);
+}
+
+function width(text: string): number {
+  return [...text].length;
+}
+
+/**
+ * Aligned columns separated by two spaces; the last column is not padded (it holds long text).
+ * `paint` styles a cell after padding, so escape codes never disturb the alignment.
+ */
+export function formatTable(
+  headers: readonly string[],
+  rows: readonly (readonly string[])[],
+  paint: (row: number, column: number, text: string) => string = (_row, _column, text) => text,
+): string {
+  const widths = headers.map((header, column) =>
+    Math.max(width(header), ...rows.map((row) => width(row[column] ?? ''))),
+  );
+  const line = (cells: readonly string[], row: number) =>
+    cells
+      .map((cell, column) => {
+        const padded = column === cells.length - 1 ? cell : cell + ' '.repeat(widths[column] - width(cell));
+        return row < 0 ? padded : paint(row, column, padded);
+      })
+      .join('  ')
+      .trimEnd();
+  return [line(headers, -1), ...rows.map((row, index) => line(row, index))].join('\n') + '\n';
+}

@@ -1,0 +1,178 @@
+import { Command, CommanderError, Option } from 'commander';
+import type { ConstraintView, Report } from '../model/api';
+import { isDns1123Label } from '../model/kubernetes';
+import { packageVersion } from '../model/package-version';
+import { runCheck } from './check-command';
+import { createControllerApi, parseControllerUrl } from './controller-api';
+import { CliError, EXIT_CODES, FAIL_ON_LEVELS, usageError, type ExitCode, type FailOn } from './exit-codes';
+import {
+  createStyle,
+  formatData,
+  OUTPUT_FORMATS,
+  shouldColour,
+  type OutputFormat,
+  type OutputStream,
+} from './output';
+import { renderCheckTable } from './render-check';
+import { renderConstraintTable, renderReportTable } from './render-views';
+
+// `forewarn`: the command line of Forewarn (docs/cli.md). Runs against an injected environment
+// (argv, streams, env) and returns the exit code, so tests and main.ts share one path.
+
+export interface CliEnvironment {
+  stdout: OutputStream;
+  stderr: OutputStream;
+  env: NodeJS.ProcessEnv;
+  readStdin(): Promise<string>;
+}
+
+interface GlobalOptions {
+  url: string;
+  output: OutputFormat;
+  timeout: string;
+}
+
+const DEFAULT_URL = 'http://localhost:8080';
+
+function parseTimeoutSeconds(value: string): number {
+  const seconds = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value) || seconds <= 0)
+    throw usageError(`--timeout expects seconds, got ${JSON.stringify(value)}`);
+  return seconds * 1000;
+}
+
+function requireNamespace(namespace: string): string {
+  if (!isDns1123Label(namespace))
+    throw usageError(
+      `invalid namespace ${JSON.stringify(namespace)}: lowercase letters, digits and "-", at most 63 characters`,
+    );
+  return namespace;
+}
+
+function buildProgram(environment: CliEnvironment, setExitCode: (code: ExitCode) => void): Command {
+  const program = new Command('forewarn')
+    .description(
+      'Shows the policies that constrain a Kubernetes namespace and the admission warnings a manifest would get.',
+    )
+    .version(packageVersion(), '--version', 'print the version')
+    .addOption(
+      new Option(
+        '--url <url>',
+        'Forewarn controller URL (kubectl -n forewarn-system port-forward svc/forewarn-controller 8080:8080)',
+      )
+        .env('FOREWARN_URL')
+        .default(DEFAULT_URL),
+    )
+    .addOption(new Option('-o, --output <format>', 'output format').choices(OUTPUT_FORMATS).default('table'))
+    .addOption(new Option('--timeout <seconds>', 'how long to wait for the controller').default('10'))
+    .helpOption('-h, --help', 'show this help')
+    .showSuggestionAfterError()
+    .addHelpText(
+      'after',
+      `
+Exit codes: 0 success (check: nothing at or above --fail-on), 1 check found warnings,
+3 check found critical warnings, 2 invalid command line or manifest, 4 controller or file
+system could not answer (unreachable, not ready, not found). See docs/cli.md.`,
+    );
+
+  const globals = () => program.opts<GlobalOptions>();
+  const style = () => createStyle(shouldColour(environment.stdout, environment.env));
+  const controller = () =>
+    createControllerApi(parseControllerUrl(globals().url), parseTimeoutSeconds(globals().timeout));
+  const print = (value: unknown, table: () => string) => {
+    const format = globals().output;
+    environment.stdout.write(format === 'table' ? table() : formatData(value, format));
+  };
+
+  program
+    .command('report')
+    .description('list every constraint that applies to a namespace')
+    .option('-n, --namespace <namespace>', 'namespace', 'default')
+    .action(async (options: { namespace: string }) => {
+      const namespace = requireNamespace(options.namespace);
+      const report = (await controller().getJson(`resources/reports/${namespace}`)) as Report;
+      print(report, () => renderReportTable(report, style()));
+    });
+
+  program
+    .command('get')
+    .description('show one constraint in detail (names may contain "/", e.g. api-allow-frontend/ingress)')
+    .argument('<namespace>', 'namespace')
+    .argument('<name>', 'constraint name')
+    .action(async (namespaceArgument: string, name: string) => {
+      const namespace = requireNamespace(namespaceArgument);
+      const encodedName = name.split('/').map(encodeURIComponent).join('/');
+      const view = (await controller().getJson(
+        `resources/constraints/${namespace}/${encodedName}`,
+      )) as ConstraintView;
+      print(view, () => renderConstraintTable(view, style()));
+    });
+
+  program
+    .command('check')
+    .description(
+      'the admission warnings manifests would get, without applying them (exit 0 clean, 1 warnings, 3 critical)',
+    )
+    .requiredOption('-f, --filename <path...>', 'manifest file or directory to check; - reads standard input')
+    .option(
+      '--manifests <dir>',
+      'check offline against this directory of cluster manifests instead of a controller',
+    )
+    .option('-n, --namespace <namespace>', 'namespace for objects that set none (as kubectl apply -n)')
+    .addOption(
+      new Option('--fail-on <level>', 'lowest finding that fails the check')
+        .choices(FAIL_ON_LEVELS)
+        .default('warning'),
+    )
+    .action(
+      async (options: { filename: string[]; manifests?: string; namespace?: string; failOn: FailOn }) => {
+        if (options.manifests !== undefined && program.getOptionValueSource('url') === 'cli')
+          throw usageError(
+            '--manifests and --url are alternatives: check offline against a directory, or ask a controller',
+          );
+        const result = await runCheck({
+          filenames: options.filename,
+          manifests: options.manifests,
+          namespace: options.namespace === undefined ? undefined : requireNamespace(options.namespace),
+          failOn: options.failOn,
+          controller,
+          readStdin: environment.readStdin,
+        });
+        for (const problem of result.clusterProblems)
+          environment.stderr.write(`warning: ${problem} (its objects are not part of the check)\n`);
+        const critical = result.reports.reduce((sum, report) => sum + report.criticalCount, 0);
+        const warnings = result.reports.reduce((sum, report) => sum + report.warningCount, 0);
+        print({ reports: result.reports, criticalCount: critical, warningCount: warnings }, () =>
+          renderCheckTable(result.reports, style()),
+        );
+        setExitCode(result.exitCode);
+      },
+    );
+
+  return program;
+}
+
+export async function runCli(argv: readonly string[], environment: CliEnvironment): Promise<ExitCode> {
+  let exitCode: ExitCode = EXIT_CODES.ok;
+  const program = buildProgram(environment, (code) => (exitCode = code));
+  program.exitOverride();
+  for (const command of [program, ...program.commands])
+    command.exitOverride().configureOutput({
+      writeOut: (text) => environment.stdout.write(text),
+      writeErr: (text) => environment.stderr.write(text),
+    });
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return exitCode;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.usage;
+    if (error instanceof CliError) {
+      environment.stderr.write(`error: ${error.message.replace(/\n/g, '\nerror: ')}\n`);
+      return error.exitCode;
+    }
+    environment.stderr.write(
+      `error: ${error instanceof Error ? error.message : String(error)} (this is a bug, please report it)\n`,
+    );
+    return EXIT_CODES.unavailable;
+  }
+}

@@ -1,0 +1,41 @@
+import type { CheckedObject, ManifestCheckReport } from '../controller/check/manifest-check';
+import type { Style } from './output';
+
+// Table output of `forewarn check`: per object, the warnings exactly as kubectl would print them.
+
+function objectTitle(object: CheckedObject): string {
+  const name = object.namespace ? `${object.namespace}/${object.name}` : object.name;
+  return `${object.kind} ${name}`;
+}
+
+function paintWarning(warning: string, style: Style): string {
+  if (warning.startsWith('[CRITICAL]')) return style.severity('Critical', '[CRITICAL]') + warning.slice(10);
+  if (warning.startsWith('[WARNING]')) return style.severity('Warning', '[WARNING]') + warning.slice(9);
+  return warning;
+}
+
+export function renderCheckTable(reports: readonly ManifestCheckReport[], style: Style): string {
+  const lines: string[] = [];
+  for (const report of reports) {
+    const checked = report.objects.filter((object) => object.skipped === undefined).length;
+    lines.push(
+      style.bold(
+        `${report.file}: ${checked} of ${report.objects.length} objects checked, ${report.criticalCount} critical, ${report.warningCount} warning${report.warningCount === 1 ? '' : 's'}`,
+      ),
+    );
+    for (const object of report.objects) {
+      if (object.skipped !== undefined) {
+        lines.push(style.dim(`  ${objectTitle(object)}: skipped (${object.skipped})`));
+        continue;
+      }
+      if (object.warnings.length === 0) {
+        lines.push(`  ${objectTitle(object)} (${object.resource}): no warnings`);
+        continue;
+      }
+      lines.push(`  ${objectTitle(object)} (${object.resource}):`);
+      for (const warning of object.warnings) lines.push(`    ${paintWarning(warning, style)}`);
+    }
+    lines.push('');
+  }
+  return lines.join('\n');
+}

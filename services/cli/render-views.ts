@@ -1,0 +1,73 @@
+import { isSeverity, type ConstraintView, type Report } from '../model/api';
+import { formatTable, type Style } from './output';
+
+// Table output of `forewarn report` and `forewarn get`: what a person reads in a terminal. JSON and
+// YAML output print the API's own body instead, so scripts never parse these.
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+export function renderReportTable(report: Report, style: Style): string {
+  const header = `Namespace ${style.bold(report.namespace)}: ${plural(report.constraintCount, 'constraint')} (${report.criticalCount} critical, ${report.warningCount} warning, ${report.infoCount} info), detail level ${report.detailLevel}\n`;
+  if (report.constraints.length === 0) return `${header}No constraint applies to this namespace.\n`;
+  const rows = report.constraints.map((entry) => [
+    entry.severity,
+    entry.type,
+    entry.name,
+    entry.source,
+    entry.effect,
+    entry.remediation?.summary ?? '',
+  ]);
+  const table = formatTable(
+    ['SEVERITY', 'TYPE', 'NAME', 'SOURCE', 'EFFECT', 'REMEDIATION'],
+    rows,
+    (row, column, text) => {
+      const severity = report.constraints[row].severity;
+      return column === 0 && isSeverity(severity) ? style.severity(severity, text) : text;
+    },
+  );
+  return `${header}\n${table}`;
+}
+
+function field(label: string, value: string): string {
+  return `${`${label}:`.padEnd(20)}${value}\n`;
+}
+
+export function renderConstraintTable(view: ConstraintView, style: Style): string {
+  let text =
+    field('Name', style.bold(view.name)) +
+    field('Namespace', view.namespace) +
+    field('Type', view.constraint_type) +
+    field('Severity', style.severity(view.severity, view.severity)) +
+    field('Effect', view.effect) +
+    field('Source', `${view.source_kind} (${view.source_api_version})`) +
+    field(
+      'Affected workloads',
+      view.affected_workloads.length > 0 ? view.affected_workloads.join(', ') : 'none',
+    ) +
+    field('Tags', view.tags.join(', ')) +
+    field('Last observed', view.last_observed) +
+    field('Detail level', view.detail_level) +
+    field('Remediation', view.remediation.summary);
+  view.remediation.steps.forEach((step, index) => {
+    const extras = [
+      step.requires_privilege ? `needs ${step.requires_privilege}` : undefined,
+      step.contact ? `contact ${step.contact}` : undefined,
+    ].filter((extra): extra is string => extra !== undefined);
+    text += `  ${index + 1}. [${step.type}] ${step.description}${extras.length > 0 ? ` (${extras.join(', ')})` : ''}\n`;
+    if (step.command) text += `     $ ${step.command}\n`;
+  });
+  if (view.metrics && Object.keys(view.metrics).length > 0) {
+    const rows = Object.entries(view.metrics).map(([resource, metric]) => [
+      resource,
+      metric.used,
+      metric.hard,
+      metric.unit,
+      `${metric.percent_used}%`,
+    ]);
+    const table = formatTable(['RESOURCE', 'USED', 'HARD', 'UNIT', 'USED %'], rows);
+    text += `Metrics:\n${table.replace(/^/gm, '  ').trimEnd()}\n`;
+  }
+  return text;
+}

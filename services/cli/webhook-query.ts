@@ -1,0 +1,39 @@
+import { groupOf, versionOf } from '../model/kubernetes';
+import type { AdmissionQuery } from '../controller/check/manifest-check';
+import { parseAdmissionReview } from '../webhook/admission';
+import type { ConstraintQuery } from '../webhook/controller-client';
+
+// `forewarn check --url`: the exact query the webhook would send for an object. The object is
+// wrapped in the AdmissionReview the API server would send on CREATE and read by the webhook's own
+// parser, so labels and companion hints (annotations, port names) are what the webhook extracts.
+
+export function webhookQueryFor(query: AdmissionQuery): ConstraintQuery {
+  const { object } = query;
+  const kind = object.kind ?? '';
+  const review = {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: 'forewarn-check',
+      operation: 'CREATE',
+      namespace: query.namespace,
+      name: object.metadata?.name,
+      kind: { group: groupOf(object.apiVersion), version: versionOf(object.apiVersion), kind },
+      resource: { ...query.resource, version: versionOf(object.apiVersion) },
+      object,
+    },
+  };
+  const parsed = parseAdmissionReview(review);
+  if (!parsed.ok) return { namespace: query.namespace, resource: query.resource, labels: query.labels };
+  const admitted = parsed.request;
+  return {
+    namespace: admitted.namespace,
+    resource: admitted.resource,
+    labels: admitted.labels,
+    // As the webhook server does: companion hints travel with the kind and name of the object.
+    subject:
+      admitted.companions && admitted.kind && admitted.name
+        ? { kind: admitted.kind.kind, name: admitted.name, ...admitted.companions }
+        : undefined,
+  };
+}

@@ -1,0 +1,37 @@
+import type { ConstraintDraft } from '../../model/constraint';
+import type { KubernetesObject } from '../../model/kubernetes';
+import type { ConstraintIndex } from '../index/constraint-index';
+import { buildConstraintList } from '../views/constraint-list';
+import type { ConstraintLookup } from './manifest-check';
+
+// Answers `check` queries from an index in this process (the MCP server's live index, or the index
+// `forewarn check --manifests DIR` builds), exactly as `GET /api/v1/constraints` would.
+
+/**
+ * Companion checks for an object that is not in the index yet (MissingResource findings such as
+ * "references a ClusterIssuer that does not exist"). MissingResource constraints already in the
+ * index for the namespace need no hook: they come back from the index like every other constraint.
+ */
+export type FindMissingCompanions = (
+  object: KubernetesObject,
+  namespace: string,
+) => readonly ConstraintDraft[];
+
+export const NO_MISSING_COMPANIONS: FindMissingCompanions = () => [];
+
+export function indexLookup(
+  index: ConstraintIndex,
+  findMissingCompanions: FindMissingCompanions = NO_MISSING_COMPANIONS,
+): ConstraintLookup {
+  return async (query) =>
+    buildConstraintList(
+      index,
+      {
+        namespace: query.namespace,
+        resource: query.resource,
+        // The webhook leaves the selector filter off for an object without labels; so do we.
+        labels: Object.keys(query.labels).length > 0 ? query.labels : undefined,
+      },
+      findMissingCompanions(query.object, query.namespace),
+    ).constraints;
+}

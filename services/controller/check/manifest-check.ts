@@ -1,0 +1,167 @@
+import type { ListedConstraint, Severity } from '../../model/api';
+import type { ResourceTarget } from '../../model/constraint';
+import { groupOf, type KubernetesObject, type Labels } from '../../model/kubernetes';
+import { pluralOfKind } from '../../model/resources';
+import { buildWarnings, workloadLabels } from '../../webhook/admission';
+import { isClusterScoped, parseManifest, type ManifestProblem } from '../sources/manifest-parsing';
+
+// `check`: the admission warnings a manifest would get, without applying it. Shared by the MCP
+// `check` tool and `forewarn check` (offline against a manifests directory, or against a running
+// controller): each object is turned into the query the webhook would send (namespace,
+// `request.resource`, pod-template labels) and the answer into warnings with the webhook's own
+// functions, so the three can only differ in where the constraints come from.
+
+/** What the webhook intercepts (spec 4.4): everything else is never warned about at admission. */
+export const WEBHOOK_RESOURCES: readonly ResourceTarget[] = [
+  { group: '', resource: 'pods' },
+  { group: '', resource: 'services' },
+  { group: '', resource: 'configmaps' },
+  { group: 'apps', resource: 'deployments' },
+  { group: 'apps', resource: 'statefulsets' },
+  { group: 'apps', resource: 'daemonsets' },
+  { group: 'apps', resource: 'replicasets' },
+  { group: 'batch', resource: 'jobs' },
+  { group: 'batch', resource: 'cronjobs' },
+];
+
+/** The question the webhook asks the controller for one admitted object. */
+export interface AdmissionQuery {
+  namespace: string;
+  resource: ResourceTarget;
+  /** Pod-template labels (or the object's own); empty means "do not filter by selector", as the webhook does. */
+  labels: Labels;
+  /** The object itself, for companion checks (missing resources it references). */
+  object: KubernetesObject;
+}
+
+/** Where constraints come from: an in-process index, or a controller's `GET /api/v1/constraints`. */
+export type ConstraintLookup = (query: AdmissionQuery) => Promise<readonly ListedConstraint[]>;
+
+/** A constraint behind one of the warnings (Warning or Critical; Info never warns). */
+export type CheckFinding = Pick<
+  ListedConstraint,
+  'name' | 'constraintType' | 'severity' | 'effect' | 'summary' | 'remediationHint' | 'sourceKind'
+>;
+
+export interface CheckedObject {
+  kind: string;
+  apiVersion: string;
+  name: string;
+  /** null for cluster-scoped objects. */
+  namespace: string | null;
+  /** `request.resource` as the webhook sees it, e.g. `apps/deployments` or `pods`. */
+  resource: string;
+  /** Why the webhook would not see this object; absent when it was checked. */
+  skipped?: string;
+  /** Exactly the admission warnings, Critical first. */
+  warnings: string[];
+  findings: CheckFinding[];
+}
+
+export interface ManifestCheckReport {
+  file: string;
+  objects: CheckedObject[];
+  /** Documents that do not parse (file and line); their objects are not checked. */
+  problems: ManifestProblem[];
+  criticalCount: number;
+  warningCount: number;
+}
+
+export interface ManifestCheckOptions {
+  /** Namespace for objects that set none (`kubectl apply -n`); default `default`. */
+  namespace?: string;
+}
+
+function resourceText(resource: ResourceTarget): string {
+  return resource.group === '' ? resource.resource : `${resource.group}/${resource.resource}`;
+}
+
+function isInterceptedByWebhook(resource: ResourceTarget): boolean {
+  return WEBHOOK_RESOURCES.some(
+    (target) => target.group === resource.group && target.resource === resource.resource,
+  );
+}
+
+function skipReason(
+  object: KubernetesObject,
+  resource: ResourceTarget,
+  requestedNamespace: string | undefined,
+): string | undefined {
+  if (isClusterScoped(object.apiVersion, object.kind))
+    return 'cluster-scoped: the webhook only sees namespaced objects';
+  if (!isInterceptedByWebhook(resource))
+    return `the webhook is not registered for ${resourceText(resource)}, so it never warns about it`;
+  const namespace = object.metadata?.namespace;
+  if (requestedNamespace !== undefined && namespace !== requestedNamespace)
+    return `the manifest sets namespace ${namespace}, not ${requestedNamespace}; kubectl apply -n ${requestedNamespace} would refuse it`;
+  return undefined;
+}
+
+function severityOfWarning(warning: string): Severity | undefined {
+  if (warning.startsWith('[CRITICAL]')) return 'Critical';
+  if (warning.startsWith('[WARNING]')) return 'Warning';
+  return undefined;
+}
+
+async function checkObject(
+  object: KubernetesObject,
+  lookup: ConstraintLookup,
+  requestedNamespace: string | undefined,
+): Promise<CheckedObject> {
+  const kind = object.kind ?? '';
+  const apiVersion = object.apiVersion ?? '';
+  const group = groupOf(apiVersion);
+  const resource: ResourceTarget = { group, resource: pluralOfKind(kind) };
+  const skipped = skipReason(object, resource, requestedNamespace);
+  const checked: CheckedObject = {
+    kind,
+    apiVersion,
+    name: object.metadata?.name ?? '',
+    namespace: object.metadata?.namespace ?? null,
+    resource: resourceText(resource),
+    warnings: [],
+    findings: [],
+  };
+  if (skipped !== undefined) return { ...checked, skipped };
+  const constraints = await lookup({
+    namespace: object.metadata?.namespace ?? 'default',
+    resource,
+    labels: workloadLabels({ group, kind }, object),
+    object,
+  });
+  const warned = constraints.filter((constraint) => constraint.severity !== 'Info');
+  return {
+    ...checked,
+    warnings: buildWarnings(warned),
+    findings: warned.map((constraint) => ({
+      name: constraint.name,
+      constraintType: constraint.constraintType,
+      severity: constraint.severity,
+      effect: constraint.effect,
+      summary: constraint.summary,
+      remediationHint: constraint.remediationHint,
+      sourceKind: constraint.sourceKind,
+    })),
+  };
+}
+
+/** Parses a manifest (multi-document YAML or JSON) and checks each object; never applies anything. */
+export async function checkManifest(
+  file: string,
+  content: string,
+  lookup: ConstraintLookup,
+  options: ManifestCheckOptions = {},
+): Promise<ManifestCheckReport> {
+  const parsed = parseManifest(file, content, { defaultNamespace: options.namespace ?? 'default' });
+  const objects: CheckedObject[] = [];
+  // One at a time: against a controller this keeps the load of a large manifest to one request.
+  for (const object of parsed.objects) objects.push(await checkObject(object, lookup, options.namespace));
+  const severities = objects.flatMap((object) => object.warnings.map(severityOfWarning));
+  return {
+    file,
+    objects,
+    problems: parsed.problems,
+    criticalCount: severities.filter((severity) => severity === 'Critical').length,
+    warningCount: severities.filter((severity) => severity === 'Warning').length,
+  };
+}

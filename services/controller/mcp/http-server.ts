@@ -1,0 +1,214 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import express, { type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
+import type { Logger } from '../../logging/logger';
+
+// The MCP port (DESIGN.md 2, 5): the legacy SSE transport (GET /sse + POST /messages, what health
+// reports as `transport: "sse"`) and Streamable HTTP (/mcp, stateful sessions) side by side, so
+// older and newer agents both connect. Each session gets its own McpServer over the shared index.
+// Sessions are bounded in number and in idle time so a misbehaving client cannot pile them up.
+
+export type McpTransportKind = 'sse' | 'streamable-http';
+
+export interface McpHttpServerOptions {
+  createServer: () => McpServer;
+  logger: Logger;
+  /** Concurrent sessions over both transports; more get 503. */
+  maxSessions?: number;
+  /** Streamable HTTP sessions without a request for this long are closed (clients may never DELETE). */
+  sessionIdleMs?: number;
+  /** Comment frames on SSE streams so proxies and `kubectl port-forward` keep them open. */
+  sseKeepAliveMs?: number;
+}
+
+interface Session {
+  kind: McpTransportKind;
+  transport: SSEServerTransport | StreamableHTTPServerTransport;
+  server: McpServer;
+  lastActivity: number;
+}
+
+const BODY_LIMIT = '2mb';
+const SESSION_HEADER = 'mcp-session-id';
+
+function jsonRpcError(response: Response, status: number, message: string, code = -32000): void {
+  if (response.headersSent) return;
+  response.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+/**
+ * Browsers send an Origin; agents do not. A page on another site reaching a port-forwarded
+ * localhost:8090 (DNS rebinding) carries its own origin and is refused; local tools are allowed.
+ */
+export function isAllowedOrigin(origin: string | undefined): boolean {
+  if (origin === undefined) return true;
+  try {
+    const host = new URL(origin).hostname;
+    return host === 'localhost' || host === '127.0.0.1' || host === '[::1]';
+  } catch {
+    return false;
+  }
+}
+
+export class McpHttpServer {
+  private readonly sessions = new Map<string, Session>();
+  private readonly httpServer: Server;
+  private sweeper?: NodeJS.Timeout;
+  private readonly maxSessions: number;
+  private readonly sessionIdleMs: number;
+
+  constructor(private readonly options: McpHttpServerOptions) {
+    this.maxSessions = options.maxSessions ?? 100;
+    this.sessionIdleMs = options.sessionIdleMs ?? 30 * 60_000;
+    this.httpServer = createServer(this.createApp());
+  }
+
+  /** Sessions open right now, by transport (for metrics). */
+  sessionCounts(): Record<McpTransportKind, number> {
+    const counts: Record<McpTransportKind, number> = { sse: 0, 'streamable-http': 0 };
+    for (const session of this.sessions.values()) counts[session.kind]++;
+    return counts;
+  }
+
+  async listen(port: number, address: string): Promise<number> {
+    await new Promise<void>((resolve, reject) => {
+      this.httpServer.once('error', reject);
+      this.httpServer.listen(port, address, () => {
+        this.httpServer.off('error', reject);
+        resolve();
+      });
+    });
+    this.sweeper = setInterval(() => this.closeIdleSessions(), Math.min(this.sessionIdleMs, 60_000));
+    this.sweeper.unref();
+    const bound = this.httpServer.address();
+    return typeof bound === 'object' && bound ? bound.port : port;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    await Promise.allSettled([...this.sessions.values()].map((session) => session.transport.close()));
+    this.sessions.clear();
+    if (!this.httpServer.listening) return;
+    const closed = new Promise<void>((resolve) => this.httpServer.close(() => resolve()));
+    // SSE streams never end by themselves.
+    this.httpServer.closeAllConnections();
+    await closed;
+  }
+
+  private closeIdleSessions(): void {
+    const now = Date.now();
+    for (const [id, session] of this.sessions)
+      if (session.kind === 'streamable-http' && now - session.lastActivity > this.sessionIdleMs) {
+        this.options.logger.info({ session: id }, 'closing idle MCP session');
+        void session.transport.close();
+      }
+  }
+
+  private hasRoom(response: Response): boolean {
+    if (this.sessions.size < this.maxSessions) return true;
+    jsonRpcError(response, 503, `too many MCP sessions (${this.maxSessions}); close unused ones and retry`);
+    return false;
+  }
+
+  private register(id: string, session: Session): void {
+    this.sessions.set(id, session);
+    this.options.logger.debug({ session: id, transport: session.kind }, 'MCP session opened');
+  }
+
+  private forget(id: string): void {
+    const session = this.sessions.get(id);
+    if (!session) return;
+    this.sessions.delete(id);
+    void session.server.close().catch(() => undefined);
+    this.options.logger.debug({ session: id, transport: session.kind }, 'MCP session closed');
+  }
+
+  private openSseSession: RequestHandler = async (_request, response) => {
+    if (!this.hasRoom(response)) return;
+    const transport = new SSEServerTransport('/messages', response);
+    const server = this.options.createServer();
+    transport.onclose = () => this.forget(transport.sessionId);
+    this.register(transport.sessionId, { kind: 'sse', transport, server, lastActivity: Date.now() });
+    await server.connect(transport);
+    keepAlive(response, this.options.sseKeepAliveMs ?? 15_000);
+  };
+
+  private postSseMessage: RequestHandler = async (request, response) => {
+    const id = typeof request.query.sessionId === 'string' ? request.query.sessionId : '';
+    const session = this.sessions.get(id);
+    if (!session || !(session.transport instanceof SSEServerTransport))
+      return jsonRpcError(response, 404, 'unknown or closed SSE session; open a new one with GET /sse');
+    session.lastActivity = Date.now();
+    await session.transport.handlePostMessage(request, response, request.body);
+  };
+
+  private handleStreamableHttp: RequestHandler = async (request, response) => {
+    const id = request.get(SESSION_HEADER);
+    if (id !== undefined) {
+      const session = this.sessions.get(id);
+      if (!session || !(session.transport instanceof StreamableHTTPServerTransport))
+        return jsonRpcError(response, 404, 'unknown or expired MCP session; initialize a new one', -32001);
+      session.lastActivity = Date.now();
+      return session.transport.handleRequest(request, response, request.body);
+    }
+    if (request.method !== 'POST' || !isInitializeRequest(request.body))
+      return jsonRpcError(
+        response,
+        400,
+        `missing ${SESSION_HEADER} header; start with an initialize request`,
+      );
+    if (!this.hasRoom(response)) return;
+    const server = this.options.createServer();
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (sessionId: string): void =>
+        this.register(sessionId, { kind: 'streamable-http', transport, server, lastActivity: Date.now() }),
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) this.forget(transport.sessionId);
+    };
+    await server.connect(transport);
+    await transport.handleRequest(request, response, request.body);
+  };
+
+  private createApp(): express.Express {
+    const app = express();
+    app.disable('x-powered-by');
+    app.use((request, response, next) => {
+      if (isAllowedOrigin(request.get('origin'))) return next();
+      jsonRpcError(response, 403, 'cross-origin requests are not allowed on the MCP port');
+    });
+    const json = express.json({ limit: BODY_LIMIT });
+    app.get('/sse', this.openSseSession);
+    app.post('/messages', json, this.postSseMessage);
+    app.post('/mcp', json, this.handleStreamableHttp);
+    app.get('/mcp', this.handleStreamableHttp);
+    app.delete('/mcp', this.handleStreamableHttp);
+    app.use((request, response) =>
+      jsonRpcError(response, 404, `no MCP endpoint ${request.method} ${request.path}; use /mcp or /sse`),
+    );
+    const handleError: ErrorRequestHandler = (failure: unknown, _request, response, _next) => {
+      const status =
+        typeof failure === 'object' && failure !== null && 'status' in failure ? Number(failure.status) : 500;
+      if (status >= 400 && status < 500)
+        return jsonRpcError(response, status, 'the request body could not be read as JSON', -32700);
+      this.options.logger.error({ err: failure }, 'MCP request failed; this is a bug, please report it');
+      jsonRpcError(response, 500, 'internal error; see the controller log', -32603);
+    };
+    app.use(handleError);
+    return app;
+  }
+}
+
+function keepAlive(response: ServerResponse, intervalMs: number): void {
+  if (intervalMs <= 0) return;
+  const timer = setInterval(() => {
+    if (!response.writableEnded) response.write(': keep-alive\n\n');
+  }, intervalMs);
+  timer.unref();
+  response.once('close', () => clearInterval(timer));
+}

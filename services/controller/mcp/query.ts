@@ -1,0 +1,63 @@
+import type { ConstraintType, DetailLevel, ReportEntry, Severity } from '../../model/api';
+import type { Labels } from '../../model/kubernetes';
+import { matchesLabelSelector } from '../../model/label-selector';
+import { renderText, type Viewer } from '../../model/text';
+import type { ConstraintIndex } from '../index/constraint-index';
+import { buildReportEntry, sortedForViewer } from '../views/report';
+
+// The `query` tool: the report of a namespace narrowed to what one workload (by its pod labels),
+// one constraint type or one severity meets. Entries are report entries (same rendering, same
+// privacy, same order) plus the one-line summary, which agents need to explain a constraint.
+
+export interface ConstraintQueryInput {
+  namespace: string;
+  /** Pod labels of a workload: only constraints whose selector matches them (or that select all pods). */
+  labels?: Labels;
+  type?: ConstraintType;
+  severity?: Severity;
+}
+
+export interface QueryEntry extends ReportEntry {
+  summary: string;
+}
+
+export interface QueryResult {
+  namespace: string;
+  detailLevel: DetailLevel;
+  filters: Omit<ConstraintQueryInput, 'namespace'>;
+  matchCount: number;
+  constraints: QueryEntry[];
+}
+
+export function queryConstraints(
+  index: ConstraintIndex,
+  input: ConstraintQueryInput,
+  level: DetailLevel,
+): QueryResult {
+  const viewer: Viewer = { level, namespace: input.namespace };
+  const matching = index
+    .constraintsForNamespace(input.namespace)
+    .filter((constraint) => input.type === undefined || constraint.type === input.type)
+    .filter((constraint) => input.severity === undefined || constraint.severity === input.severity)
+    .filter(
+      (constraint) =>
+        input.labels === undefined ||
+        constraint.workloadSelector === undefined ||
+        matchesLabelSelector(constraint.workloadSelector, input.labels),
+    );
+  const constraints = sortedForViewer(matching, viewer).map(({ constraint, name }) => ({
+    ...buildReportEntry(constraint, name, viewer),
+    summary: renderText(constraint.summary, viewer),
+  }));
+  const filters: QueryResult['filters'] = {};
+  if (input.labels !== undefined) filters.labels = input.labels;
+  if (input.type !== undefined) filters.type = input.type;
+  if (input.severity !== undefined) filters.severity = input.severity;
+  return {
+    namespace: input.namespace,
+    detailLevel: level,
+    filters,
+    matchCount: constraints.length,
+    constraints,
+  };
+}

@@ -1,0 +1,121 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { CONSTRAINT_TYPES, SEVERITIES } from '../../model/api';
+import type { ResourceDependencies } from '../http/resource-requests';
+import { checkManifest } from '../check/manifest-check';
+import { indexLookup, NO_MISSING_COMPANIONS, type FindMissingCompanions } from '../check/index-lookup';
+import { MAX_MESSAGE_LENGTH } from './explain-facts';
+import { explainMessage } from './explain';
+import { queryConstraints } from './query';
+
+// The three MCP tools. Input schemas are zod (the SDK publishes them as JSON Schema); the work is
+// done by pure functions (query.ts, explain.ts, check/manifest-check.ts). `query` and `explain`
+// render at the controller's detail level like the resources; `check` answers exactly what the
+// webhook would show at admission (unredacted warnings for the manifest's own namespace), because
+// that is what the developer will see when applying it.
+
+export interface ToolDependencies extends ResourceDependencies {
+  /** Companion checks for objects of a checked manifest; none until the missing-resource rules are wired. */
+  findMissingCompanions?: FindMissingCompanions;
+}
+
+export const MAX_MANIFEST_BYTES = 1024 * 1024;
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+const namespaceSchema = z
+  .string()
+  .max(63)
+  .regex(DNS1123_LABEL, 'must be a Kubernetes namespace name (DNS-1123 label)')
+  .describe('Kubernetes namespace, e.g. "shop"');
+
+function jsonResult(value: unknown): CallToolResult {
+  return { content: [{ type: 'text', text: JSON.stringify(value, null, 2) }] };
+}
+
+function notSynced(): CallToolResult {
+  return {
+    isError: true,
+    content: [
+      { type: 'text', text: 'the index has not completed its first sync yet; retry in a few seconds' },
+    ],
+  };
+}
+
+const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+
+export function registerTools(server: McpServer, dependencies: ToolDependencies): void {
+  const synced = () => dependencies.runtimeState().source.synced;
+
+  server.registerTool(
+    'query',
+    {
+      title: 'Query the constraints of a namespace',
+      description:
+        'Constraints that apply to a namespace, optionally only those that select a workload with the given pod labels, of one type, or of one severity. Returns report entries with a one-line summary each.',
+      inputSchema: {
+        namespace: namespaceSchema,
+        labels: z
+          .record(z.string().max(317), z.string().max(63))
+          .optional()
+          .describe(
+            'Pod labels of the workload, e.g. {"app": "api"}; constraints selecting other pods are left out',
+          ),
+        type: z.enum(CONSTRAINT_TYPES).optional().describe('Only this constraint type'),
+        severity: z.enum(SEVERITIES).optional().describe('Only this severity'),
+      },
+      annotations: READ_ONLY,
+    },
+    (input) => {
+      if (!synced()) return notSynced();
+      return jsonResult(queryConstraints(dependencies.index, input, dependencies.configuredDetailLevel));
+    },
+  );
+
+  server.registerTool(
+    'explain',
+    {
+      title: 'Explain an error message',
+      description:
+        'Given an error a developer saw (e.g. "dial tcp 10.0.0.5:5432: i/o timeout", "exceeded quota: compute", "admission webhook ... denied the request") and the namespace it happened in, returns the constraints that most likely caused it, ranked, each with the reasons; or says that the cause is outside Forewarn (RBAC) or that it cannot tell.',
+      inputSchema: {
+        message: z.string().min(1).max(MAX_MESSAGE_LENGTH).describe('The error message, as printed'),
+        namespace: namespaceSchema,
+      },
+      annotations: READ_ONLY,
+    },
+    ({ message, namespace }) => {
+      if (!synced()) return notSynced();
+      return jsonResult(
+        explainMessage(dependencies.index.constraintsForNamespace(namespace), message, {
+          level: dependencies.configuredDetailLevel,
+          namespace,
+        }),
+      );
+    },
+  );
+
+  server.registerTool(
+    'check',
+    {
+      title: 'Check a manifest before applying it',
+      description:
+        "The admission warnings each object of a manifest (YAML or JSON, several documents allowed) would get from the Forewarn webhook, plus missing companion resources, without applying anything. Warnings are exactly what kubectl would print at apply time for the manifest's namespace.",
+      inputSchema: {
+        manifest: z.string().min(1).max(MAX_MANIFEST_BYTES).describe('Manifest text (YAML or JSON)'),
+        namespace: namespaceSchema
+          .optional()
+          .describe('Namespace for objects that set none, as kubectl apply -n; default "default"'),
+      },
+      annotations: READ_ONLY,
+    },
+    async ({ manifest, namespace }) => {
+      if (!synced()) return notSynced();
+      const lookup = indexLookup(
+        dependencies.index,
+        dependencies.findMissingCompanions ?? NO_MISSING_COMPANIONS,
+      );
+      return jsonResult(await checkManifest('manifest', manifest, lookup, { namespace }));
+    },
+  );
+}

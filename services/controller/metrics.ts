@@ -1,0 +1,188 @@
+import type { RequestHandler } from 'express';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { ADAPTER_NAMES, CONSTRAINT_TYPES, SEVERITIES, type HealthStatus } from '../model/api';
+import type { ConstraintIndex } from './index/constraint-index';
+import type { WatchObserver } from './sources/cluster/reflector';
+import { healthStatusOf, type RuntimeState } from './views/health';
+
+// Prometheus metrics of the controller (`GET /metrics`, DESIGN.md 2; every metric is described in
+// docs/metrics.md). Index, health and parse-error figures are read at scrape time from the same
+// state the JSON resources use, so the two never disagree; only events (requests, watch failures
+// and restarts) are accumulated. A registry per controller keeps tests and restarts independent.
+
+export interface ControllerMetrics {
+  /** Serves the text exposition format. */
+  handler: RequestHandler;
+  /** Counts every HTTP response; mounted before the routes. */
+  requestObserver: RequestHandler;
+  /** Counts watch failures and restarts of the cluster source, per adapter. */
+  watchObserver: WatchObserver;
+  registry: Registry;
+}
+
+export interface ControllerMetricsOptions {
+  /** Default process metrics (CPU, memory, event loop, file descriptors); on unless false. */
+  processMetrics?: boolean;
+  /** Open MCP sessions by transport; undefined while the MCP server is off. */
+  mcpSessions?: () => Record<string, number> | undefined;
+}
+
+const HEALTH_STATUSES: readonly HealthStatus[] = ['healthy', 'degraded', 'unhealthy'];
+
+function registerIndexMetrics(registry: Registry, index: ConstraintIndex): void {
+  new Gauge({
+    name: 'forewarn_constraints',
+    help: 'Constraints in the index, by constraint type and severity (each counted once)',
+    labelNames: ['type', 'severity'],
+    registers: [registry],
+    collect() {
+      // Every combination is exported, zeros included, so an alert can tell 0 from "no data".
+      const counts = new Map<string, number>();
+      for (const constraint of index.allConstraints()) {
+        const key = `${constraint.type}/${constraint.severity}`;
+        counts.set(key, (counts.get(key) ?? 0) + 1);
+      }
+      for (const type of CONSTRAINT_TYPES)
+        for (const severity of SEVERITIES)
+          this.set({ type, severity }, counts.get(`${type}/${severity}`) ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'forewarn_namespaces_with_constraints',
+    help: 'Namespaces to which at least one constraint applies',
+    registers: [registry],
+    collect() {
+      this.set(index.namespacesWithConstraints().length);
+    },
+  });
+}
+
+function registerHealthMetrics(registry: Registry, runtimeState: () => RuntimeState): void {
+  new Gauge({
+    name: 'forewarn_source_synced',
+    help: '1 once the source completed its first sync (readiness), else 0',
+    registers: [registry],
+    collect() {
+      this.set(runtimeState().source.synced ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'forewarn_health_status',
+    help: 'Health status of the controller: 1 for the current status, 0 for the others',
+    labelNames: ['status'],
+    registers: [registry],
+    collect() {
+      const current = healthStatusOf(runtimeState());
+      for (const status of HEALTH_STATUSES) this.set({ status }, status === current ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'forewarn_health_problems',
+    help: 'Current problems listed in /resources/health (broken files, unreadable objects, failing watches)',
+    registers: [registry],
+    collect() {
+      const state = runtimeState();
+      this.set(state.source.problems.length + state.parseErrors.failingObjects().length);
+    },
+  });
+  new Counter({
+    name: 'forewarn_parse_errors_total',
+    help: 'Objects an adapter could not read, since the controller started, by adapter',
+    labelNames: ['adapter'],
+    registers: [registry],
+    collect() {
+      // The ParseErrorCounter is the source of truth (health's error_count); mirror it exactly.
+      const state = runtimeState();
+      this.reset();
+      for (const adapter of ADAPTER_NAMES)
+        if (state.source.adapters[adapter]) this.inc({ adapter }, state.parseErrors.totalFor(adapter));
+    },
+  });
+  new Gauge({
+    name: 'forewarn_last_scan_timestamp_seconds',
+    help: 'When the last discovery / file scan completed (Unix time); 0 before the first',
+    registers: [registry],
+    collect() {
+      const lastScan = runtimeState().source.lastScan;
+      this.set(lastScan ? lastScan.getTime() / 1000 : 0);
+    },
+  });
+}
+
+function registerWatchMetrics(registry: Registry): WatchObserver {
+  const failures = new Counter({
+    name: 'forewarn_watch_errors_total',
+    help: 'Failed lists and watches of the cluster source (each retried with backoff), by adapter',
+    labelNames: ['adapter'],
+    registers: [registry],
+  });
+  const restarts = new Counter({
+    name: 'forewarn_watch_restarts_total',
+    help: 'Lists and watches started again, by adapter and cause (failure, expired = 410 relist, closed = server ended the watch)',
+    labelNames: ['adapter', 'cause'],
+    registers: [registry],
+  });
+  for (const adapter of ADAPTER_NAMES) failures.inc({ adapter }, 0);
+  return {
+    onWatchFailure: (target) => failures.inc({ adapter: target.owner }),
+    onWatchRestart: (target, cause) => restarts.inc({ adapter: target.owner, cause }),
+  };
+}
+
+function registerMcpMetrics(registry: Registry, sessions: () => Record<string, number> | undefined): void {
+  new Gauge({
+    name: 'forewarn_mcp_sessions',
+    help: 'Open MCP (agent protocol) sessions, by transport',
+    labelNames: ['transport'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [transport, count] of Object.entries(sessions() ?? {})) this.set({ transport }, count);
+    },
+  });
+}
+
+export function createControllerMetrics(
+  index: ConstraintIndex,
+  runtimeState: () => RuntimeState,
+  options: ControllerMetricsOptions = {},
+): ControllerMetrics {
+  const registry = new Registry();
+  if (options.processMetrics !== false) collectDefaultMetrics({ register: registry });
+  registerIndexMetrics(registry, index);
+  registerHealthMetrics(registry, runtimeState);
+  const watchObserver = registerWatchMetrics(registry);
+  if (options.mcpSessions) registerMcpMetrics(registry, options.mcpSessions);
+
+  const requests = new Counter({
+    name: 'forewarn_http_requests_total',
+    help: 'HTTP responses sent, by route template, method and status code',
+    labelNames: ['route', 'method', 'status'],
+    registers: [registry],
+  });
+  const durations = new Histogram({
+    name: 'forewarn_http_request_duration_seconds',
+    help: 'Time to answer HTTP requests, by route template',
+    labelNames: ['route'],
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 3],
+    registers: [registry],
+  });
+
+  const requestObserver: RequestHandler = (request, response, next) => {
+    const stopTimer = durations.startTimer();
+    response.once('finish', () => {
+      // The route template, never the raw path: namespaces and names would explode the label set.
+      const routePath: unknown = (request.route as { path?: unknown } | undefined)?.path;
+      const route = typeof routePath === 'string' ? routePath : 'unmatched';
+      requests.inc({ route, method: request.method, status: String(response.statusCode) });
+      stopTimer({ route });
+    });
+    next();
+  };
+
+  const handler: RequestHandler = async (_request, response) => {
+    response.set('Content-Type', registry.contentType).send(await registry.metrics());
+  };
+
+  return { handler, requestObserver, watchObserver, registry };
+}
