@@ -50,15 +50,18 @@ export async function loadOfflineCluster(directory: string): Promise<OfflineClus
   } catch (error) {
     throw usageError((error as Error).message);
   } finally {
-    // Only its inventory is used (synchronously); no background evaluation in a one-shot command.
+    // No background evaluation in a one-shot command: evaluate once, synchronously, below.
     companions.stop();
   }
+  // Workloads already in DIR get their MissingResource findings too (debounce 0: no timer needed).
+  companions.evaluate();
   const status = source.status();
   await source.stop();
   return {
     index,
     add: (objects) => {
       for (const object of objects) ingestor.upsert(object);
+      companions.evaluate();
     },
     findMissingCompanions: (object, namespace) => prospectiveFindingsForObject(companions, object, namespace),
     problems: [

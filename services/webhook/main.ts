@@ -4,6 +4,7 @@ import { ManagedCertificateFiles } from './certs/managed';
 import { SelfSignedCertificates } from './certs/self-signed-mode';
 import { createControllerClient } from './controller-client';
 import { FlagError, parseWebhookFlags, type WebhookConfig } from './flags';
+import { createWebhookMetrics } from './metrics';
 import { createWebhookApp, WebhookHttpsServer } from './server';
 
 // Process entry of the webhook (`node dist/services/webhook/main.js`, image path /webhook): wires
@@ -73,7 +74,14 @@ export async function main(args: readonly string[], env: NodeJS.ProcessEnv): Pro
     (request, response) => app(request, response),
     logger,
   );
-  const app = createWebhookApp({ constraints: controller, logger, isReady: () => server.hasCertificate() });
+  const metrics = createWebhookMetrics();
+  server.onCertificateChange((notAfter) => metrics.setCertificateExpiry(notAfter));
+  const app = createWebhookApp({
+    constraints: controller,
+    logger,
+    isReady: () => server.hasCertificate(),
+    metrics,
+  });
   const port = await server.listen(config.listen);
   logger.info(
     {

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { X509Certificate } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
@@ -15,6 +16,7 @@ import {
 import type { ConstraintSource } from './controller-client';
 import { pairIdentity, type ServingPair } from './certs/certificate-check';
 import { readRequestBody } from './request-body';
+import { admissionOutcome, type AdmissionFacts, type WebhookMetrics } from './metrics';
 
 // The webhook's HTTP edge (spec 4.3). Rule B-1 is enforced here structurally: the admission handler
 // is the fallback for every request that is not a probe, it has no branch that sets `allowed`
@@ -28,6 +30,8 @@ export interface WebhookAppOptions {
   isReady: () => boolean;
   /** Reviews larger than this are answered without warnings. */
   maxReviewBytes?: number;
+  /** Prometheus metrics; `GET /metrics` is served when set. */
+  metrics?: WebhookMetrics;
 }
 
 // An UPDATE review carries the object twice (object and oldObject) and etcd accepts objects up to
@@ -74,6 +78,9 @@ export function createWebhookApp(options: WebhookAppOptions): Express {
     else response.status(503).json({ status: 'not ready', reason: 'no serving certificate loaded yet' });
   });
 
+  const metrics = options.metrics;
+  if (metrics) app.get('/metrics', metrics.handler);
+
   // Every other method and path is an admission request: a registration pointing at `/` or
   // `/validate/` still gets warnings, and nothing answers 404 to the API server.
   app.use(async (request: Request, response: Response) => {
@@ -81,6 +88,11 @@ export function createWebhookApp(options: WebhookAppOptions): Express {
     // What the catch below can still echo, as far as the request got.
     let uid = '';
     let reviewApiVersion = ADMISSION_V1;
+    const answer = (facts: AdmissionFacts, warnings: string[] = []) => {
+      metrics?.observeAdmission(admissionOutcome(facts), (performance.now() - started) / 1000);
+      metrics?.countWarnings(warnings);
+      sendAllowed(response, uid, warnings, reviewApiVersion);
+    };
     try {
       const body = await readRequestBody(request, maxReviewBytes);
       if (body.kind === 'oversized') {
@@ -89,7 +101,7 @@ export function createWebhookApp(options: WebhookAppOptions): Express {
           { event: 'review_too_large', uid, bytes: body.receivedBytes, limitBytes: maxReviewBytes },
           'admission review larger than the limit; allowed without warnings. Raise the limit if objects this large are expected',
         );
-        sendAllowed(response, uid);
+        answer({ reviewParsed: false, warnings: 0 });
         return;
       }
       const parsed = parseAdmissionReviewText(body.text);
@@ -105,12 +117,14 @@ export function createWebhookApp(options: WebhookAppOptions): Express {
           },
           'admission request is not a usable AdmissionReview; allowed without warnings. Check the webhook registration (admissionReviewVersions v1, path /validate)',
         );
-        sendAllowed(response, uid, [], parsed.reviewApiVersion);
+        reviewApiVersion = parsed.reviewApiVersion;
+        answer({ reviewParsed: false, warnings: 0 });
         return;
       }
       const review = parsed.request;
       uid = review.uid;
       reviewApiVersion = review.reviewApiVersion;
+      const queryStarted = performance.now();
       const result = await constraints.query({
         namespace: review.namespace,
         resource: review.resource,
@@ -120,6 +134,10 @@ export function createWebhookApp(options: WebhookAppOptions): Express {
             ? { kind: review.kind.kind, name: review.name, ...review.companions }
             : undefined,
       });
+      metrics?.observeControllerQuery(
+        result.ok ? 'ok' : result.reason,
+        (performance.now() - queryStarted) / 1000,
+      );
       if (!result.ok) {
         logger.warn(
           {
@@ -130,7 +148,7 @@ export function createWebhookApp(options: WebhookAppOptions): Express {
           },
           'constraint query to the controller failed; request allowed without warnings. Check that the controller is running and that GET <controller-url>/api/v1/health answers from the webhook pod',
         );
-        sendAllowed(response, uid, [], review.reviewApiVersion);
+        answer({ reviewParsed: true, query: result.reason, warnings: 0 });
         return;
       }
       if (result.skippedEntries > 0) {
@@ -151,13 +169,13 @@ export function createWebhookApp(options: WebhookAppOptions): Express {
         },
         'admission reviewed',
       );
-      sendAllowed(response, uid, warnings, review.reviewApiVersion);
+      answer({ reviewParsed: true, query: 'ok', warnings: warnings.length }, warnings);
     } catch (error) {
       logger.warn(
         { event: 'admission_failed', uid, error: (error as Error).message },
         'unexpected error while reviewing an admission request; allowed without warnings. Please report this with the log line',
       );
-      sendAllowed(response, uid, [], reviewApiVersion);
+      answer({ reviewParsed: false, warnings: 0 });
     }
   });
 
@@ -186,6 +204,7 @@ export const DEFAULT_DRAIN_MS = 8_000;
 export class WebhookHttpsServer {
   private readonly server: Server;
   private servedIdentity: string | null = null;
+  private readonly certificateListeners: Array<(notAfter: Date) => void> = [];
   private closing = false;
 
   constructor(
@@ -216,6 +235,13 @@ export class WebhookHttpsServer {
     createSecureContext({ cert: pair.certPem, key: pair.keyPem });
     this.server.setSecureContext({ cert: pair.certPem, key: pair.keyPem, minVersion: 'TLSv1.2' });
     this.servedIdentity = pairIdentity(pair);
+    const notAfter = new Date(new X509Certificate(pair.certPem).validTo);
+    for (const listener of this.certificateListeners) listener(notAfter);
+  }
+
+  /** Told the expiry of every certificate put in service (the expiry metric). */
+  onCertificateChange(listener: (notAfter: Date) => void): void {
+    this.certificateListeners.push(listener);
   }
 
   hasCertificate(): boolean {

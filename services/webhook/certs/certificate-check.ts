@@ -1,5 +1,6 @@
 import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
 import { isIP } from 'node:net';
+import forge from 'node-forge';
 import type { CertificateBundle } from './self-signed';
 
 // Decides whether certificate material can be served, reused or must be replaced. Pure functions
@@ -108,6 +109,9 @@ export function checkBundle(bundle: CertificateBundle, expectation: BundleExpect
   );
   if (!issuer) return { status: 'invalid', reason: 'tls.crt is not signed by a CA in ca.crt' };
 
+  const encodingProblem = nameEncodingProblem(pair.leaf.toString()) ?? nameEncodingProblem(issuer.toString());
+  if (encodingProblem) return { status: 'invalid', reason: encodingProblem };
+
   const notAfter = new Date(Math.min(pair.notAfter.getTime(), new Date(issuer.validTo).getTime()));
   if (notAfter.getTime() <= expectation.now.getTime()) {
     return { status: 'invalid', reason: `issuing CA expired at ${notAfter.toISOString()}` };
@@ -127,6 +131,33 @@ export function checkBundle(bundle: CertificateBundle, expectation: BundleExpect
     };
   }
   return { status: 'valid', notAfter };
+}
+
+const PRINTABLE_STRING_TAG = 19;
+const PRINTABLE_STRING_CHARACTERS = /^[A-Za-z0-9 '()+,\-./:=?]*$/;
+
+/**
+ * A name attribute encoded as PrintableString with characters PrintableString forbids. OpenSSL and
+ * Node accept such certificates, Go does not: kube-apiserver would refuse to call the webhook.
+ * (Certificates from Forewarn versions before the fix have such a CA name; they are replaced.)
+ */
+export function nameEncodingProblem(pem: string): string | undefined {
+  let certificate: forge.pki.Certificate;
+  try {
+    certificate = forge.pki.certificateFromPem(pem);
+  } catch {
+    return undefined; // not RSA or not parsable by forge: Node's checks above decide
+  }
+  for (const attribute of [...certificate.subject.attributes, ...certificate.issuer.attributes]) {
+    const tag = attribute.valueTagClass as unknown as number;
+    if (
+      tag === PRINTABLE_STRING_TAG &&
+      typeof attribute.value === 'string' &&
+      !PRINTABLE_STRING_CHARACTERS.test(attribute.value)
+    )
+      return `certificate name ${attribute.name ?? attribute.type}="${attribute.value}" is not a valid PrintableString; strict TLS clients (kube-apiserver) reject it`;
+  }
+  return undefined;
 }
 
 /**

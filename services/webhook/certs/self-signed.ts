@@ -93,6 +93,8 @@ function unixLineEndings(pem: string): string {
   return pem.replace(/\r\n/g, '\n');
 }
 
+const UTF8_STRING = forge.asn1.Type.UTF8 as unknown as forge.asn1.Class;
+
 /** Generates a CA and a server certificate for the webhook Service; the CA key is not kept. */
 export async function generateSelfSignedBundle(request: SelfSignedRequest): Promise<CertificateBundle> {
   const validityDays = request.validityDays ?? DEFAULT_VALIDITY_DAYS;
@@ -107,9 +109,15 @@ export async function generateSelfSignedBundle(request: SelfSignedRequest): Prom
   // A unique CA name per generation (as kube-apiserver's own self-signed CAs do, `<name>-ca@<unix>`):
   // during a rotation the old and the new CA are trusted side by side, and TLS libraries pick the
   // issuer by name first.
+  // UTF8String, not forge's default PrintableString: `@` is not a PrintableString character, and
+  // Go's strict parser (kube-apiserver calling the webhook) rejects the whole certificate.
   const caAttributes = [
-    { name: 'commonName', value: `${request.serviceName}-ca@${Math.floor(request.now.getTime() / 1000)}` },
-    { name: 'organizationName', value: 'forewarn' },
+    {
+      name: 'commonName',
+      value: `${request.serviceName}-ca@${Math.floor(request.now.getTime() / 1000)}`,
+      valueTagClass: UTF8_STRING,
+    },
+    { name: 'organizationName', value: 'forewarn', valueTagClass: UTF8_STRING },
   ];
   ca.setSubject(caAttributes);
   ca.setIssuer(caAttributes);
@@ -125,8 +133,12 @@ export async function generateSelfSignedBundle(request: SelfSignedRequest): Prom
   server.serialNumber = randomSerialNumber();
   setValidity(server, request.now, validityDays);
   server.setSubject([
-    { name: 'commonName', value: `${request.serviceName}.${request.namespace}.svc` },
-    { name: 'organizationName', value: 'forewarn' },
+    {
+      name: 'commonName',
+      value: `${request.serviceName}.${request.namespace}.svc`,
+      valueTagClass: UTF8_STRING,
+    },
+    { name: 'organizationName', value: 'forewarn', valueTagClass: UTF8_STRING },
   ]);
   server.setIssuer(caAttributes);
   server.setExtensions([

@@ -109,6 +109,47 @@ describe('checkServingPair', () => {
   });
 });
 
+/** Re-signs the bundle's CA and leaf with forge's default (PrintableString) name encoding. */
+function withPrintableStringNames(source: CertificateBundle, caKeyPem: string): CertificateBundle {
+  const caKey = forge.pki.privateKeyFromPem(caKeyPem);
+  const ca = forge.pki.certificateFromPem(source.caPem);
+  const name = [{ name: 'commonName', value: 'forewarn-webhook-ca@1700000000' }];
+  ca.publicKey = forge.pki.setRsaPublicKey(caKey.n, caKey.e);
+  ca.setSubject(name);
+  ca.setIssuer(name);
+  ca.sign(caKey, forge.md.sha256.create());
+  const leaf = forge.pki.certificateFromPem(source.certPem);
+  leaf.setIssuer(name);
+  leaf.sign(caKey, forge.md.sha256.create());
+  return {
+    caPem: forge.pki.certificateToPem(ca),
+    certPem: forge.pki.certificateToPem(leaf),
+    keyPem: source.keyPem,
+  };
+}
+
+describe('certificate name encoding', () => {
+  it('encodes every name as UTF8String, which Go (kube-apiserver) accepts with any character', () => {
+    for (const pem of [bundle.caPem, bundle.certPem]) {
+      const certificate = forge.pki.certificateFromPem(pem);
+      for (const attribute of [...certificate.subject.attributes, ...certificate.issuer.attributes])
+        expect({ name: attribute.name, tag: attribute.valueTagClass }).toEqual({
+          name: attribute.name,
+          tag: forge.asn1.Type.UTF8,
+        });
+    }
+  });
+
+  it('replaces a stored bundle whose CA name is an invalid PrintableString (written by older versions)', () => {
+    const caKey = forge.pki.rsa.generateKeyPair({ bits: 1024, e: 0x10001 });
+    const legacy = withPrintableStringNames(bundle, forge.pki.privateKeyToPem(caKey.privateKey));
+    expect(checkBundle(legacy, expectation(NOW))).toMatchObject({
+      status: 'invalid',
+      reason: expect.stringContaining('not a valid PrintableString'),
+    });
+  });
+});
+
 describe('checkBundle', () => {
   it('keeps a bundle with more than 30 days left', () => {
     expect(checkBundle(bundle, expectation(new Date(NOW.getTime() + 334 * DAY)))).toEqual({
