@@ -65,6 +65,13 @@ export const WORKLOAD_RESOURCES: readonly ResourceTarget[] = [
   { group: 'batch', resource: 'cronjobs' },
 ];
 
+/** Everything the webhook is registered for (spec 4.4): workloads, Services and ConfigMaps. */
+export const WEBHOOK_RESOURCES: readonly ResourceTarget[] = [
+  ...WORKLOAD_RESOURCES,
+  { group: '', resource: 'services' },
+  { group: '', resource: 'configmaps' },
+];
+
 export function targetMatches(target: ResourceTarget, requested: ResourceTarget): boolean {
   return (
     (target.group === '*' || target.group === requested.group) &&

@@ -1,7 +1,7 @@
 import type { ListedConstraint, Severity } from '../../model/api';
 import type { ResourceTarget } from '../../model/constraint';
 import { groupOf, type KubernetesObject, type Labels } from '../../model/kubernetes';
-import { pluralOfKind } from '../../model/resources';
+import { pluralOfKind, WEBHOOK_RESOURCES } from '../../model/resources';
 import { buildWarnings, workloadLabels } from '../../webhook/admission';
 import { isClusterScoped, parseManifest, type ManifestProblem } from '../sources/manifest-parsing';
 
@@ -11,18 +11,7 @@ import { isClusterScoped, parseManifest, type ManifestProblem } from '../sources
 // `request.resource`, pod-template labels) and the answer into warnings with the webhook's own
 // functions, so the three can only differ in where the constraints come from.
 
-/** What the webhook intercepts (spec 4.4): everything else is never warned about at admission. */
-export const WEBHOOK_RESOURCES: readonly ResourceTarget[] = [
-  { group: '', resource: 'pods' },
-  { group: '', resource: 'services' },
-  { group: '', resource: 'configmaps' },
-  { group: 'apps', resource: 'deployments' },
-  { group: 'apps', resource: 'statefulsets' },
-  { group: 'apps', resource: 'daemonsets' },
-  { group: 'apps', resource: 'replicasets' },
-  { group: 'batch', resource: 'jobs' },
-  { group: 'batch', resource: 'cronjobs' },
-];
+export { WEBHOOK_RESOURCES };
 
 /** The question the webhook asks the controller for one admitted object. */
 export interface AdmissionQuery {
