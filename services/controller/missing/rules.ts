@@ -1,11 +1,11 @@
-import { parse as parseYaml, stringify } from 'yaml';
-import type { Severity } from '../../model/api';
-import type { ConstraintDraft } from '../../model/constraint';
+import { parse as parseYaml } from 'yaml';
 import { isRecord, type Labels } from '../../model/kubernetes';
 import { matchesLabelSelector, parseLabelSelector } from '../../model/label-selector';
-import { pluralOfKind } from '../../model/resources';
-import { detail, namespaceName, objectName, text, type Text } from '../../model/text';
+import { detail, objectName, text } from '../../model/text';
 import type { InventoryRecord } from './inventory';
+import { crdMissing, toFinding, type MissingFinding } from './finding';
+
+export type { MissingFinding };
 import type { WorkloadDescriptor } from '../../model/workload';
 
 // Companion rules (MissingResource): pure functions from a workload (or namespace) and what exists
@@ -30,13 +30,6 @@ export interface CompanionLookup {
   meshRootNamespace: string;
 }
 
-export interface MissingFinding {
-  /** Stable identity for debouncing: rule + subject + missing thing. */
-  key: string;
-  rule: MissingRuleName;
-  draft: ConstraintDraft;
-}
-
 export interface DeclaredRequirement {
   apiVersion: string;
   kind: string;
@@ -51,121 +44,6 @@ const ISSUER_ANNOTATIONS: Array<{ annotation: string; kind: 'ClusterIssuer' | 'I
 ];
 const METRICS_PORT_NAMES = new Set(['metrics', 'http-metrics']);
 const MONITORING_GROUP = 'monitoring.coreos.com';
-
-interface MissingThing {
-  rule: MissingRuleName;
-  severity: Severity;
-  apiVersion: string;
-  kind: string;
-  /** The missing object's name when one is expected. */
-  expectedName?: string;
-  namespaced: boolean;
-  reason: Text;
-  template: Record<string, unknown>;
-}
-
-function findingName(kind: string, subject: string): string {
-  return `missing-${kind.toLowerCase()}-${subject}`;
-}
-
-function toFinding(workload: WorkloadDescriptor, missing: MissingThing): MissingFinding {
-  const name = findingName(missing.kind, workload.name);
-  const subject = objectName(workload.name, workload.namespace);
-  const namespace = namespaceName(workload.namespace);
-  const manifest = stringify(missing.template).trimEnd();
-  const missingName = missing.expectedName
-    ? text` "${objectName(missing.expectedName, workload.namespace)}"`
-    : [];
-  const summary = text`${workload.kind} "${subject}" needs ${missing.kind}${missingName} (${missing.apiVersion}), which is missing in ${namespace}: ${missing.reason}`;
-  const hint = missing.expectedName
-    ? text`create ${missing.kind}${missingName} or fix the reference on ${workload.kind} "${subject}"`
-    : text`create a ${missing.kind} for ${workload.kind} "${subject}" (template in the remediation steps)`;
-  return {
-    key: `${missing.rule}|${workload.kind}/${workload.namespace}/${workload.name}|${missing.kind}/${missing.expectedName ?? ''}`,
-    rule: missing.rule,
-    draft: {
-      id: `${missing.rule}/${workload.kind}/${workload.name}/${missing.kind}`,
-      name,
-      displayName: [name],
-      type: 'MissingResource',
-      severity: missing.severity,
-      effect: 'missing',
-      adapter: 'missingresource',
-      source: {
-        kind: workload.kind,
-        apiVersion: workload.apiVersion,
-        name: workload.name,
-        namespace: workload.namespace,
-      },
-      scope: { kind: 'namespace', namespace: workload.namespace },
-      workloadSelector:
-        Object.keys(workload.podLabels).length > 0 ? { matchLabels: { ...workload.podLabels } } : undefined,
-      resourceTargets:
-        workload.kind === 'Ingress'
-          ? [{ group: 'networking.k8s.io', resource: 'ingresses' }]
-          : [
-              { group: '', resource: 'pods' },
-              {
-                group: workload.apiVersion.includes('/') ? workload.apiVersion.split('/')[0] : '',
-                resource: pluralOfKind(workload.kind),
-              },
-            ],
-      tags: ['missing-resource', missing.rule, missing.kind.toLowerCase()],
-      summary,
-      remediationHint: hint,
-      remediation: {
-        summary: hint,
-        steps: [
-          {
-            type: 'cli',
-            description: text`Create the missing ${missing.kind} from this template (adjust it first)`,
-            command: text`kubectl apply -f - <<'EOF'\n${detail(manifest, `(${missing.kind} manifest)`)}\nEOF`,
-            requiresPrivilege: missing.namespaced ? 'namespace-admin' : 'cluster-admin',
-            automated: false,
-          },
-          {
-            type: 'manual',
-            description: text`Ask the platform team whether ${missing.kind} is the right companion here`,
-            requiresPrivilege: missing.namespaced ? 'namespace-admin' : 'cluster-admin',
-            automated: false,
-          },
-        ],
-      },
-    },
-  };
-}
-
-function crdMissing(
-  workload: WorkloadDescriptor,
-  group: string,
-  kind: string,
-  version: string,
-  why: Text,
-): MissingFinding {
-  const crdName = `${pluralOfKind(kind)}.${group}`;
-  const finding = toFinding(workload, {
-    rule: 'crd',
-    severity: 'Warning',
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    expectedName: crdName,
-    namespaced: false,
-    reason: text`${why}, but the ${kind} kind (${group}/${version}) is not installed in the cluster`,
-    template: {
-      apiVersion: 'apiextensions.k8s.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: crdName },
-    },
-  });
-  return {
-    ...finding,
-    draft: {
-      ...finding.draft,
-      name: findingName(`crd-${kind}`, workload.name),
-      displayName: [findingName(`crd-${kind}`, workload.name)],
-    },
-  };
-}
 
 export function certificateIssuerFindings(
   workload: WorkloadDescriptor,
