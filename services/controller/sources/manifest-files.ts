@@ -208,9 +208,13 @@ export class ManifestFileSource implements ObjectSource {
 
   status(): SourceStatus {
     const problems: HealthProblem[] = [];
-    for (const file of [...this.files.keys()].sort()) {
-      const state = this.files.get(file);
-      if (!state) continue;
+    // Every HTTP request reads the status (for `synced`): only files with problems are visited in
+    // order and dated. Sorting and dating every file made each request O(files), about 45 µs per
+    // request with 100 files (docs/benchmarks.md).
+    const filesWithProblems: Array<[string, FileState]> = [];
+    for (const [file, state] of this.files)
+      if (state.problems.length > 0) filesWithProblems.push([file, state]);
+    for (const [, state] of filesWithProblems.sort(([left], [right]) => (left < right ? -1 : 1))) {
       const since = (state.problemsSince ?? this.lastScan ?? this.clock()).toISOString();
       for (const problem of state.problems)
         problems.push({

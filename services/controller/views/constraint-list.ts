@@ -6,6 +6,7 @@ import type { ConstraintDraft, ResourceTarget } from '../../model/constraint';
 import { renderFullText } from '../../model/text';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { compareBySeverityThenName } from './ordering';
+import { RevisionCache } from './revision-cache';
 
 export interface ConstraintListQuery {
   namespace: string;
@@ -13,6 +14,18 @@ export interface ConstraintListQuery {
   resource?: ResourceTarget;
   /** Only constraints whose workload selector matches these labels (the admitted pods' labels). */
   labels?: Labels;
+}
+
+const listCache = new RevisionCache<readonly ListedConstraint[]>();
+
+/** JSON of the query with sorted labels: unambiguous whatever the label values hold. */
+function queryKey(query: ConstraintListQuery): string {
+  const labels = query.labels
+    ? Object.keys(query.labels)
+        .sort()
+        .map((key) => [key, query.labels?.[key]])
+    : null;
+  return JSON.stringify([query.namespace, query.resource?.group, query.resource?.resource, labels]);
 }
 
 /**
@@ -25,6 +38,19 @@ export function buildConstraintList(
   /** Findings about the queried object itself (companion checks at admission), merged by name. */
   prospective: readonly ConstraintDraft[] = [],
 ): ConstraintList {
+  // Without findings about the queried object the list depends on the index alone: cacheable.
+  if (prospective.length === 0)
+    return {
+      constraints: [...listCache.get(index, queryKey(query), () => listConstraints(index, query, []))],
+    };
+  return { constraints: listConstraints(index, query, prospective) };
+}
+
+function listConstraints(
+  index: ConstraintIndex,
+  query: ConstraintListQuery,
+  prospective: readonly ConstraintDraft[],
+): ListedConstraint[] {
   const indexed = index.constraintsForNamespace(query.namespace);
   const indexedNames = new Set(indexed.map((constraint) => constraint.name));
   const extra = prospective.filter((draft) => !indexedNames.has(draft.name));
@@ -40,20 +66,18 @@ export function buildConstraintList(
         matchesLabelSelector(constraint.workloadSelector, query.labels),
     )
     .sort(compareBySeverityThenName);
-  return {
-    constraints: constraints.map((constraint): ListedConstraint => ({
-      name: constraint.name,
-      namespace: query.namespace,
-      constraintType: constraint.type,
-      severity: constraint.severity,
-      effect: constraint.effect,
-      summary: renderFullText(constraint.summary),
-      remediationHint: renderFullText(constraint.remediationHint),
-      sourceKind: constraint.source.kind,
-      sourceApiVersion: constraint.source.apiVersion,
-      sourceName: constraint.source.name,
-      sourceNamespace: constraint.source.namespace,
-      tags: [...constraint.tags],
-    })),
-  };
+  return constraints.map((constraint): ListedConstraint => ({
+    name: constraint.name,
+    namespace: query.namespace,
+    constraintType: constraint.type,
+    severity: constraint.severity,
+    effect: constraint.effect,
+    summary: renderFullText(constraint.summary),
+    remediationHint: renderFullText(constraint.remediationHint),
+    sourceKind: constraint.source.kind,
+    sourceApiVersion: constraint.source.apiVersion,
+    sourceName: constraint.source.name,
+    sourceNamespace: constraint.source.namespace,
+    tags: [...constraint.tags],
+  }));
 }

@@ -4,6 +4,7 @@ import type { Viewer } from '../../model/text';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { renderName, renderRemediation } from './constraint-rendering';
 import { compareBySeverityThenName } from './ordering';
+import { RevisionCache } from './revision-cache';
 
 /** The constraints of a namespace as the viewer may see them, sorted as every view sorts them. */
 export function sortedForViewer(
@@ -34,17 +35,29 @@ export function buildReportEntry(constraint: Constraint, name: string, viewer: V
   };
 }
 
+const reportEntriesCache = new RevisionCache<readonly ReportEntry[]>();
+
+/** The sorted entries of a namespace's report at a level, shared until the index changes. */
+function reportEntries(
+  index: ConstraintIndex,
+  namespace: string,
+  level: DetailLevel,
+): readonly ReportEntry[] {
+  return reportEntriesCache.get(index, `${level}/${namespace}`, () => {
+    const viewer: Viewer = { level, namespace };
+    return sortedForViewer(index.constraintsForNamespace(namespace), viewer).map(({ constraint, name }) =>
+      buildReportEntry(constraint, name, viewer),
+    );
+  });
+}
+
 export function buildNamespaceReport(
   index: ConstraintIndex,
   namespace: string,
   level: DetailLevel,
   now: Date,
 ): Report {
-  const viewer: Viewer = { level, namespace };
-  const constraints = index.constraintsForNamespace(namespace);
-  const entries: ReportEntry[] = sortedForViewer(constraints, viewer).map(({ constraint, name }) =>
-    buildReportEntry(constraint, name, viewer),
-  );
+  const entries: ReportEntry[] = [...reportEntries(index, namespace, level)];
   return {
     namespace,
     constraintCount: entries.length,

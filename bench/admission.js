@@ -1,0 +1,120 @@
+'use strict';
+
+// Admission path: `POST /validate` over HTTPS through the real webhook and the real controller
+// (a namespace with 20 constraints), each in its own process, against a bare Node HTTPS server
+// answering the same AdmissionReview the webhook answered, at several concurrencies. A second
+// reference, the "design floor", is a bare HTTPS server that makes one keep-alive HTTP query per
+// review to a bare express handler serving the controller's list body: what the spec's design
+// (one controller query per review, two processes) costs before any Forewarn code runs.
+
+const https = require('node:https');
+const { generateSelfSignedBundle } = require('../dist/services/webhook/certs/self-signed');
+const { deploymentReview } = require('./lib/cluster-objects');
+const { compare, startProcess } = require('./lib/measure');
+
+const NAMESPACE = 'bench';
+
+function postOnce(port, ca, body) {
+  return new Promise((resolve, reject) => {
+    const request = https.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/validate',
+        method: 'POST',
+        ca,
+        agent: false,
+        headers: { 'content-type': 'application/json' },
+      },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk) => (text += chunk));
+        response.on('end', () => resolve({ status: response.statusCode, body: JSON.parse(text) }));
+      },
+    );
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
+async function runAdmissionBenchmark({ concurrencies, durationSeconds }) {
+  const bundle = await generateSelfSignedBundle({
+    serviceName: 'forewarn-webhook',
+    namespace: 'forewarn-system',
+    extraSans: ['127.0.0.1'],
+    now: new Date(),
+  });
+  const certificate = { certPem: bundle.certPem, keyPem: bundle.keyPem };
+  const review = JSON.stringify(deploymentReview(NAMESPACE));
+  const processes = [];
+  try {
+    const controller = await startProcess('servers/controller.js', [
+      JSON.stringify({ namespaces: { [NAMESPACE]: 20 } }),
+    ]);
+    processes.push(controller);
+    const webhook = await startProcess('servers/webhook.js', [
+      JSON.stringify({ controllerUrl: `http://127.0.0.1:${controller.info.port}`, certificate }),
+    ]);
+    processes.push(webhook);
+    const sample = await postOnce(webhook.info.port, bundle.caPem, review);
+    const warnings = sample.body.response.warnings.length;
+    if (sample.status !== 200 || !sample.body.response.allowed || warnings === 0)
+      throw new Error(`the webhook did not answer with warnings: ${JSON.stringify(sample.body)}`);
+    const bare = await startProcess('servers/bare-https.js', [
+      JSON.stringify({ certificate, answer: sample.body }),
+    ]);
+    processes.push(bare);
+    const listPath = `/api/v1/constraints?namespace=${NAMESPACE}&resource=apps/deployments&labels=app=web,tier=frontend`;
+    const list = await (await fetch(`http://127.0.0.1:${controller.info.port}${listPath}`)).json();
+    const backend = await startProcess('servers/bare-express.js', [
+      JSON.stringify({ bodies: { '/api/v1/constraints': list } }),
+    ]);
+    processes.push(backend);
+    const floor = await startProcess('servers/bare-https.js', [
+      JSON.stringify({
+        certificate,
+        answer: sample.body,
+        backendUrl: `http://127.0.0.1:${backend.info.port}${listPath}`,
+      }),
+    ]);
+    processes.push(floor);
+
+    const request = { method: 'POST', body: review, headers: { 'content-type': 'application/json' } };
+    const results = [];
+    for (const connections of concurrencies) {
+      const comparison = await compare({
+        sides: {
+          baseline: { ...request, url: `https://127.0.0.1:${bare.info.port}/validate`, processes: [bare] },
+          subject: {
+            ...request,
+            url: `https://127.0.0.1:${webhook.info.port}/validate`,
+            processes: [webhook, controller],
+          },
+          designFloor: {
+            ...request,
+            url: `https://127.0.0.1:${floor.info.port}/validate`,
+            processes: [floor, backend],
+          },
+        },
+        connections,
+        durationSeconds,
+      });
+      results.push({
+        namespaceConstraints: controller.info.constraints,
+        warningsPerReview: warnings,
+        ...comparison,
+      });
+    }
+    const queries = await webhook.request({ type: 'query-counts' });
+    if (queries.failed > 0)
+      throw new Error(
+        `${queries.failed} controller queries failed (last: ${queries.lastFailure}); figures discarded`,
+      );
+    return results;
+  } finally {
+    await Promise.all(processes.map((running) => running.stop()));
+  }
+}
+
+module.exports = { runAdmissionBenchmark };

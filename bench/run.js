@@ -1,0 +1,258 @@
+'use strict';
+
+// `npm run bench` (after `npm run build`): every benchmark as a ratio against a baseline measured
+// in the same run, since the load generator shares the machine's cores with the servers (and other
+// users). Prints a table per benchmark and the verdicts, and writes bench/results/latest.json.
+// Options: --only=admission,reads,scale,watch   --duration=<seconds per measured run, default 4>
+
+const { execFile } = require('node:child_process');
+const { mkdirSync, writeFileSync } = require('node:fs');
+const path = require('node:path');
+const { machineInfo } = require('./lib/measure');
+const { runAdmissionBenchmark } = require('./admission');
+const { runReadsBenchmark } = require('./reads');
+const { runWatchBenchmark } = require('./watch');
+
+const options = Object.fromEntries(
+  process.argv
+    .slice(2)
+    .map((argument) => /^--([a-z]+)=(.*)$/.exec(argument))
+    .filter(Boolean)
+    .map((match) => [match[1], match[2]]),
+);
+const selected = (options.only || 'admission,reads,scale,watch').split(',');
+const durationSeconds = Number(options.duration || 4);
+
+const format = (value, digits = 2) =>
+  typeof value === 'number' && Number.isFinite(value) ? value.toFixed(digits) : String(value);
+
+function printTable(title, header, rows) {
+  const widths = header.map((cell, column) =>
+    Math.max(cell.length, ...rows.map((row) => String(row[column]).length)),
+  );
+  const line = (cells) => cells.map((cell, column) => String(cell).padEnd(widths[column])).join('  ');
+  console.log(`\n${title}\n${line(header)}\n${widths.map((width) => '-'.repeat(width)).join('  ')}`);
+  for (const row of rows) console.log(line(row));
+}
+
+function runScale() {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ['--expose-gc', path.join(__dirname, 'scale.js'), '3000'],
+      { maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout) => (error ? reject(error) : resolve(JSON.parse(stdout))),
+    );
+  });
+}
+
+const BENCHMARKS = {
+  admission: async (verdicts) => {
+    const results = await runAdmissionBenchmark({ concurrencies: [1, 16, 64], durationSeconds });
+    printTable(
+      'Admission path: POST /validate over HTTPS, webhook + controller (20 constraints) vs bare HTTPS server',
+      [
+        'conc',
+        'bare req/s',
+        'webhook req/s',
+        'ratio',
+        'bare p50/p99 ms',
+        'webhook p50/p99 ms',
+        'p99 ratio',
+        'floor req/s',
+        'vs floor',
+        'server cpu µs/req bare/webhook+ctl/floor',
+      ],
+      results.map((result) => [
+        result.connections,
+        format(result.baseline.requestsPerSecond, 0),
+        format(result.subject.requestsPerSecond, 0),
+        format(result.ratios.baseline.throughput),
+        `${format(result.baseline.p50Ms)}/${format(result.baseline.p99Ms)}`,
+        `${format(result.subject.p50Ms)}/${format(result.subject.p99Ms)}`,
+        format(result.ratios.baseline.p99),
+        format(result.designFloor.requestsPerSecond, 0),
+        format(result.ratios.designFloor.throughput),
+        [result.baseline, result.subject, result.designFloor]
+          .map((side) => format(side.serverCpuMicrosecondsPerRequest, 0))
+          .join('/'),
+      ]),
+    );
+    for (const result of results) {
+      verdicts.push({
+        benchmark: `admission c=${result.connections} throughput`,
+        target: '>= 0.50 of bare',
+        measured: format(result.ratios.baseline.throughput),
+        pass: result.ratios.baseline.throughput >= 0.5,
+      });
+      verdicts.push({
+        benchmark: `admission c=${result.connections} p99`,
+        target: '< 3x bare',
+        measured: `${format(result.ratios.baseline.p99, 1)}x`,
+        pass: result.ratios.baseline.p99 < 3,
+      });
+      // Not a target of the issue: the same ratios against what the spec's design costs at least.
+      verdicts.push({
+        benchmark: `admission c=${result.connections} vs design floor`,
+        target: 'info',
+        measured: `${format(result.ratios.designFloor.throughput)} req/s, ${format(result.ratios.designFloor.p99, 1)}x p99`,
+        pass: null,
+      });
+    }
+    return results;
+  },
+  reads: async (verdicts) => {
+    const results = await runReadsBenchmark({ connections: 16, durationSeconds });
+    printTable(
+      'Controller reads at 16 connections vs bare express JSON handler (same body)',
+      [
+        'route',
+        'bare req/s',
+        'controller req/s',
+        'ratio',
+        'bare p50/p99 ms',
+        'controller p50/p99 ms',
+        'response bytes',
+        'server cpu µs/req bare/controller',
+      ],
+      results.map((result) => [
+        result.route,
+        format(result.baseline.requestsPerSecond, 0),
+        format(result.subject.requestsPerSecond, 0),
+        format(result.ratios.baseline.throughput),
+        `${format(result.baseline.p50Ms)}/${format(result.baseline.p99Ms)}`,
+        `${format(result.subject.p50Ms)}/${format(result.subject.p99Ms)}`,
+        result.subject.bytesPerResponse,
+        `${format(result.baseline.serverCpuMicrosecondsPerRequest, 0)}/${format(result.subject.serverCpuMicrosecondsPerRequest, 0)}`,
+      ]),
+    );
+    for (const result of results)
+      verdicts.push({
+        benchmark: `reads ${result.route}`,
+        target: '>= 0.60 of bare',
+        measured: format(result.ratios.baseline.throughput),
+        pass: result.ratios.baseline.throughput >= 0.6,
+      });
+    return results;
+  },
+  scale: async (verdicts) => {
+    const { small, large } = await runScale();
+    printTable(
+      'Scale: index built from objects through the adapters and Ingestor',
+      [
+        'constraints',
+        'namespaces',
+        'build s (wall/cpu)',
+        'heap MiB',
+        'heap B/constraint',
+        'report p50/p99 ms',
+        'list p50/p99 ms',
+        'cached report/list p50 ms',
+        'health p50 ms',
+      ],
+      [small, large].map((figures) => [
+        figures.totalConstraints,
+        figures.namespaces,
+        `${format(figures.buildMs / 1000)}/${format(figures.buildCpuMs / 1000)}`,
+        format(figures.heapMiB, 1),
+        format(figures.heapBytesPerConstraint, 0),
+        `${format(figures.reportMs.p50, 3)}/${format(figures.reportMs.p99, 3)}`,
+        `${format(figures.listMs.p50, 3)}/${format(figures.listMs.p99, 3)}`,
+        `${format(figures.reportCachedMs.p50, 3)}/${format(figures.listCachedMs.p50, 3)}`,
+        format(figures.healthMs.p50, 3),
+      ]),
+    );
+    const reportRatio = large.reportMs.p50 / small.reportMs.p50;
+    const listRatio = large.listMs.p50 / small.listMs.p50;
+    verdicts.push({
+      benchmark: 'scale report p50, 100-constraint ns, 100k vs 1k total',
+      target: '< 1.5',
+      measured: format(reportRatio),
+      pass: reportRatio < 1.5,
+    });
+    verdicts.push({
+      benchmark: 'scale list p50, 100-constraint ns, 100k vs 1k total',
+      target: '< 1.5',
+      measured: format(listRatio),
+      pass: listRatio < 1.5,
+    });
+    return { small, large, reportRatio, listRatio };
+  },
+  watch: async (verdicts) => {
+    const results = await runWatchBenchmark();
+    printTable(
+      'Watch path: change on the API server until in the index (= visible in /resources/*) vs bare watch client',
+      [
+        'changes/s',
+        'achieved',
+        'received',
+        'bare p50/p99 ms',
+        'controller p50/p99 ms',
+        'p50 ratio',
+        'p99 ratio',
+        'reports = server',
+      ],
+      results.map((result) => [
+        result.changesPerSecond,
+        format(result.subject.achievedPerSecond, 0),
+        `${result.subject.received}/${result.subject.changes}`,
+        `${format(result.baseline.delayMs.p50)}/${format(result.baseline.delayMs.p99)}`,
+        `${format(result.subject.delayMs.p50)}/${format(result.subject.delayMs.p99)}`,
+        format(result.p50Ratio),
+        format(result.p99Ratio),
+        `${result.reportsMatchServer.policies - result.reportsMatchServer.mismatches}/${result.reportsMatchServer.policies}`,
+      ]),
+    );
+    for (const result of results)
+      verdicts.push({
+        benchmark: `watch ${result.changesPerSecond}/s p99, none lost`,
+        target: '< 1000 ms',
+        measured: `${format(result.subject.delayMs.p99, 1)} ms, ${result.subject.changes - result.subject.received} lost`,
+        pass:
+          result.subject.delayMs.p99 < 1000 &&
+          result.subject.received === result.subject.changes &&
+          result.reportsMatchServer.mismatches === 0,
+      });
+    return results;
+  },
+};
+
+async function main() {
+  const started = Date.now();
+  const output = {
+    machine: machineInfo(),
+    settings: { selected, durationSeconds },
+    results: {},
+    verdicts: [],
+  };
+  console.log(
+    `Forewarn benchmarks, ${output.machine.date}: ${output.machine.cpus} x ${output.machine.cpuModel}, ` +
+      `${output.machine.memoryGiB} GiB, load ${output.machine.loadAverageAtStart.join(' ')}, ` +
+      `node ${output.machine.node}, ${output.machine.package}`,
+  );
+  for (const name of selected) {
+    if (!BENCHMARKS[name])
+      throw new Error(`unknown benchmark ${name}; known: ${Object.keys(BENCHMARKS).join(', ')}`);
+    output.results[name] = await BENCHMARKS[name](output.verdicts);
+  }
+  output.elapsedSeconds = Math.round((Date.now() - started) / 1000);
+  printTable(
+    `Verdicts (${output.elapsedSeconds} s)`,
+    ['benchmark', 'target', 'measured', 'result'],
+    output.verdicts.map((verdict) => [
+      verdict.benchmark,
+      verdict.target,
+      verdict.measured,
+      verdict.pass === null ? '-' : verdict.pass ? 'pass' : 'FAIL',
+    ]),
+  );
+  const resultsDirectory = path.join(__dirname, 'results');
+  mkdirSync(resultsDirectory, { recursive: true });
+  writeFileSync(path.join(resultsDirectory, 'latest.json'), `${JSON.stringify(output, null, 2)}\n`);
+  console.log(`\nwritten: bench/results/latest.json`);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,53 @@
+'use strict';
+
+// Baselines for the admission path: a bare Node HTTPS server (same kind of certificate, same
+// keep-alive settings as the webhook) that reads the request body and answers a fixed
+// AdmissionReview, the one the real webhook answered for the benchmark's review. With
+// `backendUrl` it first fetches that URL over a pooled keep-alive connection, as the webhook asks
+// the controller: the least any implementation of the spec's design (one controller query per
+// review) can cost. argv[2]: JSON `{"certificate": {"certPem", "keyPem"}, "answer": <review>,
+// "backendUrl"?: "http://..."}`.
+
+const http = require('node:http');
+const https = require('node:https');
+const { serveCommands } = require('../lib/measure');
+
+const settings = JSON.parse(process.argv[2]);
+const answer = JSON.stringify(settings.answer);
+const backendAgent = new http.Agent({ keepAlive: true, maxSockets: 10 });
+
+function queryBackend(callback) {
+  http
+    .get(settings.backendUrl, { agent: backendAgent }, (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk) => (text += chunk));
+      response.on('end', () => callback(JSON.parse(text)));
+    })
+    .on('error', () => callback(null));
+}
+
+const server = https.createServer(
+  { cert: settings.certificate.certPem, key: settings.certificate.keyPem, minVersion: 'TLSv1.2' },
+  (request, response) => {
+    let body = '';
+    request.setEncoding('utf8');
+    request.on('data', (chunk) => (body += chunk));
+    request.on('end', () => {
+      JSON.parse(body);
+      const respond = () => {
+        response.writeHead(200, {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(answer),
+        });
+        response.end(answer);
+      };
+      if (settings.backendUrl) queryBackend(respond);
+      else respond();
+    });
+  },
+);
+server.keepAliveTimeout = 65_000;
+server.listen(0, '127.0.0.1', () => process.send({ type: 'ready', port: server.address().port }));
+serveCommands({ 'cpu-usage': () => process.cpuUsage() });
+process.on('SIGTERM', () => process.exit(0));

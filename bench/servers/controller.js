@@ -1,0 +1,56 @@
+'use strict';
+
+// The real controller process as `npm start` runs it (`--manifests DIR`: runtime, manifests source,
+// Ingestor, adapters, index, HTTP app with helmet and metrics), on a temporary directory of
+// synthetic objects. argv[2]: JSON `{"namespaces": {"<name>": <constraint count>}}`.
+
+const { mkdtempSync, rmSync, writeFileSync } = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { startController } = require('../../dist/services/controller/runtime');
+const { parseControllerConfig } = require('../../dist/services/controller/config');
+const { createLogger } = require('../../dist/services/logging/logger');
+const { namespaceObject, policyObjects } = require('../lib/cluster-objects');
+const { serveCommands } = require('../lib/measure');
+
+async function main() {
+  const settings = JSON.parse(process.argv[2] || '{}');
+  const directory = mkdtempSync(path.join(os.tmpdir(), 'forewarn-bench-'));
+  // One file per namespace, a `List` as `kubectl get -o json` writes it.
+  for (const [namespace, count] of Object.entries(settings.namespaces || {})) {
+    const list = {
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [namespaceObject(namespace), ...policyObjects(namespace, count)],
+    };
+    writeFileSync(path.join(directory, `${namespace}.json`), JSON.stringify(list));
+  }
+  const config = parseControllerConfig(
+    [
+      '--manifests',
+      directory,
+      '--port',
+      '0',
+      '--address',
+      '127.0.0.1',
+      '--mcp=false',
+      '--detail-level',
+      'full',
+    ],
+    {},
+  );
+  const controller = await startController(
+    config,
+    // Errors only, on stderr: a failing route must show up instead of passing for a fast one.
+    createLogger({ service: 'controller', level: 'error', destination: process.stderr }),
+  );
+  serveCommands({ 'cpu-usage': () => process.cpuUsage() });
+  process.on('exit', () => rmSync(directory, { recursive: true, force: true }));
+  process.on('SIGTERM', () => controller.close().then(() => process.exit(0)));
+  process.send({ type: 'ready', port: controller.port, constraints: controller.index.totalConstraints() });
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

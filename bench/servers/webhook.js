@@ -1,0 +1,51 @@
+'use strict';
+
+// The real admission webhook (built code): createWebhookApp on WebhookHttpsServer, querying the
+// controller through the real controller client, serving a self-signed pair made by the webhook's
+// own generator. argv[2]: JSON `{"controllerUrl": "http://127.0.0.1:PORT", "certificate": {...}}`.
+// Failed controller queries are counted: a fail-open answer has no warnings and is cheap, so a run
+// with failures would flatter the webhook; the benchmark refuses such a run.
+
+const { createControllerClient } = require('../../dist/services/webhook/controller-client');
+const { createWebhookApp, WebhookHttpsServer } = require('../../dist/services/webhook/server');
+const { createLogger } = require('../../dist/services/logging/logger');
+const { serveCommands } = require('../lib/measure');
+
+async function main() {
+  const settings = JSON.parse(process.argv[2]);
+  const logger = createLogger({ service: 'webhook', level: 'error', destination: process.stderr });
+  const client = createControllerClient({ baseUrl: settings.controllerUrl });
+  const queries = { ok: 0, failed: 0, lastFailure: null };
+  const countingSource = {
+    query: async (query) => {
+      const result = await client.query(query);
+      if (result.ok) queries.ok++;
+      else {
+        queries.failed++;
+        queries.lastFailure = `${result.reason}: ${result.detail}`;
+      }
+      return result;
+    },
+  };
+  const server = new WebhookHttpsServer((request, response) => app(request, response), logger);
+  const app = createWebhookApp({
+    constraints: countingSource,
+    logger,
+    isReady: () => server.hasCertificate(),
+  });
+  server.setCertificate(settings.certificate);
+  const port = await server.listen({ host: '127.0.0.1', port: 0 });
+  serveCommands({ 'query-counts': () => ({ ...queries }), 'cpu-usage': () => process.cpuUsage() });
+  process.on('SIGTERM', () =>
+    server
+      .close(1000)
+      .then(() => client.close())
+      .then(() => process.exit(0)),
+  );
+  process.send({ type: 'ready', port });
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,499 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Agent } from 'undici';
+import { parseControllerConfig } from '../../services/controller/config';
+import { startController, type RunningController } from '../../services/controller/runtime';
+import { silentLogger } from '../../services/logging/logger';
+import { generateSelfSignedBundle, type CertificateBundle } from '../../services/webhook/certs/self-signed';
+import { FaultyController, type ControllerFault } from './support/faulty-controller';
+
+// Rule B-1 under volume: the real webhook process (`dist/services/webhook/main.js`, managed
+// certificate files) in front of a controller that fails in every way the matrix names, and
+// AdmissionReviews that are broken in every way the API server or an attacker could send. 10,000
+// requests: every one answered 200 with `allowed: true` within 3.5 s, the process alive at the end,
+// and no growth of its file descriptors or heap between the end of a warm-up and the end of the run.
+// The process runs the build output (`npm test` builds first) with a preloaded probe that reports
+// its descriptors and post-GC heap over IPC, so the client's own sockets are never counted.
+
+const repositoryRoot = path.join(__dirname, '../..');
+const webhookMain = path.join(repositoryRoot, 'dist/services/webhook/main.js');
+const probe = path.join(__dirname, 'support/process-probe.js');
+const demoManifests = path.join(repositoryRoot, 'examples/manifests');
+
+const ANSWER_DEADLINE_MS = 3_500;
+/** The controller client pools up to 10 connections; their number may differ between two probes. */
+const FILE_DESCRIPTOR_ALLOWANCE = 10;
+/** Far below what a leak of even 1 KB per request (10 MB over the run) would add. */
+const HEAP_GROWTH_ALLOWANCE_BYTES = 6 * 1024 * 1024;
+const OVERSIZED_REVIEW_BYTES = 5 * 1024 * 1024;
+
+interface ReviewCase {
+  name: string;
+  body: () => string;
+  contentType: string;
+  method?: 'POST' | 'GET';
+  /** The uid the answer must carry ('' when the review has none we could read). */
+  uid: string;
+  apiVersion: string;
+}
+
+function deploymentReview(uid: string, apiVersion = 'admission.k8s.io/v1'): Record<string, unknown> {
+  const labels = { app: 'web' };
+  return {
+    apiVersion,
+    kind: 'AdmissionReview',
+    request: {
+      uid,
+      kind: { group: 'apps', version: 'v1', kind: 'Deployment' },
+      resource: { group: 'apps', version: 'v1', resource: 'deployments' },
+      name: 'web',
+      namespace: 'shop',
+      operation: 'CREATE',
+      userInfo: { username: 'developer' },
+      object: {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'web', namespace: 'shop', labels },
+        spec: {
+          selector: { matchLabels: labels },
+          template: { metadata: { labels }, spec: { containers: [] } },
+        },
+      },
+      oldObject: null,
+    },
+  };
+}
+
+const VALID_REVIEW = JSON.stringify(deploymentReview('uid-valid'));
+const OVERSIZED_REVIEW = (() => {
+  const review = deploymentReview('uid-oversized');
+  (review.request as Record<string, unknown>).padding = 'x'.repeat(OVERSIZED_REVIEW_BYTES);
+  return JSON.stringify(review);
+})();
+
+/** Half of all requests are valid reviews; the rest is every kind of broken request, in turn. */
+const REVIEW_CASES: ReviewCase[] = [
+  {
+    name: 'valid',
+    body: () => VALID_REVIEW,
+    contentType: 'application/json',
+    uid: 'uid-valid',
+    apiVersion: 'admission.k8s.io/v1',
+  },
+  {
+    name: 'invalid JSON',
+    body: () => VALID_REVIEW.slice(0, 120),
+    contentType: 'application/json',
+    uid: '',
+    apiVersion: 'admission.k8s.io/v1',
+  },
+  {
+    name: 'valid',
+    body: () => VALID_REVIEW,
+    contentType: 'application/json',
+    uid: 'uid-valid',
+    apiVersion: 'admission.k8s.io/v1',
+  },
+  {
+    name: 'empty body',
+    body: () => '',
+    contentType: 'application/json',
+    uid: '',
+    apiVersion: 'admission.k8s.io/v1',
+  },
+  {
+    name: 'valid',
+    body: () => VALID_REVIEW,
+    contentType: 'application/json',
+    uid: 'uid-valid',
+    apiVersion: 'admission.k8s.io/v1',
+  },
+  {
+    name: 'wrong content type',
+    body: () => VALID_REVIEW,
+    contentType: 'text/plain',
+    uid: 'uid-valid',
+    apiVersion: 'admission.k8s.io/v1',
+  },
+  {
+    name: 'valid',
+    body: () => VALID_REVIEW,
+    contentType: 'application/json',
+    uid: 'uid-valid',
+    apiVersion: 'admission.k8s.io/v1',
+  },
+  {
+    name: 'wrong apiVersion',
+    body: () => JSON.stringify(deploymentReview('uid-v2', 'admission.k8s.io/v2')),
+    contentType: 'application/json',
+    uid: 'uid-v2',
+    apiVersion: 'admission.k8s.io/v1',
+  },
+  {
+    name: 'valid',
+    body: () => VALID_REVIEW,
+    contentType: 'application/json',
+    uid: 'uid-valid',
+    apiVersion: 'admission.k8s.io/v1',
+  },
+  {
+    name: 'not a review',
+    body: () => JSON.stringify([{ kind: 'AdmissionReview' }, 42]),
+    contentType: 'application/x-www-form-urlencoded',
+    uid: '',
+    apiVersion: 'admission.k8s.io/v1',
+  },
+];
+const OVERSIZED_CASE: ReviewCase = {
+  name: 'oversized',
+  body: () => OVERSIZED_REVIEW,
+  contentType: 'application/json',
+  uid: 'uid-oversized',
+  apiVersion: 'admission.k8s.io/v1',
+};
+const GET_CASE: ReviewCase = {
+  name: 'GET',
+  body: () => '',
+  contentType: 'application/json',
+  method: 'GET',
+  uid: '',
+  apiVersion: 'admission.k8s.io/v1',
+};
+
+function reviewCaseFor(sequence: number): ReviewCase {
+  if (sequence % 500 === 250) return OVERSIZED_CASE;
+  if (sequence % 500 === 499) return GET_CASE;
+  return REVIEW_CASES[sequence % REVIEW_CASES.length];
+}
+
+interface Outcome {
+  fault: ControllerFault | 'restarting';
+  review: string;
+  elapsedMs: number;
+  problem?: string;
+  warnings: number;
+}
+
+interface ProbeReport {
+  fileDescriptors: number;
+  heapUsedBytes: number;
+  rssBytes: number;
+}
+
+class WebhookProcess {
+  readonly events = new Map<string, number>();
+  private stdoutRest = '';
+  private stderrText = '';
+  private portFound!: (port: number) => void;
+  readonly port: Promise<number> = new Promise((resolve) => (this.portFound = resolve));
+
+  constructor(readonly child: ChildProcess) {
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => this.readLogs(chunk));
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (this.stderrText += chunk));
+  }
+
+  get stderr(): string {
+    return this.stderrText;
+  }
+
+  private readLogs(chunk: string): void {
+    const lines = (this.stdoutRest + chunk).split('\n');
+    this.stdoutRest = lines.pop() ?? '';
+    for (const line of lines) {
+      let entry: { event?: unknown; port?: unknown };
+      try {
+        entry = JSON.parse(line) as typeof entry;
+      } catch {
+        continue;
+      }
+      const event = typeof entry.event === 'string' ? entry.event : 'other';
+      this.events.set(event, (this.events.get(event) ?? 0) + 1);
+      if (event === 'listening' && typeof entry.port === 'number') this.portFound(entry.port);
+    }
+  }
+
+  probe(): Promise<ProbeReport> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error('the webhook process did not answer the probe')),
+        10_000,
+      );
+      this.child.once('message', (message: ProbeReport) => {
+        clearTimeout(timer);
+        resolve(message);
+      });
+      this.child.send({ type: 'probe' });
+    });
+  }
+}
+
+let bundle: CertificateBundle;
+let certificateDirectory: string;
+let controller: FaultyController;
+let webhook: WebhookProcess;
+let origin: string;
+
+beforeAll(async () => {
+  if (!existsSync(webhookMain))
+    throw new Error(
+      `${path.relative(repositoryRoot, webhookMain)} is missing: run \`npm run build\` first (\`npm test\` does)`,
+    );
+  bundle = await generateSelfSignedBundle({
+    serviceName: 'forewarn-webhook',
+    namespace: 'forewarn-system',
+    extraSans: ['127.0.0.1'],
+    now: new Date(),
+  });
+  certificateDirectory = await mkdtemp(path.join(tmpdir(), 'forewarn-reliability-'));
+  await writeFile(path.join(certificateDirectory, 'tls.crt'), bundle.certPem);
+  await writeFile(path.join(certificateDirectory, 'tls.key'), bundle.keyPem);
+  controller = new FaultyController();
+  await controller.start();
+  const child = spawn(
+    process.execPath,
+    [
+      '--expose-gc',
+      '--require',
+      probe,
+      webhookMain,
+      '--addr=127.0.0.1:0',
+      `--controller-url=${controller.url}`,
+      '--self-signed=false',
+      `--tls-cert-file=${path.join(certificateDirectory, 'tls.crt')}`,
+      `--tls-key-file=${path.join(certificateDirectory, 'tls.key')}`,
+      '--log-level=info',
+    ],
+    { cwd: repositoryRoot, env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] },
+  );
+  webhook = new WebhookProcess(child);
+  const port = await Promise.race([
+    webhook.port,
+    new Promise<never>((_resolve, reject) =>
+      child.once('exit', (code) => reject(new Error(`webhook exited with ${code}: ${webhook.stderr}`))),
+    ),
+  ]);
+  origin = `https://127.0.0.1:${port}`;
+  await waitUntilReady();
+}, 30_000);
+
+afterAll(async () => {
+  if (webhook && webhook.child.exitCode === null) {
+    const exited = new Promise((resolve) => webhook.child.once('exit', resolve));
+    webhook.child.kill('SIGTERM');
+    await exited;
+  }
+  await controller?.stop();
+  if (certificateDirectory) await rm(certificateDirectory, { recursive: true, force: true });
+});
+
+function newClient(): Agent {
+  return new Agent({ connect: { ca: bundle.caPem }, connections: 128, keepAliveTimeout: 30_000 });
+}
+
+async function waitUntilReady(): Promise<void> {
+  const client = newClient();
+  try {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const response = await client.request({ origin, path: '/readyz', method: 'GET' }).catch(() => null);
+      if (response) await response.body.dump();
+      if (response?.statusCode === 200) return;
+      if (Date.now() > deadline) throw new Error('the webhook never became ready');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  } finally {
+    await client.close();
+  }
+}
+
+/** One review; any answer but an allowed AdmissionReview with the right uid, in time, is a problem. */
+async function review(client: Agent, sequence: number, fault: Outcome['fault']): Promise<Outcome> {
+  const reviewCase = reviewCaseFor(sequence);
+  const started = performance.now();
+  const outcome: Outcome = { fault, review: reviewCase.name, elapsedMs: 0, warnings: 0 };
+  try {
+    const response = await client.request({
+      origin,
+      path: '/validate',
+      method: reviewCase.method ?? 'POST',
+      headers: { 'content-type': reviewCase.contentType },
+      body: reviewCase.method === 'GET' ? undefined : reviewCase.body(),
+    });
+    const text = await response.body.text();
+    outcome.elapsedMs = performance.now() - started;
+    const answer = JSON.parse(text) as {
+      apiVersion?: unknown;
+      kind?: unknown;
+      response?: { uid?: unknown; allowed?: unknown; warnings?: unknown };
+    };
+    outcome.warnings = Array.isArray(answer.response?.warnings) ? answer.response.warnings.length : 0;
+    if (response.statusCode !== 200) outcome.problem = `HTTP ${response.statusCode}`;
+    else if (answer.response?.allowed !== true) outcome.problem = `not allowed: ${text.slice(0, 200)}`;
+    else if (answer.response.uid !== reviewCase.uid) outcome.problem = `uid ${String(answer.response.uid)}`;
+    else if (answer.apiVersion !== reviewCase.apiVersion || answer.kind !== 'AdmissionReview')
+      outcome.problem = `answered as ${String(answer.apiVersion)} ${String(answer.kind)}`;
+    else if (outcome.elapsedMs > ANSWER_DEADLINE_MS)
+      outcome.problem = `answered after ${Math.round(outcome.elapsedMs)} ms`;
+  } catch (error) {
+    outcome.elapsedMs = performance.now() - started;
+    outcome.problem = `transport: ${(error as Error).message}`;
+  }
+  return outcome;
+}
+
+let sequence = 0;
+
+/** `requests` reviews from `concurrency` parallel callers. */
+async function load(
+  client: Agent,
+  fault: Outcome['fault'],
+  requests: number,
+  concurrency: number,
+): Promise<Outcome[]> {
+  const outcomes: Outcome[] = [];
+  let remaining = requests;
+  const caller = async (): Promise<void> => {
+    while (remaining > 0) {
+      remaining--;
+      outcomes.push(await review(client, sequence++, fault));
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, caller));
+  return outcomes;
+}
+
+/** The real controller (manifests source), stopped and started again on the controller's port. */
+async function restartRealControllerUnderLoad(client: Agent, requests: number): Promise<Outcome[]> {
+  const port = new URL(controller.url).port;
+  await controller.setFault('down');
+  const config = parseControllerConfig(
+    ['--manifests', demoManifests, '--port', port, '--address', '127.0.0.1', '--mcp=false'],
+    {},
+  );
+  let running: RunningController | undefined = await startController(config, silentLogger());
+  let restarts = 0;
+  let loading = true;
+  const restarting = (async () => {
+    while (loading) {
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      await running?.close();
+      running = undefined;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      running = await startController(config, silentLogger());
+      restarts++;
+    }
+  })();
+  const outcomes = await load(client, 'restarting', requests, 32);
+  loading = false;
+  await restarting;
+  await running?.close();
+  expect(restarts).toBeGreaterThanOrEqual(3);
+  return outcomes;
+}
+
+function describeProblems(outcomes: Outcome[]): string[] {
+  const problems = outcomes.filter((outcome) => outcome.problem !== undefined);
+  const byKind = new Map<string, number>();
+  for (const outcome of problems) {
+    const key = `${outcome.fault} / ${outcome.review}: ${outcome.problem?.replace(/\d+ ms/, 'N ms')}`;
+    byKind.set(key, (byKind.get(key) ?? 0) + 1);
+  }
+  return [...byKind].map(([key, count]) => `${count} x ${key}`);
+}
+
+describe('webhook fault matrix: 10,000 reviews, controller failing every way', () => {
+  it('allows every review within 3.5 s, stays alive, and grows neither file descriptors nor heap', async () => {
+    // Warm-up through every code path first: the first failures of each kind compile code and
+    // fill caches, which would otherwise read as growth. It is not part of the 10,000.
+    let client = newClient();
+    const warmUp: Array<[ControllerFault, number, number]> = [
+      ['healthy', 600, 32],
+      ['down', 100, 32],
+      ['refusing', 100, 32],
+      ['status-500', 100, 32],
+      ['truncated-json', 100, 32],
+      ['garbage-json', 100, 32],
+      ['fifty-megabytes', 10, 10],
+      ['hanging', 20, 20],
+      ['healthy', 500, 32],
+    ];
+    const warmUpOutcomes: Outcome[] = [];
+    for (const [fault, requests, concurrency] of warmUp) {
+      await controller.setFault(fault);
+      warmUpOutcomes.push(...(await load(client, fault, requests, concurrency)));
+      if (fault === 'hanging') await controller.stop();
+    }
+    expect(describeProblems(warmUpOutcomes)).toEqual([]);
+    await client.close();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const afterWarmUp = await webhook.probe();
+
+    const outcomes: Outcome[] = [];
+
+    client = newClient();
+    const plan: Array<{ fault: ControllerFault; requests: number; concurrency: number }> = [
+      { fault: 'healthy', requests: 2_400, concurrency: 32 },
+      { fault: 'down', requests: 1_500, concurrency: 32 },
+      { fault: 'refusing', requests: 1_500, concurrency: 32 },
+      { fault: 'status-500', requests: 1_000, concurrency: 32 },
+      { fault: 'truncated-json', requests: 800, concurrency: 32 },
+      { fault: 'garbage-json', requests: 800, concurrency: 32 },
+      { fault: 'fifty-megabytes', requests: 100, concurrency: 10 },
+      // Slow faults: many at once, so the pool of 10 controller connections queues the rest and
+      // the 3 s deadline must cover time spent waiting for a connection too.
+      { fault: 'hanging', requests: 200, concurrency: 100 },
+      { fault: 'answer-after-2900ms', requests: 100, concurrency: 50 },
+      { fault: 'answer-after-3100ms', requests: 100, concurrency: 50 },
+    ];
+    const startedAt = Date.now();
+    for (const step of plan) {
+      await controller.setFault(step.fault);
+      outcomes.push(...(await load(client, step.fault, step.requests, step.concurrency)));
+      // Hung answers must not stay open into the next step.
+      if (step.fault === 'hanging' || step.fault.startsWith('answer-after')) await controller.stop();
+    }
+    outcomes.push(...(await restartRealControllerUnderLoad(client, 1_500)));
+    await controller.setFault('healthy');
+    const runSeconds = (Date.now() - startedAt) / 1000;
+    await client.close();
+    // Let the server notice the closed client connections before counting descriptors.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const atEnd = await webhook.probe();
+
+    expect(outcomes).toHaveLength(10_000);
+    expect(describeProblems(outcomes)).toEqual([]);
+    // Each fault was really exercised, and a healthy controller's warnings got through.
+    for (const step of plan)
+      if (step.fault !== 'down') expect(controller.served.get(step.fault)).toBeGreaterThan(0);
+    expect(
+      outcomes.filter((outcome) => outcome.fault === 'healthy' && outcome.warnings === 2).length,
+    ).toBeGreaterThan(1_000);
+    expect(
+      outcomes.filter((outcome) => outcome.fault === 'restarting' && outcome.warnings > 0).length,
+    ).toBeGreaterThan(0);
+    expect(outcomes.filter((outcome) => outcome.fault === 'down' && outcome.warnings > 0)).toHaveLength(0);
+    expect(webhook.events.get('controller_query_failed') ?? 0).toBeGreaterThan(5_000);
+
+    // Alive and serving.
+    expect(webhook.child.exitCode).toBeNull();
+    const healthClient = newClient();
+    const health = await healthClient.request({ origin, path: '/healthz', method: 'GET' });
+    await health.body.dump();
+    await healthClient.close();
+    expect(health.statusCode).toBe(200);
+
+    const slowest = Math.max(...outcomes.map((outcome) => outcome.elapsedMs));
+    console.log(
+      `fault matrix: ${outcomes.length} reviews in ${runSeconds.toFixed(1)} s after warm-up, slowest ${Math.round(slowest)} ms; ` +
+        `fds ${afterWarmUp.fileDescriptors} -> ${atEnd.fileDescriptors}, heap ${(afterWarmUp.heapUsedBytes / 2 ** 20).toFixed(1)} -> ` +
+        `${(atEnd.heapUsedBytes / 2 ** 20).toFixed(1)} MiB, rss ${(afterWarmUp.rssBytes / 2 ** 20).toFixed(0)} -> ${(atEnd.rssBytes / 2 ** 20).toFixed(0)} MiB`,
+    );
+    expect(atEnd.fileDescriptors).toBeLessThanOrEqual(
+      afterWarmUp.fileDescriptors + FILE_DESCRIPTOR_ALLOWANCE,
+    );
+    expect(atEnd.heapUsedBytes - afterWarmUp.heapUsedBytes).toBeLessThan(HEAP_GROWTH_ALLOWANCE_BYTES);
+  }, 180_000);
+});
