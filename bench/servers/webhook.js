@@ -1,12 +1,14 @@
 'use strict';
 
-// The real admission webhook (built code): createWebhookApp on WebhookHttpsServer, querying the
-// controller through the real controller client, serving a self-signed pair made by the webhook's
+// The real admission webhook (built code), wired as main.ts wires it: createWebhookApp on
+// WebhookHttpsServer with metrics, querying the controller through the coalescing controller client, serving a self-signed pair made by the webhook's
 // own generator. argv[2]: JSON `{"controllerUrl": "http://127.0.0.1:PORT", "certificate": {...}}`.
 // Failed controller queries are counted: a fail-open answer has no warnings and is cheap, so a run
 // with failures would flatter the webhook; the benchmark refuses such a run.
 
 const { createControllerClient } = require('../../dist/services/webhook/controller-client');
+const { coalesceIdenticalQueries } = require('../../dist/services/webhook/coalescing');
+const { createWebhookMetrics } = require('../../dist/services/webhook/metrics');
 const { createWebhookApp, WebhookHttpsServer } = require('../../dist/services/webhook/server');
 const { createLogger } = require('../../dist/services/logging/logger');
 const { serveCommands } = require('../lib/measure');
@@ -14,7 +16,8 @@ const { serveCommands } = require('../lib/measure');
 async function main() {
   const settings = JSON.parse(process.argv[2]);
   const logger = createLogger({ service: 'webhook', level: 'error', destination: process.stderr });
-  const client = createControllerClient({ baseUrl: settings.controllerUrl });
+  // Wired as services/webhook/main.ts wires it: coalescing client, metrics on.
+  const client = coalesceIdenticalQueries(createControllerClient({ baseUrl: settings.controllerUrl }));
   const queries = { ok: 0, failed: 0, lastFailure: null };
   const countingSource = {
     query: async (query) => {
@@ -32,6 +35,7 @@ async function main() {
     constraints: countingSource,
     logger,
     isReady: () => server.hasCertificate(),
+    metrics: createWebhookMetrics(),
   });
   server.setCertificate(settings.certificate);
   const port = await server.listen({ host: '127.0.0.1', port: 0 });

@@ -2,6 +2,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { createLogger, type Logger } from '../logging/logger';
 import { ManagedCertificateFiles } from './certs/managed';
 import { SelfSignedCertificates } from './certs/self-signed-mode';
+import { coalesceIdenticalQueries } from './coalescing';
 import { createControllerClient } from './controller-client';
 import { FlagError, parseWebhookFlags, type WebhookConfig } from './flags';
 import { createWebhookMetrics } from './metrics';
@@ -68,7 +69,7 @@ export async function main(args: readonly string[], env: NodeJS.ProcessEnv): Pro
   }
 
   const logger = createLogger({ service: 'webhook', level: config.logLevel });
-  const controller = createControllerClient({ baseUrl: config.controllerUrl });
+  const controller = coalesceIdenticalQueries(createControllerClient({ baseUrl: config.controllerUrl }));
   // The handler is bound late: the app's readiness asks the server whether a certificate is loaded.
   const server: WebhookHttpsServer = new WebhookHttpsServer(
     (request, response) => app(request, response),
