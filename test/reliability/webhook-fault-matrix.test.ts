@@ -386,7 +386,11 @@ async function restartRealControllerUnderLoad(client: Agent, requests: number): 
       restarts++;
     }
   })();
-  const outcomes = await load(client, 'restarting', requests, 32);
+  // Keep the load on until the controller went through at least three restarts: a fast webhook
+  // could otherwise finish its share of reviews before the restarts happened.
+  const outcomes: Outcome[] = [];
+  do outcomes.push(...(await load(client, 'restarting', requests, 32)));
+  while (restarts < 3);
   loading = false;
   await restarting;
   await running?.close();
@@ -463,7 +467,7 @@ describe('webhook fault matrix: 10,000 reviews, controller failing every way', (
     await new Promise((resolve) => setTimeout(resolve, 500));
     const atEnd = await webhook.probe();
 
-    expect(outcomes).toHaveLength(10_000);
+    expect(outcomes.length).toBeGreaterThanOrEqual(10_000);
     expect(describeProblems(outcomes)).toEqual([]);
     // Each fault was really exercised, and a healthy controller's warnings got through.
     for (const step of plan)
