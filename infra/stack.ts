@@ -8,11 +8,15 @@ import { Forewarn } from './forewarn';
 
 type StringMap = { [key: string]: string };
 
+export const DEFAULT_STACK_NAMESPACE = 'forewarn-system';
+
 /** The component arguments described by the stack configuration. */
 export function argsFromConfig(config: pulumi.Config): ForewarnArgs {
   return {
     namespace: {
-      name: config.get('namespace'),
+      // The stack deploys into the conventional system namespace (spec 8: "the service's system
+      // namespace"), which every doc and port-forward hint uses; the component alone defaults to its name.
+      name: config.get('namespace') ?? DEFAULT_STACK_NAMESPACE,
       create: config.getBoolean('createNamespace'),
       labels: config.getObject<StringMap>('namespaceLabels'),
       annotations: config.getObject<StringMap>('namespaceAnnotations'),

@@ -58,11 +58,11 @@ describe('stack program (infra/stack.ts)', () => {
     );
   });
 
-  it('maps an empty configuration to the component defaults', () => {
+  it('maps an empty configuration to the component defaults, in the forewarn-system namespace', () => {
     pulumi.runtime.setAllConfig({});
     const args = stack.argsFromConfig(new pulumi.Config('forewarn'));
     expect(args).toEqual({
-      namespace: { name: undefined, create: undefined, labels: undefined, annotations: undefined },
+      namespace: { name: 'forewarn-system', create: undefined, labels: undefined, annotations: undefined },
       images: undefined,
       controller: undefined,
       admissionWebhook: undefined,
