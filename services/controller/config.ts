@@ -46,6 +46,16 @@ export function parseDuration(value: string): number {
   return Number(match[1]) * DURATION_UNITS[match[2]];
 }
 
+/** Rescans hit the API server's discovery endpoints: faster than once a second is a mistake. */
+export function parseRescanInterval(value: string): number {
+  const milliseconds = parseDuration(value);
+  if (milliseconds < 1_000)
+    throw new InvalidArgumentError(
+      `must be at least 1s (discovery is not free), got ${JSON.stringify(value)}`,
+    );
+  return milliseconds;
+}
+
 export function parsePort(value: string): number {
   // Digits only: Number() would read "" (an empty FOREWARN_PORT) as 0, a random port, and "0x50" as 80.
   const port = /^\d{1,5}$/.test(value.trim()) ? Number(value) : NaN;
@@ -150,7 +160,7 @@ export function buildControllerCommand(): Command {
         'FOREWARN_RESCAN_INTERVAL',
       )
         .default(300_000, '5m')
-        .argParser(parseDuration),
+        .argParser(parseRescanInterval),
     )
     .addOption(
       option('--contact <email>', 'default contact on manual remediation steps', 'FOREWARN_CONTACT')

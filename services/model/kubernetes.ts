@@ -32,13 +32,14 @@ export type Labels = Readonly<Record<string, string>>;
 
 /** `apps/v1` → `apps`; `v1` → `` (the core group). */
 export function groupOf(apiVersion: string | undefined): string {
-  if (!apiVersion) return '';
+  // Objects from files are untyped: a non-string apiVersion has no group rather than crashing.
+  if (typeof apiVersion !== 'string' || !apiVersion) return '';
   const slash = apiVersion.indexOf('/');
   return slash === -1 ? '' : apiVersion.slice(0, slash);
 }
 
 export function versionOf(apiVersion: string | undefined): string {
-  if (!apiVersion) return '';
+  if (typeof apiVersion !== 'string' || !apiVersion) return '';
   const slash = apiVersion.indexOf('/');
   return slash === -1 ? apiVersion : apiVersion.slice(slash + 1);
 }

@@ -89,6 +89,7 @@ const INVALID: Array<{ flag: string; env: string; value: string }> = [
   { flag: '--mcp', env: 'FOREWARN_MCP', value: 'maybe' },
   { flag: '--detail-level', env: 'FOREWARN_DETAIL_LEVEL', value: 'everything' },
   { flag: '--rescan-interval', env: 'FOREWARN_RESCAN_INTERVAL', value: '5 minutes' },
+  { flag: '--rescan-interval', env: 'FOREWARN_RESCAN_INTERVAL', value: '0s' },
   { flag: '--contact', env: 'FOREWARN_CONTACT', value: 'not-an-address' },
   { flag: '--flowobserver-address', env: 'FOREWARN_FLOWOBSERVER_ADDRESS', value: 'no-port' },
   { flag: '--missing-debounce', env: 'FOREWARN_MISSING_DEBOUNCE', value: '10d' },
@@ -177,7 +178,7 @@ describe('controller configuration', () => {
   it('accepts port 0 (any free port, used by tests) and every duration unit', () => {
     expect(parseControllerConfig(['--port', '0'], NO_ENV).port).toBe(0);
     for (const [text, milliseconds] of [
-      ['250ms', 250],
+      ['1500ms', 1_500],
       ['30s', 30_000],
       ['5m', 300_000],
       ['1h', 3_600_000],
