@@ -66,6 +66,7 @@ beforeAll(async () => {
   });
   port = await server.listen({ host: '127.0.0.1', port: 0 });
   certificates = await SelfSignedCertificates.start({
+    caPropagationDelayMs: 20,
     kubeConfig: kube.kubeConfig(),
     namespace: NAMESPACE,
     secretName: `${WEBHOOK}-tls`,

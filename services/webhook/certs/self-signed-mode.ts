@@ -40,7 +40,14 @@ export interface SelfSignedModeOptions {
   watchTimeoutSeconds?: number;
   watchRestartBackoff?: BackoffPolicy;
   generate?: (request: Parameters<typeof generateSelfSignedBundle>[0]) => Promise<CertificateBundle>;
+  /**
+   * Wait between trusting a new CA in the registration and serving a certificate it signed, so the
+   * API server's copy of the registration has caught up. Default 5 s, once per rotation.
+   */
+  caPropagationDelayMs?: number;
 }
+
+export const DEFAULT_CA_PROPAGATION_DELAY_MS = 5_000;
 
 const DEFAULT_STARTUP_BACKOFF: BackoffPolicy = {
   initialDelayMs: 1_000,
@@ -97,6 +104,9 @@ export class SelfSignedCertificates {
         // One quick try: trust the new CA before it is served; the tick re-syncs with retries after.
         beforeRotate: async (bundle) => {
           await inject(bundle.caPem, { ...DEFAULT_INJECTION_BACKOFF, maxAttempts: 1 });
+          await new Promise((resolve) =>
+            setTimeout(resolve, options.caPropagationDelayMs ?? DEFAULT_CA_PROPAGATION_DELAY_MS),
+          );
         },
       });
 

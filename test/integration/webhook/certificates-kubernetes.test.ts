@@ -76,6 +76,7 @@ async function startReplica(overrides: Partial<SelfSignedModeOptions> = {}): Pro
     constraints: { query: async () => ({ ok: true, constraints: [], skippedEntries: 0 }) },
   });
   const certificates = await SelfSignedCertificates.start({
+    caPropagationDelayMs: 20,
     kubeConfig: kube.kubeConfig(),
     secretName: SECRET,
     webhookName: WEBHOOK,
