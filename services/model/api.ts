@@ -77,6 +77,8 @@ export type Metrics = Record<string, MetricValue>;
 
 export interface ReportEntry {
   name: string;
+  /** Addition to the spec: what the constraint does, one line, at the detail level applied. */
+  summary: string;
   type: ConstraintType;
   severity: Severity;
   effect: Effect;
@@ -99,6 +101,8 @@ export interface Report {
 
 export interface ConstraintView {
   name: string;
+  /** Addition to the spec: what the constraint does, one line, at the detail level applied. */
+  summary: string;
   namespace: string;
   constraint_type: ConstraintType;
   severity: Severity;

@@ -1,6 +1,6 @@
 import type { ConstraintView, DetailLevel } from '../../model/api';
 import type { Constraint } from '../../model/constraint';
-import { isNameVisible, type Viewer } from '../../model/text';
+import { isNameVisible, renderText, type Viewer } from '../../model/text';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { affectedWorkloads, renderMetrics, renderName, renderRemediation } from './constraint-rendering';
 import { compareBySeverityThenName } from './ordering';
@@ -35,6 +35,7 @@ export function buildConstraintView(
   const viewer: Viewer = { level, namespace };
   return {
     name: renderName(constraint, viewer),
+    summary: renderText(constraint.summary, viewer),
     namespace,
     constraint_type: constraint.type,
     severity: constraint.severity,

@@ -1,6 +1,6 @@
 import { SCHEMA_VERSION, type DetailLevel, type Report, type ReportEntry } from '../../model/api';
 import type { Constraint } from '../../model/constraint';
-import type { Viewer } from '../../model/text';
+import { renderText, type Viewer } from '../../model/text';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { renderName, renderRemediation } from './constraint-rendering';
 import { compareBySeverityThenName } from './ordering';
@@ -26,6 +26,7 @@ export function sortedForViewer(
 export function buildReportEntry(constraint: Constraint, name: string, viewer: Viewer): ReportEntry {
   return {
     name,
+    summary: renderText(constraint.summary, viewer),
     type: constraint.type,
     severity: constraint.severity,
     effect: constraint.effect,
