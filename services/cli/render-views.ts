@@ -37,6 +37,7 @@ function field(label: string, value: string): string {
 export function renderConstraintTable(view: ConstraintView, style: Style): string {
   let text =
     field('Name', style.bold(view.name)) +
+    field('Summary', view.summary) +
     field('Namespace', view.namespace) +
     field('Type', view.constraint_type) +
     field('Severity', style.severity(view.severity, view.severity)) +
