@@ -1,6 +1,9 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { DETAIL_LEVELS, isDetailLevel, type DetailLevel } from '../model/api';
+import { parseBoolean, parseDuration } from '../flags/values';
 import { isLogLevel, type LOG_LEVELS } from '../logging/logger';
+
+export { parseBoolean, parseDuration };
 import { MISSING_RULES, type MissingRuleName } from './missing/rules';
 
 // Controller flags (DESIGN.md 2), each also settable as a FOREWARN_* environment variable, parsed
@@ -36,16 +39,6 @@ export class ConfigError extends Error {
   }
 }
 
-const DURATION = /^(\d+)(ms|s|m|h)$/;
-const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-export function parseDuration(value: string): number {
-  const match = DURATION.exec(value.trim());
-  if (!match)
-    throw new InvalidArgumentError(`expected a duration like 30s, 5m or 1h, got ${JSON.stringify(value)}`);
-  return Number(match[1]) * DURATION_UNITS[match[2]];
-}
-
 /** Rescans hit the API server's discovery endpoints: faster than once a second is a mistake. */
 export function parseRescanInterval(value: string): number {
   const milliseconds = parseDuration(value);
@@ -62,13 +55,6 @@ export function parsePort(value: string): number {
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new InvalidArgumentError(`expected a port number 0-65535, got ${JSON.stringify(value)}`);
   return port;
-}
-
-/** Booleans accept `--flag`, `--flag=true|false` and `--flag false`, as container args are written. */
-export function parseBoolean(value: string): boolean {
-  if (/^(true|1|yes)$/i.test(value)) return true;
-  if (/^(false|0|no)$/i.test(value)) return false;
-  throw new InvalidArgumentError(`expected true or false, got ${JSON.stringify(value)}`);
 }
 
 function parseDetailLevel(value: string): DetailLevel {

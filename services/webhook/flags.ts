@@ -1,7 +1,10 @@
 import { isIP } from 'node:net';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { LevelWithSilent } from 'pino';
+import { parseBoolean, parseDuration } from '../flags/values';
 import { isLogLevel } from '../logging/logger';
+
+export { parseBoolean, parseDuration };
 import { isDns1123Label } from '../model/kubernetes';
 import { MAX_TIMER_MS } from './certs/rotation';
 import type { ListenAddress } from './server';
@@ -36,21 +39,6 @@ export class FlagError extends Error {
   }
 }
 
-const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
-
-/** Go-style durations: `24h`, `90s`, `1h30m`, `500ms`. */
-export function parseDuration(text: string): number {
-  const trimmed = text.trim();
-  if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(trimmed)) {
-    throw new InvalidArgumentError('expected a duration such as 24h, 30m, 90s or 1h30m');
-  }
-  let total = 0;
-  for (const [, amount, , unit] of trimmed.matchAll(/(\d+(\.\d+)?)(ms|s|m|h)/g)) {
-    total += Number(amount) * DURATION_UNITS_MS[unit];
-  }
-  return Math.round(total);
-}
-
 /** `:8443` (every interface), `127.0.0.1:8443`, `[::1]:8443`. */
 export function parseListenAddress(text: string): ListenAddress {
   const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(text.trim());
@@ -58,13 +46,6 @@ export function parseListenAddress(text: string): ListenAddress {
   if (!match || port > 65535) throw new InvalidArgumentError('expected [host]:port, e.g. :8443');
   const host = match[1] ?? match[2];
   return { host: host === '' ? undefined : host, port };
-}
-
-export function parseBooleanFlag(text: string): boolean {
-  const value = text.trim().toLowerCase();
-  if (['true', '1', 'yes'].includes(value)) return true;
-  if (['false', '0', 'no'].includes(value)) return false;
-  throw new InvalidArgumentError('expected true or false');
 }
 
 function parseHttpUrl(text: string): string {
@@ -149,7 +130,7 @@ function buildCommand(env: NodeJS.ProcessEnv): Command {
         'self-signed certificates (true) or files from a certificate manager (false)',
       )
         .default(true)
-        .argParser(parseBooleanFlag),
+        .argParser(parseBoolean),
     )
     .addOption(
       new Option('--tls-cert-file <path>', 'certificate file (managed mode)').default(
