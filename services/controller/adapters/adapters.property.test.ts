@@ -5,15 +5,26 @@ import { canonicalJson } from './scope-text';
 import { pathsOf, replaceAt } from '../../../test/support/mutate-object';
 import { testAdapterContext } from '../../../test/support/render-constraint';
 import { loadFixtureObjects } from '../../../test/support/yaml-fixtures';
+import { admissionPolicyAdapter } from './admissionpolicy';
 import { cniAdapter } from './cni';
+import { limitRangeAdapter } from './limitrange';
 import { meshAdapter } from './mesh';
+import { networkPolicyAdapter } from './networkpolicy';
 import { policyEngineAdapter } from './policyengine';
+import { resourceQuotaAdapter } from './resourcequota';
+import { webhookConfigurationAdapter } from './webhookconfig';
 
-// Defensive reading and determinism, checked by brute force on the cni, policyengine and mesh
-// adapters: any field of a fixture replaced by any value yields constraints or an AdapterParseError,
-// never another exception, and the same object always yields the same constraints.
+// Defensive reading and determinism, checked by brute force on every adapter: any field of a
+// fixture replaced by any value yields constraints or an AdapterParseError, never another
+// exception, and the same object always yields the same constraints. (Values as JSON or YAML
+// parsing produces them: null-prototype objects cannot come from a parsed manifest.)
 
 const cases: Array<[string, Adapter, string]> = [
+  ['networkpolicy', networkPolicyAdapter, 'networkpolicy/networkpolicies.yaml'],
+  ['resourcequota', resourceQuotaAdapter, 'resourcequota/resourcequotas.yaml'],
+  ['limitrange', limitRangeAdapter, 'limitrange/limitranges.yaml'],
+  ['webhookconfig', webhookConfigurationAdapter, 'webhookconfig/webhookconfigurations.yaml'],
+  ['admissionpolicy', admissionPolicyAdapter, 'admissionpolicy/admissionpolicies.yaml'],
   ['cni', cniAdapter, 'cni/cilium-policies.yaml'],
   ['policyengine (Gatekeeper)', policyEngineAdapter, 'policyengine/gatekeeper.yaml'],
   ['policyengine (Kyverno)', policyEngineAdapter, 'policyengine/kyverno.yaml'],
@@ -42,7 +53,7 @@ describe.each(cases)('%s adapter on mutated fixtures', (_name, adapter, file) =>
           if (!(error instanceof AdapterParseError)) throw error;
         }
       }),
-      { numRuns: 1500 },
+      { numRuns: 2000 },
     );
   });
 
