@@ -7,6 +7,7 @@ import { ClusterSource } from '../../../services/controller/sources/cluster/clus
 import { buildHealth, type RuntimeState } from '../../../services/controller/views/health';
 import { silentLogger } from '../../../services/logging/logger';
 import { KubernetesApiTestServer } from '../../support/kubernetes-api-server';
+import { waitUntil } from '../../support/kubernetes-api/wait-until';
 
 // The cluster source with the real client library's configuration against the protocol-faithful
 // test API server: changes appear, kinds come and go with their CRDs, and every fault converges to
@@ -53,19 +54,9 @@ function networkPolicy(name: string, namespace = 'shop', policyTypes = ['Ingress
   };
 }
 
-async function eventually(
-  check: () => boolean | Promise<boolean>,
-  timeoutMs = 3_000,
-  what = 'condition',
-): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    if (await check()) return Date.now() - started;
-    if (Date.now() - started > timeoutMs)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+/** Polls every 20 ms; returns the elapsed time, which some tests bound. */
+const eventually = (check: () => boolean, timeoutMs = 3_000, what = 'condition') =>
+  waitUntil(check, what, timeoutMs, 20);
 
 describe('cluster source against the Kubernetes API test server', () => {
   let server: KubernetesApiTestServer;

@@ -9,6 +9,7 @@ import { ClusterSource } from '../../../services/controller/sources/cluster/clus
 import { ManifestFileSource } from '../../../services/controller/sources/manifest-files';
 import { silentLogger } from '../../../services/logging/logger';
 import { KubernetesApiTestServer } from '../../support/kubernetes-api-server';
+import { waitUntil } from '../../support/kubernetes-api/wait-until';
 
 // `/metrics` of a running controller, scraped before and after traffic and changes: the values
 // must move by what happened, not merely exist.
@@ -47,13 +48,8 @@ function sum(samples: Samples, name: string): number {
   return total;
 }
 
-async function eventually(check: () => Promise<boolean>, what: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+const eventually = (check: () => Promise<boolean>, what: string, timeoutMs = 5_000) =>
+  waitUntil(check, what, timeoutMs, 25);
 
 describe('controller /metrics with the manifests source', () => {
   let directory: string;

@@ -13,6 +13,7 @@ import {
   type CertificateBundle,
 } from '../../../services/webhook/certs/self-signed';
 import { capturingLogger, startWebhook, tlsRequest, type RunningWebhook } from './harness';
+import { waitUntil } from '../../support/kubernetes-api/wait-until';
 
 // Self-signed mode against the protocol-faithful test API server: the Secret, the CA bundle in the
 // registration, rotation seen by a live TLS client, and several replicas sharing one certificate.
@@ -130,19 +131,9 @@ async function servedFingerprint(replica: Replica, ca: string): Promise<string> 
   return response.fingerprint;
 }
 
-async function eventually(
-  check: () => Promise<boolean>,
-  description: string,
-  timeoutMs = 3_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check().catch(() => false)) return;
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting until ${description}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+/** These waits span certificate work (key generation, watches), so they get 3 s by default. */
+const eventually = (check: () => Promise<boolean>, description: string, timeoutMs = 3_000) =>
+  waitUntil(check, description, timeoutMs, 50);
 
 function secretWrites(): Array<{ method: string; status?: number }> {
   return kube.requests

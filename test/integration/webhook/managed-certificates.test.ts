@@ -9,6 +9,7 @@ import {
   type CertificateBundle,
 } from '../../../services/webhook/certs/self-signed';
 import { startWebhook, tlsRequest, type RunningWebhook } from './harness';
+import { waitUntil } from '../../support/kubernetes-api/wait-until';
 
 // Managed mode: certificate files written by an external manager, reloaded when they change,
 // never replaced by an unusable pair.
@@ -63,19 +64,9 @@ async function served(ca: string): Promise<string> {
   return (await tlsRequest({ port: webhook.port, ca, path: '/readyz', method: 'GET' })).fingerprint;
 }
 
-async function eventually(
-  check: () => Promise<boolean>,
-  description: string,
-  timeoutMs = 3_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check().catch(() => false)) return;
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting until ${description}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+/** These waits span certificate work (key generation, watches), so they get 3 s by default. */
+const eventually = (check: () => Promise<boolean>, description: string, timeoutMs = 3_000) =>
+  waitUntil(check, description, timeoutMs, 50);
 
 const fingerprint = (bundle: CertificateBundle): string => new X509Certificate(bundle.certPem).fingerprint256;
 

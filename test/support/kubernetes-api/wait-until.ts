@@ -1,14 +1,24 @@
-/** Polls `condition` until it holds; rejects after `timeoutMs` so no test waits unboundedly. */
+/**
+ * Polls `condition` (sync or async; a throw counts as "not yet") until it holds, and returns how
+ * long that took in ms; rejects after `timeoutMs` so no test waits unboundedly.
+ */
 export async function waitUntil(
-  condition: () => boolean,
+  condition: () => boolean | Promise<boolean>,
   description: string,
   timeoutMs = 2000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline)
+  intervalMs = 10,
+): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    if (
+      await Promise.resolve()
+        .then(condition)
+        .catch(() => false)
+    )
+      return Date.now() - started;
+    if (Date.now() - started > timeoutMs)
       throw new Error(`timed out after ${timeoutMs} ms waiting until ${description}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
 
