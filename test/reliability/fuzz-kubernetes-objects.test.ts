@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { ADAPTERS } from '../../services/controller/adapters/registry';
-import { GATEKEEPER_GROUP } from '../../services/controller/adapters/gatekeeper';
+import { GATEKEEPER_GROUP } from '../../services/controller/adapters/policyengine/gatekeeper';
 import { answerResourceRequest } from '../../services/controller/http/resource-requests';
 import { MissingResourceTracker } from '../../services/controller/missing/tracker';
 import { buildConstraintList } from '../../services/controller/views/constraint-list';
@@ -23,7 +23,7 @@ import { loadFixtureObjects } from '../support/yaml-fixtures';
 // serialises to JSON; and deleting everything that was added leaves an empty index with no parse
 // error left behind.
 
-const adapterFixtures = path.join(__dirname, '../../services/controller/adapters/fixtures');
+const adapterFixtures = path.join(__dirname, '../../services/controller/adapters');
 const missingFixtures = path.join(__dirname, '../../services/controller/missing/fixtures');
 
 function fixtureFiles(directory: string): string[] {

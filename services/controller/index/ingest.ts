@@ -15,7 +15,7 @@ import {
   type KubernetesObject,
   type Labels,
 } from '../../model/kubernetes';
-import { describeObject } from '../adapters/object-fields';
+import { describeObject } from '../adapters/shared/object-fields';
 import type { AdapterRegistry } from '../adapters/registry';
 import type { ConstraintIndex } from './constraint-index';
 

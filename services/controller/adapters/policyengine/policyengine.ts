@@ -1,0 +1,37 @@
+import { AdapterParseError, type Adapter, type ConstraintDraft } from '../../../model/constraint';
+import { groupOf, type KubernetesObject } from '../../../model/kubernetes';
+import { GATEKEEPER_GROUP, gatekeeperConstraintToConstraints } from './gatekeeper';
+import { KYVERNO_GROUP, kyvernoPolicyToConstraints } from './kyverno';
+
+// The policy-engine adapter: Gatekeeper constraints (every kind of their API group, discovered at
+// run time) and Kyverno policies. Both engines are one adapter in health and capabilities.
+
+export function policyEngineToConstraints(object: KubernetesObject): ConstraintDraft[] {
+  if (typeof object.apiVersion !== 'string') throw new AdapterParseError('apiVersion must be a string');
+  const group = groupOf(object.apiVersion);
+  if (group === GATEKEEPER_GROUP) return gatekeeperConstraintToConstraints(object);
+  if (group === KYVERNO_GROUP) return kyvernoPolicyToConstraints(object);
+  throw new AdapterParseError(`${object.apiVersion} is neither Gatekeeper nor Kyverno`);
+}
+
+export const policyEngineAdapter: Adapter = {
+  name: 'policyengine',
+  kinds: [
+    {
+      group: KYVERNO_GROUP,
+      versions: ['v1', 'v2beta1'],
+      kind: 'ClusterPolicy',
+      plural: 'clusterpolicies',
+      namespaced: false,
+    },
+    {
+      group: KYVERNO_GROUP,
+      versions: ['v1', 'v2beta1'],
+      kind: 'Policy',
+      plural: 'policies',
+      namespaced: true,
+    },
+  ],
+  dynamicGroups: [GATEKEEPER_GROUP],
+  toConstraints: (object) => policyEngineToConstraints(object),
+};
