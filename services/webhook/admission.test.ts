@@ -7,67 +7,12 @@ import {
   parseAdmissionReviewText,
   shortenWarning,
   uidFromReviewPrefix,
-  workloadLabels,
   type WarningSource,
 } from './admission';
 
 const podTemplate = (labels: Record<string, unknown>) => ({ template: { metadata: { labels } } });
-
-// The controller object's own labels differ from its pods' labels in every case, so a test
-// passes only if the right set is read.
 const OWN = { 'app.kubernetes.io/managed-by': 'helm' };
 const POD = { app: 'web', tier: 'frontend' };
-
-describe('workloadLabels', () => {
-  it.each([
-    ['apps', 'Deployment'],
-    ['apps', 'StatefulSet'],
-    ['apps', 'DaemonSet'],
-    ['apps', 'ReplicaSet'],
-    ['batch', 'Job'],
-  ])('reads the pod-template labels of %s/%s', (group, kind) => {
-    const object = { metadata: { labels: OWN }, spec: podTemplate(POD) };
-    expect(workloadLabels({ group, kind }, object)).toEqual(POD);
-  });
-
-  it('reads spec.jobTemplate.spec.template labels of a CronJob', () => {
-    const object = {
-      metadata: { labels: OWN },
-      spec: { jobTemplate: { metadata: { labels: { job: 'x' } }, spec: podTemplate(POD) } },
-    };
-    expect(workloadLabels({ group: 'batch', kind: 'CronJob' }, object)).toEqual(POD);
-  });
-
-  it.each([
-    ['', 'Pod'],
-    ['', 'Service'],
-    ['', 'ConfigMap'],
-  ])('reads the own labels of %s/%s', (group, kind) => {
-    const object = { metadata: { labels: POD }, spec: podTemplate(OWN) };
-    expect(workloadLabels({ group, kind }, object)).toEqual(POD);
-  });
-
-  it('uses own labels for a custom kind named Deployment outside the apps group', () => {
-    const object = { metadata: { labels: OWN }, spec: podTemplate(POD) };
-    expect(workloadLabels({ group: 'example.com', kind: 'Deployment' }, object)).toEqual(OWN);
-  });
-
-  it('gives no labels for a Deployment without template labels (never falls back to its own)', () => {
-    expect(
-      workloadLabels({ group: 'apps', kind: 'Deployment' }, { metadata: { labels: OWN }, spec: {} }),
-    ).toEqual({});
-  });
-
-  it('keeps the string entries of a malformed label map', () => {
-    const object = { metadata: { labels: { app: 'web', replicas: 3, broken: null } } };
-    expect(workloadLabels({ group: '', kind: 'Pod' }, object)).toEqual({ app: 'web' });
-  });
-
-  it('copes with a missing object', () => {
-    expect(workloadLabels({ group: 'apps', kind: 'Deployment' }, null)).toEqual({});
-    expect(workloadLabels(null, undefined)).toEqual({});
-  });
-});
 
 function review(request: Record<string, unknown>, apiVersion = 'admission.k8s.io/v1'): unknown {
   return { apiVersion, kind: 'AdmissionReview', request };

@@ -1,6 +1,7 @@
 import { type ListedConstraint, type Severity } from '../model/api';
-import { isRecord, isStringRecord, type Labels } from '../model/kubernetes';
+import { isRecord, readPath, type Labels } from '../model/kubernetes';
 import { companionAnnotations, describeWorkload } from '../model/workload';
+import { workloadLabels } from '../model/workload-kinds';
 
 // The admission core (spec 4.5, DESIGN.md 7): pure functions from an untrusted request body to the
 // query the webhook makes, and from the controller's answer to the AdmissionReview it returns.
@@ -76,53 +77,6 @@ function kindOfObject(object: Record<string, unknown>): GroupVersionKind | null 
   };
 }
 
-function stringLabels(value: unknown): Labels {
-  if (!isRecord(value)) return {};
-  if (isStringRecord(value)) return value;
-  // Keep the string entries of a partly malformed map rather than losing all of them.
-  return Object.fromEntries(
-    Object.entries(value).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
-  );
-}
-
-function path(value: unknown, ...keys: string[]): unknown {
-  let current = value;
-  for (const key of keys) {
-    if (!isRecord(current)) return undefined;
-    current = current[key];
-  }
-  return current;
-}
-
-// Controllers whose pods are described by `spec.template`: policies select the pods, so the pods'
-// labels are what the controller must match, not the controller object's own labels.
-const POD_TEMPLATE_KINDS = new Set([
-  'apps/Deployment',
-  'apps/StatefulSet',
-  'apps/DaemonSet',
-  'apps/ReplicaSet',
-  'batch/Job',
-  '/ReplicationController',
-]);
-
-/**
- * The labels selectors are evaluated against: pod-template labels for workload controllers,
- * `spec.jobTemplate.spec.template.metadata.labels` for CronJobs, the object's own labels otherwise
- * (Pods, Services, ConfigMaps).
- */
-export function workloadLabels(
-  kind: Pick<GroupVersionKind, 'group' | 'kind'> | null,
-  object: unknown,
-): Labels {
-  const key = kind ? `${kind.group}/${kind.kind}` : '';
-  if (POD_TEMPLATE_KINDS.has(key))
-    return stringLabels(path(object, 'spec', 'template', 'metadata', 'labels'));
-  if (key === 'batch/CronJob') {
-    return stringLabels(path(object, 'spec', 'jobTemplate', 'spec', 'template', 'metadata', 'labels'));
-  }
-  return stringLabels(path(object, 'metadata', 'labels'));
-}
-
 function reviewApiVersionOf(body: unknown): string {
   // A v1beta1 review must be answered in v1beta1; everything else gets v1.
   return isRecord(body) && body.apiVersion === ADMISSION_V1BETA1 ? ADMISSION_V1BETA1 : ADMISSION_V1;
@@ -156,13 +110,15 @@ export function parseAdmissionReview(body: unknown): ParsedReview {
   const namespace =
     typeof request.namespace === 'string' && request.namespace !== ''
       ? request.namespace
-      : path(object, 'metadata', 'namespace');
+      : readPath(object, ['metadata', 'namespace']);
   if (typeof namespace !== 'string' || namespace === '') {
     return failure(uid, 'request has no namespace (cluster-scoped objects have no namespace constraints)');
   }
   const kind = readGroupVersionKind(request.kind) ?? (object ? kindOfObject(object) : null);
   const name =
-    typeof request.name === 'string' && request.name !== '' ? request.name : path(object, 'metadata', 'name');
+    typeof request.name === 'string' && request.name !== ''
+      ? request.name
+      : readPath(object, ['metadata', 'name']);
 
   return {
     ok: true,

@@ -2,7 +2,8 @@ import type { ListedConstraint, Severity } from '../../model/api';
 import type { ResourceTarget } from '../../model/constraint';
 import { groupOf, type KubernetesObject, type Labels } from '../../model/kubernetes';
 import { pluralOfKind, WEBHOOK_RESOURCES } from '../../model/resources';
-import { buildWarnings, workloadLabels } from '../../webhook/admission';
+import { buildWarnings } from '../../webhook/admission';
+import { workloadLabels } from '../../model/workload-kinds';
 import { isClusterScoped, parseManifest, type ManifestProblem } from '../sources/manifest-parsing';
 
 // `check`: the admission warnings a manifest would get, without applying it. Shared by the MCP
