@@ -1,4 +1,3 @@
-import { type ListedConstraint, type Severity } from '../model/api';
 import { isRecord, readPath, type Labels } from '../model/kubernetes';
 import { companionAnnotations, describeWorkload } from '../model/workload';
 import { workloadLabels } from '../model/workload-kinds';
@@ -10,10 +9,6 @@ import { workloadLabels } from '../model/workload-kinds';
 
 export const ADMISSION_V1 = 'admission.k8s.io/v1';
 const ADMISSION_V1BETA1 = 'admission.k8s.io/v1beta1';
-
-/** The API server truncates longer warnings (256 runes); we shorten first so the ellipsis is ours. */
-export const MAX_WARNING_LENGTH = 256;
-const ELLIPSIS = '…';
 
 export interface GroupVersionResource {
   group: string;
@@ -170,66 +165,6 @@ const LEADING_UID = /"request"\s*:\s*\{\s*"uid"\s*:\s*"([A-Za-z0-9._:-]{1,128})"
 /** The uid of a review from the first bytes of its text, when it is where the API server puts it. */
 export function uidFromReviewPrefix(prefix: string): string {
   return LEADING_UID.exec(prefix)?.[1] ?? '';
-}
-
-/** The inputs of one warning: a subset of the controller's ListedConstraint. */
-export type WarningSource = Pick<ListedConstraint, 'severity' | 'summary' | 'remediationHint'>;
-
-const SEVERITY_PREFIX: Record<Severity, string | null> = {
-  Critical: '[CRITICAL]',
-  Warning: '[WARNING]',
-  Info: null,
-};
-
-// Printable ASCII words separated by single spaces: nothing for singleLine to change. Most
-// summaries look like this, and skipping the two Unicode-aware replacements for them took the
-// warning formatting from ~10% to ~1% of the webhook's CPU per review (docs/benchmarks.md).
-const PLAIN_SINGLE_LINE = /^[!-~]+(?: [!-~]+)*$/;
-
-// Warnings travel in an HTTP `Warning` header: control characters (newlines from a multi-line
-// annotation, tabs) would corrupt it, so they become spaces.
-function singleLine(text: string): string {
-  if (PLAIN_SINGLE_LINE.test(text)) return text;
-  return text
-    .replace(/\p{Cc}/gu, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
-}
-
-/** Shortens to at most `max` characters (code points, as the API server counts runes), ending in `…`. */
-export function shortenWarning(text: string, max = MAX_WARNING_LENGTH): string {
-  // A string never has more code points than UTF-16 units: short ones need no counting.
-  if (text.length <= max) return text;
-  // Count code points in place (a surrogate pair is one) instead of splitting the text into an
-  // array of them: long warnings are common, and the array was ~8% of the webhook's CPU per review.
-  let index = 0;
-  let cut = 0;
-  for (let counted = 0; index < text.length; counted++) {
-    if (counted === max - 1) cut = index;
-    if (counted === max) return `${text.slice(0, cut).trimEnd()}${ELLIPSIS}`;
-    index += (text.codePointAt(index) ?? 0) > 0xffff ? 2 : 1;
-  }
-  return text;
-}
-
-/** `[CRITICAL] <summary> - <remediation hint>`; null for Info, which never becomes a warning. */
-export function formatWarning(constraint: WarningSource): string | null {
-  const prefix = SEVERITY_PREFIX[constraint.severity];
-  if (!prefix) return null;
-  const summary = singleLine(constraint.summary);
-  const hint = singleLine(constraint.remediationHint);
-  // A constraint without a hint still warns; a dangling " - " would read as a formatting bug.
-  return shortenWarning(hint ? `${prefix} ${summary} - ${hint}` : `${prefix} ${summary}`);
-}
-
-/** Warning and Critical constraints as warnings: Critical first, order kept otherwise, no duplicates. */
-export function buildWarnings(constraints: readonly WarningSource[]): string[] {
-  const ordered = [
-    ...constraints.filter((constraint) => constraint.severity === 'Critical'),
-    ...constraints.filter((constraint) => constraint.severity === 'Warning'),
-  ];
-  const warnings = ordered.map(formatWarning).filter((warning): warning is string => warning !== null);
-  return [...new Set(warnings)];
 }
 
 export interface AdmissionReviewResponse {
