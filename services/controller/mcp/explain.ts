@@ -6,7 +6,7 @@ import {
   type Severity,
 } from '../../model/api';
 import type { Constraint } from '../../model/constraint';
-import { isDetailVisible, isNameVisible, renderFullText, renderText, type Viewer } from '../../model/text';
+import { isDetailVisible, isNameVisible, renderFullText, type Viewer } from '../../model/text';
 import { renderName } from '../views/constraint-rendering';
 import { readMessageFacts, type MessageFacts } from './explain-facts';
 import {

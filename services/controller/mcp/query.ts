@@ -1,7 +1,7 @@
 import type { ConstraintType, DetailLevel, ReportEntry, Severity } from '../../model/api';
 import type { Labels } from '../../model/kubernetes';
 import { matchesLabelSelector } from '../../model/label-selector';
-import { renderText, type Viewer } from '../../model/text';
+import type { Viewer } from '../../model/text';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { buildReportEntry, sortedForViewer } from '../views/report';
 import { renderReadableLine } from '../../model/summary-rules';

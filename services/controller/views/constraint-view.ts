@@ -1,6 +1,6 @@
 import type { ConstraintView, DetailLevel } from '../../model/api';
 import type { Constraint } from '../../model/constraint';
-import { isNameVisible, renderText, type Viewer } from '../../model/text';
+import { isNameVisible, type Viewer } from '../../model/text';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { affectedWorkloads, renderMetrics, renderName, renderRemediation } from './constraint-rendering';
 import { compareBySeverityThenName } from './ordering';

@@ -1,6 +1,6 @@
 import { SCHEMA_VERSION, type DetailLevel, type Report, type ReportEntry } from '../../model/api';
 import type { Constraint } from '../../model/constraint';
-import { renderText, type Viewer } from '../../model/text';
+import type { Viewer } from '../../model/text';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { renderName, renderRemediation } from './constraint-rendering';
 import { compareBySeverityThenName } from './ordering';
