@@ -25,6 +25,9 @@ const IRREGULAR_KIND_PLURALS: Record<string, string> = {
 
 /** `Service` → `Services`, `Ingress` → `Ingresses`, `NetworkPolicy` → `NetworkPolicies`. */
 export function pluralKind(kind: string): string {
+  // `Pod exec` (a subresource): the resource in the plural, the subresource after it.
+  const space = kind.indexOf(' ');
+  if (space > 0) return `${pluralKind(kind.slice(0, space))} (${kind.slice(space + 1)})`;
   const irregular = IRREGULAR_KIND_PLURALS[kind];
   if (irregular) return irregular;
   if (kind === '*' || kind === '') return 'resources';
@@ -65,15 +68,15 @@ function parameterValueText(value: unknown): string | undefined {
   const scalar = shortScalar(value);
   if (scalar !== undefined) return scalar;
   if (Array.isArray(value)) {
-    // A list of one-field objects (`labels: [{key: owner}]`) reads as the list of those fields.
+    // A list of objects (`labels: [{key: owner, allowedRegex: ...}]`) reads as their names.
     const flattened = value.map((entry) => {
       if (!isRecord(entry)) return shortScalar(entry);
       const fields = Object.values(entry);
-      return fields.length === 1 ? shortScalar(fields[0]) : undefined;
+      return shortScalar(entry.key ?? entry.name ?? (fields.length === 1 ? fields[0] : undefined));
     });
     const joined = flattened.every((entry) => entry !== undefined) ? flattened.join(', ') : undefined;
     if (joined !== undefined && joined.length <= SHORT_VALUE) return value.length === 0 ? 'none' : joined;
-    return countOf(value.length, 'value');
+    return value.every(isRecord) ? countOf(value.length, 'entry', 'entries') : countOf(value.length, 'value');
   }
   if (isRecord(value)) return countOf(Object.keys(value).length, 'setting');
   return undefined;
