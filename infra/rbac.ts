@@ -35,6 +35,11 @@ export const CONTROLLER_RULES: PolicyRule[] = [
     resources: ['ciliumnetworkpolicies', 'ciliumclusterwidenetworkpolicies'],
     verbs: READ,
   },
+  {
+    apiGroups: ['projectcalico.org', 'crd.projectcalico.org'],
+    resources: ['networkpolicies', 'globalnetworkpolicies'],
+    verbs: READ,
+  },
   // Gatekeeper creates one kind per ConstraintTemplate, so the group is read whole.
   { apiGroups: ['constraints.gatekeeper.sh'], resources: ['*'], verbs: READ },
   { apiGroups: ['kyverno.io'], resources: ['clusterpolicies', 'policies'], verbs: READ },

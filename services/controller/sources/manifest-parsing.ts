@@ -30,6 +30,8 @@ const CLUSTER_SCOPED_KINDS = new Set([
   'storage.k8s.io/StorageClass',
   'scheduling.k8s.io/PriorityClass',
   'cilium.io/CiliumClusterwideNetworkPolicy',
+  'projectcalico.org/GlobalNetworkPolicy',
+  'crd.projectcalico.org/GlobalNetworkPolicy',
   'kyverno.io/ClusterPolicy',
   'cert-manager.io/ClusterIssuer',
   'templates.gatekeeper.sh/ConstraintTemplate',
