@@ -40,6 +40,11 @@ export const CONTROLLER_RULES: PolicyRule[] = [
     resources: ['networkpolicies', 'globalnetworkpolicies'],
     verbs: READ,
   },
+  {
+    apiGroups: ['policy.networking.k8s.io'],
+    resources: ['adminnetworkpolicies', 'baselineadminnetworkpolicies'],
+    verbs: READ,
+  },
   // Gatekeeper creates one kind per ConstraintTemplate, so the group is read whole.
   { apiGroups: ['constraints.gatekeeper.sh'], resources: ['*'], verbs: READ },
   { apiGroups: ['kyverno.io'], resources: ['clusterpolicies', 'policies'], verbs: READ },

@@ -32,6 +32,8 @@ const CLUSTER_SCOPED_KINDS = new Set([
   'cilium.io/CiliumClusterwideNetworkPolicy',
   'projectcalico.org/GlobalNetworkPolicy',
   'crd.projectcalico.org/GlobalNetworkPolicy',
+  'policy.networking.k8s.io/AdminNetworkPolicy',
+  'policy.networking.k8s.io/BaselineAdminNetworkPolicy',
   'kyverno.io/ClusterPolicy',
   'cert-manager.io/ClusterIssuer',
   'templates.gatekeeper.sh/ConstraintTemplate',
