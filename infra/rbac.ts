@@ -56,6 +56,16 @@ export const CONTROLLER_RULES: PolicyRule[] = [
     resources: ['ciliumnetworkpolicies', 'ciliumclusterwidenetworkpolicies'],
     verbs: READ,
   },
+  {
+    apiGroups: ['projectcalico.org', 'crd.projectcalico.org'],
+    resources: ['networkpolicies', 'globalnetworkpolicies'],
+    verbs: READ,
+  },
+  {
+    apiGroups: ['policy.networking.k8s.io'],
+    resources: ['adminnetworkpolicies', 'baselineadminnetworkpolicies'],
+    verbs: READ,
+  },
   // Gatekeeper creates one kind per ConstraintTemplate, so the group is read whole.
   { apiGroups: ['constraints.gatekeeper.sh'], resources: ['*'], verbs: READ },
   { apiGroups: ['kyverno.io'], resources: ['clusterpolicies', 'policies'], verbs: READ },

@@ -1,6 +1,6 @@
 import type { ConstraintList, ListedConstraint } from '../../model/api';
 import type { Labels } from '../../model/kubernetes';
-import { matchesLabelSelector } from '../../model/label-selector';
+import { matchesSelector } from '../../model/selector';
 import { targetsInclude } from '../../model/resources';
 import type { ConstraintDraft, ResourceTarget } from '../../model/constraint';
 import type { Viewer } from '../../model/text';
@@ -64,7 +64,7 @@ function listConstraints(
       (constraint) =>
         query.labels === undefined ||
         constraint.workloadSelector === undefined ||
-        matchesLabelSelector(constraint.workloadSelector, query.labels),
+        matchesSelector(constraint.workloadSelector, query.labels),
     )
     .sort(compareBySeverityThenName);
   // The webhook's answer is unredacted: rendered as the `full` level sees it.

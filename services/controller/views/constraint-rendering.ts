@@ -1,7 +1,7 @@
 import type { Metrics, Remediation, RemediationStep } from '../../model/api';
 import type { Constraint, ResourceTarget } from '../../model/constraint';
 import { isNameVisible, REDACTED, renderText, type Viewer } from '../../model/text';
-import { matchesLabelSelector } from '../../model/label-selector';
+import { matchesSelector } from '../../model/selector';
 import { pluralOfKind, targetsInclude } from '../../model/resources';
 import { workloadKindNamed } from '../../model/workload-kinds';
 import type { WorkloadRecord } from '../index/constraint-index';
@@ -51,7 +51,7 @@ export function affectedWorkloads(constraint: Constraint, workloads: readonly Wo
     .filter(
       (workload) =>
         (constraint.workloadSelector === undefined ||
-          matchesLabelSelector(constraint.workloadSelector, workload.podLabels)) &&
+          matchesSelector(constraint.workloadSelector, workload.podLabels)) &&
         (targetsInclude(constraint.resourceTargets, { group: '', resource: 'pods' }) ||
           targetsInclude(constraint.resourceTargets, resourceOfWorkload(workload.kind))),
     )
