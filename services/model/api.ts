@@ -45,6 +45,7 @@ export const ADAPTER_NAMES = [
   'mesh',
   'missingresource',
   'adminnetworkpolicy',
+  'podsecurity',
 ] as const;
 export type AdapterName = (typeof ADAPTER_NAMES)[number];
 
