@@ -31,7 +31,27 @@ export type NamespaceScope =
       excludedNamespaces?: string[];
       /** Evaluated against the Namespace's labels (a Calico expression for Calico sources). */
       namespaceSelector?: Selector;
-    };
+    }
+  /**
+   * In no namespace's report: the source selects no pod (Cilium `reserved:*` identities, node
+   * selectors) or intercepts only cluster-scoped resources (CertificateSigningRequests, ...). The
+   * constraint is still indexed and counted; `reason` says why it reaches no namespace.
+   */
+  | { kind: 'none'; reason: string };
+
+/**
+ * A different outcome of one cluster-wide constraint in some namespaces (Kyverno
+ * `validationFailureActionOverrides`, rule-level `failureActionOverrides`): in a namespace the first
+ * override whose scope admits it replaces severity, effect, summary and hint.
+ */
+export interface NamespaceOutcome {
+  scope: NamespaceScope;
+  severity: Severity;
+  effect: Effect;
+  summary: Text;
+  remediationHint: Text;
+  tags: string[];
+}
 
 /** A resource an admission constraint intercepts: API group and plural resource; `*` honoured. */
 export interface ResourceTarget {
@@ -86,6 +106,8 @@ export interface Constraint {
   remediation: { summary: Text; steps: RemediationStepTemplate[] };
   /** Only for ResourceLimit constraints. */
   metrics?: Metrics;
+  /** Per-namespace outcomes of a cluster-wide constraint; the index applies them (constraint-index.ts). */
+  namespaceOutcomes?: NamespaceOutcome[];
   /** ISO 8601: when the source object was last seen. */
   lastObserved: string;
 }

@@ -26,6 +26,7 @@ export function podsText(selector: Selector | undefined): Text {
  * `in every namespace`.
  */
 export function scopeText(scope: NamespaceScope): Text {
+  if (scope.kind === 'none') return text`in no namespace`;
   if (scope.kind === 'namespace') return text`in ${namespaceName(scope.namespace)}`;
   const parts: Text[] = [];
   const namespaces = scope.namespaces ?? [];
