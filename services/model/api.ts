@@ -31,6 +31,7 @@ export const EFFECTS = [
   'audit',
   'require',
   'missing',
+  'delete',
 ] as const;
 export type Effect = (typeof EFFECTS)[number];
 
