@@ -35,6 +35,12 @@ const CLUSTER_SCOPED_KINDS = new Set([
   'policy.networking.k8s.io/AdminNetworkPolicy',
   'policy.networking.k8s.io/BaselineAdminNetworkPolicy',
   'kyverno.io/ClusterPolicy',
+  'kyverno.io/ClusterCleanupPolicy',
+  'policies.kyverno.io/ValidatingPolicy',
+  'policies.kyverno.io/ImageValidatingPolicy',
+  'policies.kyverno.io/MutatingPolicy',
+  'policies.kyverno.io/GeneratingPolicy',
+  'policies.kyverno.io/DeletingPolicy',
   'cert-manager.io/ClusterIssuer',
   'templates.gatekeeper.sh/ConstraintTemplate',
 ]);
