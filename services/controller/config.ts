@@ -11,6 +11,7 @@ import {
   PodSecurityValueError,
   type PodSecurityDefaults,
 } from '../model/pod-security';
+import { API_AUTH_MODES, type ApiAuthMode } from './http/api-auth';
 
 export { parseRescanInterval };
 
@@ -35,6 +36,10 @@ export interface ControllerConfig {
   missingDebounceMs: number;
   disabledMissingRules: MissingRuleName[];
   logLevel: (typeof LOG_LEVELS)[number];
+  /** Who reads `/api/v1/constraints` unredacted (DESIGN.md 5): the webhook by TokenReview, or everyone. */
+  apiAuth: ApiAuthMode;
+  /** The webhook's ServiceAccount, `namespace/name`, whose token unlocks the unredacted answer. */
+  webhookServiceAccount: string;
 }
 
 export class ConfigError extends Error {
@@ -209,6 +214,22 @@ export function buildControllerCommand(): Command {
         .argParser(collectMissingRule),
     )
     .addOption(
+      option(
+        '--api-auth <mode>',
+        'who reads /api/v1/constraints unredacted: tokenreview (the webhook, by its ServiceAccount token) or none (every caller; the default with --manifests, for local runs)',
+        'FOREWARN_API_AUTH',
+      ).choices(API_AUTH_MODES),
+    )
+    .addOption(
+      option(
+        '--webhook-service-account <namespace/name>',
+        "the webhook's ServiceAccount, whose token --api-auth=tokenreview accepts",
+        'FOREWARN_WEBHOOK_SERVICE_ACCOUNT',
+      )
+        .default('forewarn-system/forewarn-webhook')
+        .argParser(parseServiceAccount),
+    )
+    .addOption(
       option('--log-level <level>', 'log level', 'FOREWARN_LOG_LEVEL')
         .default('info')
         .argParser(parseLogLevel),
@@ -234,6 +255,28 @@ interface ParsedOptions {
   missingDebounce: number;
   disableMissingRule: MissingRuleName[];
   logLevel: (typeof LOG_LEVELS)[number];
+  apiAuth?: ApiAuthMode;
+  webhookServiceAccount: string;
+}
+
+function parseServiceAccount(value: string): string {
+  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\/[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(value))
+    throw new InvalidArgumentError(`expected namespace/name, got ${JSON.stringify(value)}`);
+  return value;
+}
+
+/**
+ * `tokenreview` needs an API server, so it cannot go with `--manifests`; without a choice the
+ * controller asks for the webhook's token in a cluster and trusts every caller on files.
+ */
+function resolveApiAuth(requested: ApiAuthMode | undefined, manifests: string | undefined): ApiAuthMode {
+  if (requested === 'tokenreview' && manifests !== undefined)
+    throw new ConfigError(
+      '--api-auth=tokenreview needs a cluster to ask; with --manifests use --api-auth=none',
+      2,
+      'error: --api-auth=tokenreview needs a cluster to ask; with --manifests use --api-auth=none\n',
+    );
+  return requested ?? (manifests === undefined ? 'tokenreview' : 'none');
 }
 
 /** Parses argv (without node and script) and env; throws ConfigError for help and invalid flags. */
@@ -277,5 +320,7 @@ export function parseControllerConfig(
     missingDebounceMs: options.missingDebounce,
     disabledMissingRules: options.disableMissingRule,
     logLevel: options.logLevel,
+    apiAuth: resolveApiAuth(options.apiAuth, options.manifests),
+    webhookServiceAccount: options.webhookServiceAccount,
   };
 }

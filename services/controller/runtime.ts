@@ -18,6 +18,8 @@ import { startMcpService, type RunningMcpService } from './mcp/mcp-service';
 import type { WatchObserver } from './sources/cluster/reflector';
 import type { FlowObserverState, McpState, RuntimeState } from './views/health';
 import { answerClientErrorsAsJson } from '../net/client-error';
+import { createApiAccess, type ReviewToken } from './http/api-auth';
+import { kubernetesTokenReviewer } from './http/token-review';
 
 // Wires one controller: index, ingestion, a source, the HTTP server. I/O pieces are created here
 // (or injected by tests) so everything below stays pure.
@@ -39,6 +41,27 @@ export interface ControllerOverrides {
   /** A ready-made source (tests); otherwise files or the cluster, from the config. */
   source?: (sink: Ingestor, registry: AdapterRegistry, watchObserver: WatchObserver) => ObjectSource;
   clock?: () => Date;
+  /** The TokenReview call of `--api-auth=tokenreview` (tests); otherwise through the kubeconfig. */
+  reviewToken?: ReviewToken;
+}
+
+function apiAccessFor(config: ControllerConfig, logger: Logger, overrides: ControllerOverrides) {
+  if (config.apiAuth === 'none' && config.manifests === undefined)
+    logger.warn(
+      { apiAuth: 'none' },
+      '--api-auth=none on a cluster: every caller reads /api/v1/constraints unredacted; use it for local runs only',
+    );
+  const reviewToken =
+    config.apiAuth === 'tokenreview'
+      ? (overrides.reviewToken ?? kubernetesTokenReviewer(loadKubeConfig(config.kubeconfig)))
+      : undefined;
+  return createApiAccess({
+    mode: config.apiAuth,
+    configuredDetailLevel: config.detailLevel,
+    webhookServiceAccount: config.webhookServiceAccount,
+    reviewToken,
+    logger,
+  });
 }
 
 export function createSource(
@@ -177,6 +200,7 @@ export async function startController(
     prospectiveFindings: (workload) => prospectiveFindings(missingResources, workload),
     metricsHandler: metrics.handler,
     requestObserver: metrics.requestObserver,
+    apiAccess: apiAccessFor(config, logger, overrides),
   });
   const httpServer = createServer(app);
   httpServer.keepAliveTimeout = 65_000;

@@ -35,6 +35,11 @@ export interface ControllerClientOptions {
   fallbackTimeoutMs?: number;
   /** Larger answers are abandoned unread: a broken controller must not exhaust the pod's memory. */
   maxBodyBytes?: number;
+  /**
+   * The webhook's identity for the controller (its projected ServiceAccount token): with it the
+   * controller answers unredacted; without it, at its configured detail level (DESIGN.md 5).
+   */
+  bearerToken?: () => string | undefined;
 }
 
 export const DEFAULT_QUERY_TIMEOUT_MS = 3_000;
@@ -119,6 +124,12 @@ async function readCappedBody(body: AsyncIterable<Buffer> & Abandonable, maxByte
   return Buffer.concat(chunks).toString('utf8');
 }
 
+function authorizedHeaders(token: string | undefined): Record<string, string> {
+  return token
+    ? { accept: 'application/json', authorization: `Bearer ${token}` }
+    : { accept: 'application/json' };
+}
+
 export function createControllerClient(options: ControllerClientOptions): ControllerClient {
   const base = new URL(options.baseUrl);
   const timeoutMs = options.timeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
@@ -140,7 +151,7 @@ export function createControllerClient(options: ControllerClientOptions): Contro
         origin: base.origin,
         path: constraintQueryPath(base.pathname, constraintQuery),
         method: 'GET',
-        headers: { accept: 'application/json' },
+        headers: authorizedHeaders(options.bearerToken?.()),
         signal: deadline,
       });
       if (response.statusCode !== 200) {

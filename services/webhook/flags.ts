@@ -27,6 +27,8 @@ export interface WebhookConfig {
   kubeconfig: string | null;
   logLevel: LevelWithSilent;
   rotationCheckIntervalMs: number;
+  /** The projected ServiceAccount token (audience forewarn-controller) sent to the controller. */
+  controllerTokenFile: string | null;
 }
 
 /** A usage error: the process should print `message` and exit with `exitCode` (2, or 0 for --help). */
@@ -163,6 +165,12 @@ function buildCommand(env: NodeJS.ProcessEnv): Command {
         .default([])
         .argParser(collectSans),
     )
+    .addOption(
+      new Option(
+        '--controller-token-file <path>',
+        'projected ServiceAccount token (audience forewarn-controller) sent to the controller as a Bearer token',
+      ),
+    )
     .addOption(new Option('--kubeconfig <file>', 'kubeconfig file (default: in-cluster, else $KUBECONFIG)'))
     .addOption(new Option('--log-level <level>', 'log level').default('info').argParser(parseLevel))
     .addOption(
@@ -226,6 +234,7 @@ export function parseWebhookFlags(args: readonly string[], env: NodeJS.ProcessEn
     kubeconfig?: string;
     logLevel: LevelWithSilent;
     rotationCheckInterval: number;
+    controllerTokenFile?: string;
   }>();
   if (!options.selfSigned && (!options.tlsCertFile || !options.tlsKeyFile)) {
     throw new FlagError('--tls-cert-file and --tls-key-file are required with --self-signed=false', 2);
@@ -244,5 +253,6 @@ export function parseWebhookFlags(args: readonly string[], env: NodeJS.ProcessEn
     kubeconfig: options.kubeconfig ?? null,
     logLevel: options.logLevel,
     rotationCheckIntervalMs: options.rotationCheckInterval,
+    controllerTokenFile: options.controllerTokenFile ?? null,
   };
 }

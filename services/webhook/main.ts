@@ -7,6 +7,7 @@ import { createControllerClient } from './controller-client';
 import { FlagError, parseWebhookFlags, type WebhookConfig } from './flags';
 import { createWebhookMetrics } from './metrics';
 import { createWebhookApp, WebhookHttpsServer } from './server';
+import { tokenFileReader } from './token-file';
 
 // Process entry of the webhook (`node dist/services/webhook/main.js`, image path /webhook): wires
 // flags, logger, controller client, HTTPS server and the certificate mode, and stops cleanly on
@@ -69,7 +70,14 @@ export async function main(args: readonly string[], env: NodeJS.ProcessEnv): Pro
   }
 
   const logger = createLogger({ service: 'webhook', level: config.logLevel });
-  const controller = coalesceIdenticalQueries(createControllerClient({ baseUrl: config.controllerUrl }));
+  const controller = coalesceIdenticalQueries(
+    createControllerClient({
+      baseUrl: config.controllerUrl,
+      bearerToken: config.controllerTokenFile
+        ? tokenFileReader(config.controllerTokenFile, logger)
+        : undefined,
+    }),
+  );
   // The handler is bound late: the app's readiness asks the server whether a certificate is loaded.
   const server: WebhookHttpsServer = new WebhookHttpsServer(
     (request, response) => app(request, response),

@@ -16,6 +16,7 @@ import type { WorkloadDescriptor } from '../../model/workload';
 import type { Logger } from '../../logging/logger';
 import { buildConstraintList } from '../views/constraint-list';
 import { buildApiHealth } from '../views/health';
+import { apiViewLevel } from './api-auth';
 import { answerResourceRequest, type ResourceAnswer, type ResourceDependencies } from './resource-requests';
 
 // The controller's HTTP surface (spec 4.1, 4.2; DESIGN.md 5): read-only JSON, errors as
@@ -29,6 +30,11 @@ export interface ControllerAppDependencies extends ResourceDependencies {
   prospectiveFindings?: (workload: WorkloadDescriptor) => ConstraintDraft[];
   /** Sees every request before routing (request metrics). */
   requestObserver?: RequestHandler;
+  /**
+   * Decides who reads the webhook API unredacted (http/api-auth.ts `createApiAccess`); absent, every
+   * caller does (`--api-auth=none`).
+   */
+  apiAccess?: RequestHandler;
 }
 
 const BODY_LIMIT = '64kb';
@@ -96,8 +102,13 @@ function describeClientError(failure: unknown): { status: number; message: strin
 }
 
 /** Registers a read-only route: the method given answers, every other method gets 405. */
-function readOnlyRoute(app: Express, path: string, allowed: 'GET' | 'POST', handler: RequestHandler): void {
-  app[allowed === 'GET' ? 'get' : 'post'](path, handler);
+function readOnlyRoute(
+  app: Express,
+  path: string,
+  allowed: 'GET' | 'POST',
+  ...handlers: RequestHandler[]
+): void {
+  app[allowed === 'GET' ? 'get' : 'post'](path, ...handlers);
   app.all(path, (request, response) => {
     // Express answers HEAD with the GET handler; everything else is refused.
     response
@@ -151,7 +162,10 @@ export function createControllerApp(dependencies: ControllerAppDependencies): Ex
     });
   });
 
-  readOnlyRoute(app, CONSTRAINT_LIST_PATH, 'GET', (request, response) => {
+  // Unredacted for the webhook alone (api-auth.ts); `/api/v1/admission-check` takes the same
+  // middleware and reads the decided level with `apiViewLevel(response)`.
+  const apiAccess: RequestHandler = dependencies.apiAccess ?? ((_request, _response, next) => next());
+  readOnlyRoute(app, CONSTRAINT_LIST_PATH, 'GET', apiAccess, (request, response) => {
     const parameter = (name: string) => queryString(request, name);
     const filter = decodeConstraintFilter(parameter);
     if (!filter.ok) return send(response, { status: 400, body: { error: filter.error } });
@@ -166,7 +180,7 @@ export function createControllerApp(dependencies: ControllerAppDependencies): Ex
       subject.value && dependencies.prospectiveFindings
         ? dependencies.prospectiveFindings(subject.value)
         : [];
-    response.json(buildConstraintList(dependencies.index, filter.value, prospective));
+    response.json(buildConstraintList(dependencies.index, filter.value, prospective, apiViewLevel(response)));
   });
   readOnlyRoute(app, '/api/v1/health', 'GET', (_request, response) => {
     const health = buildApiHealth(dependencies.runtimeState());

@@ -1,9 +1,9 @@
-import type { ConstraintList, ListedConstraint } from '../../model/api';
+import type { ConstraintList, DetailLevel, ListedConstraint } from '../../model/api';
 import type { Labels } from '../../model/kubernetes';
 import { matchesSelector } from '../../model/selector';
 import { targetsInclude } from '../../model/resources';
 import type { ConstraintDraft, ResourceTarget } from '../../model/constraint';
-import type { Viewer } from '../../model/text';
+import { isNameVisible, REDACTED, type Viewer } from '../../model/text';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { compareBySeverityThenName } from './ordering';
 import { RevisionCache } from './revision-cache';
@@ -30,27 +30,34 @@ function queryKey(query: ConstraintListQuery): string {
 }
 
 /**
- * The webhook's query (`GET /api/v1/constraints`): unredacted, because it serves the in-cluster
- * webhook, which turns it into warnings for the very namespace being deployed to.
+ * The webhook's query (`GET /api/v1/constraints`): unredacted (`full`) for the in-cluster webhook,
+ * which turns it into warnings for the very namespace being deployed to; any other caller gets it
+ * at the controller's detail level (http/api-auth.ts).
  */
 export function buildConstraintList(
   index: ConstraintIndex,
   query: ConstraintListQuery,
   /** Findings about the queried object itself (companion checks at admission), merged by name. */
   prospective: readonly ConstraintDraft[] = [],
+  level: DetailLevel = 'full',
 ): ConstraintList {
   // Without findings about the queried object the list depends on the index alone: cacheable.
   if (prospective.length === 0)
     return {
-      constraints: [...listCache.get(index, queryKey(query), () => listConstraints(index, query, []))],
+      constraints: [
+        ...listCache.get(index, `${level}/${queryKey(query)}`, () =>
+          listConstraints(index, query, [], level),
+        ),
+      ],
     };
-  return { constraints: listConstraints(index, query, prospective) };
+  return { constraints: listConstraints(index, query, prospective, level) };
 }
 
 function listConstraints(
   index: ConstraintIndex,
   query: ConstraintListQuery,
   prospective: readonly ConstraintDraft[],
+  level: DetailLevel,
 ): ListedConstraint[] {
   const indexed = index.constraintsForNamespace(query.namespace);
   const indexedNames = new Set(indexed.map((constraint) => constraint.name));
@@ -67,20 +74,22 @@ function listConstraints(
         matchesSelector(constraint.workloadSelector, query.labels),
     )
     .sort(compareBySeverityThenName);
-  // The webhook's answer is unredacted: rendered as the `full` level sees it.
-  const unredacted: Viewer = { level: 'full', namespace: query.namespace };
+  const viewer: Viewer = { level, namespace: query.namespace };
   return constraints.map((constraint): ListedConstraint => ({
-    name: constraint.name,
+    name: isNameVisible(constraint.source.namespace, viewer) ? constraint.name : REDACTED,
     namespace: query.namespace,
     constraintType: constraint.type,
     severity: constraint.severity,
     effect: constraint.effect,
-    summary: renderReadableLine(constraint.summary, unredacted),
-    remediationHint: renderReadableLine(constraint.remediationHint, unredacted),
+    summary: renderReadableLine(constraint.summary, viewer),
+    remediationHint: renderReadableLine(constraint.remediationHint, viewer),
     sourceKind: constraint.source.kind,
     sourceApiVersion: constraint.source.apiVersion,
-    sourceName: constraint.source.name,
-    sourceNamespace: constraint.source.namespace,
+    sourceName: isNameVisible(constraint.source.namespace, viewer) ? constraint.source.name : REDACTED,
+    sourceNamespace:
+      constraint.source.namespace === null || isNameVisible(constraint.source.namespace, viewer)
+        ? constraint.source.namespace
+        : REDACTED,
     tags: [...constraint.tags],
   }));
 }
