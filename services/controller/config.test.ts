@@ -83,6 +83,13 @@ const FLAGS: Array<{
     expected: { missingDebounceMs: 120_000 },
   },
   { flag: '--log-level', env: 'FOREWARN_LOG_LEVEL', value: 'debug', expected: { logLevel: 'debug' } },
+  { flag: '--api-auth', env: 'FOREWARN_API_AUTH', value: 'none', expected: { apiAuth: 'none' } },
+  {
+    flag: '--webhook-service-account',
+    env: 'FOREWARN_WEBHOOK_SERVICE_ACCOUNT',
+    value: 'tools/my-webhook',
+    expected: { webhookServiceAccount: 'tools/my-webhook' },
+  },
 ];
 
 /** Invalid values: each must exit 2 with a message naming the flag (or its env var). */
@@ -102,6 +109,8 @@ const INVALID: Array<{ flag: string; env: string; value: string }> = [
   { flag: '--pod-security-default', env: 'FOREWARN_POD_SECURITY_DEFAULT', value: 'strict' },
   { flag: '--disable-missing-rule', env: 'FOREWARN_DISABLE_MISSING_RULE', value: 'crd,no-such-rule' },
   { flag: '--log-level', env: 'FOREWARN_LOG_LEVEL', value: 'loud' },
+  { flag: '--api-auth', env: 'FOREWARN_API_AUTH', value: 'password' },
+  { flag: '--webhook-service-account', env: 'FOREWARN_WEBHOOK_SERVICE_ACCOUNT', value: 'no-slash' },
 ];
 
 function configError(run: () => unknown): ConfigError {
@@ -132,7 +141,18 @@ describe('controller configuration', () => {
       missingDebounceMs: 60_000,
       disabledMissingRules: [],
       logLevel: 'info',
+      apiAuth: 'tokenreview',
+      webhookServiceAccount: 'forewarn-system/forewarn-webhook',
     });
+  });
+
+  it('trusts every caller of the webhook API on files, and refuses tokenreview there', () => {
+    expect(parseControllerConfig(['--manifests', 'examples/manifests'], NO_ENV).apiAuth).toBe('none');
+    const error = configError(() =>
+      parseControllerConfig(['--manifests', 'examples/manifests', '--api-auth', 'tokenreview'], NO_ENV),
+    );
+    expect(error.exitCode).toBe(2);
+    expect(error.message).toMatch(/--api-auth=tokenreview needs a cluster/);
   });
 
   it.each(FLAGS)(
