@@ -21,6 +21,7 @@ import {
 import { describeObject, readList, readRecord, requireSpec, sourceOf } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep, ownerPrivilege } from '../shared/remediation';
 import { clusterScope, commonValue, podsText, quoted, scopeText, uniqueSorted } from '../shared/scope-text';
+import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
 
 // cilium.io/v2 CiliumNetworkPolicy (namespaced) and CiliumClusterwideNetworkPolicy (cluster-scoped)
 // → one NetworkIngress / NetworkEgress constraint per direction the policy enforces. The rules of
@@ -220,21 +221,6 @@ export function ciliumPolicyToConstraints(object: KubernetesObject): ConstraintD
 
 export const cniAdapter: Adapter = {
   name: 'cni',
-  kinds: [
-    {
-      group: 'cilium.io',
-      versions: ['v2'],
-      kind: NAMESPACED_KIND,
-      plural: 'ciliumnetworkpolicies',
-      namespaced: true,
-    },
-    {
-      group: 'cilium.io',
-      versions: ['v2'],
-      kind: CLUSTERWIDE_KIND,
-      plural: 'ciliumclusterwidenetworkpolicies',
-      namespaced: false,
-    },
-  ],
+  kinds: POLICY_SOURCE_KINDS.cni.kinds,
   toConstraints: (object) => ciliumPolicyToConstraints(object),
 };

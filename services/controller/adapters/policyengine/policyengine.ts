@@ -2,6 +2,7 @@ import { AdapterParseError, type Adapter, type ConstraintDraft } from '../../../
 import { groupOf, type KubernetesObject } from '../../../model/kubernetes';
 import { GATEKEEPER_GROUP, gatekeeperConstraintToConstraints } from './gatekeeper';
 import { KYVERNO_GROUP, kyvernoPolicyToConstraints } from './kyverno';
+import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
 
 // The policy-engine adapter: Gatekeeper constraints (every kind of their API group, discovered at
 // run time) and Kyverno policies. Both engines are one adapter in health and capabilities.
@@ -16,22 +17,7 @@ export function policyEngineToConstraints(object: KubernetesObject): ConstraintD
 
 export const policyEngineAdapter: Adapter = {
   name: 'policyengine',
-  kinds: [
-    {
-      group: KYVERNO_GROUP,
-      versions: ['v1', 'v2beta1'],
-      kind: 'ClusterPolicy',
-      plural: 'clusterpolicies',
-      namespaced: false,
-    },
-    {
-      group: KYVERNO_GROUP,
-      versions: ['v1', 'v2beta1'],
-      kind: 'Policy',
-      plural: 'policies',
-      namespaced: true,
-    },
-  ],
-  dynamicGroups: [GATEKEEPER_GROUP],
+  kinds: POLICY_SOURCE_KINDS.policyengine.kinds,
+  dynamicGroups: POLICY_SOURCE_KINDS.policyengine.dynamicGroups,
   toConstraints: (object) => policyEngineToConstraints(object),
 };

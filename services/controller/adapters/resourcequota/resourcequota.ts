@@ -7,6 +7,7 @@ import { detail, namespaceName, objectName, text, type Text } from '../../../mod
 import { readRecord, requireSpec, sourceOf } from '../shared/object-fields';
 import { readQuantityMap, type NamedQuantity } from '../shared/quantity-fields';
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
+import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
 
 // v1 ResourceQuota → one ResourceLimit constraint per quota, with exact usage metrics per resource.
 
@@ -226,6 +227,6 @@ export function resourceQuotaToConstraints(object: KubernetesObject): Constraint
 
 export const resourceQuotaAdapter: Adapter = {
   name: 'resourcequota',
-  kinds: [{ group: '', versions: ['v1'], kind: 'ResourceQuota', plural: 'resourcequotas', namespaced: true }],
+  kinds: POLICY_SOURCE_KINDS.resourcequota.kinds,
   toConstraints: (object) => resourceQuotaToConstraints(object),
 };
