@@ -29,7 +29,7 @@ describe('constraintQueryPath', () => {
       resource: { group: '', resource: 'pods' },
       labels: {},
     });
-    expect(path).toBe('/api/v1/constraints?namespace=shop&resource=pods');
+    expect(path).toBe('/api/v1/constraints?namespace=shop&resource=pods&labels=');
     expect(parseResourceTarget(formatResourceParameter({ group: '', resource: 'pods' }))).toEqual({
       group: '',
       resource: 'pods',
@@ -40,10 +40,15 @@ describe('constraintQueryPath', () => {
     });
   });
 
-  it('omits resource and labels when unknown or empty, and keeps a base path prefix', () => {
-    expect(constraintQueryPath('/forewarn/', { namespace: 'a-b', resource: null, labels: {} })).toBe(
+  it('omits resource and labels when unknown, and keeps a base path prefix', () => {
+    expect(constraintQueryPath('/forewarn/', { namespace: 'a-b', resource: null, labels: null })).toBe(
       '/forewarn/api/v1/constraints?namespace=a-b',
     );
+  });
+
+  it('sends an empty labels parameter for an object without labels, so selectors are not skipped', () => {
+    const path = constraintQueryPath('', { namespace: 'shop', resource: null, labels: {} });
+    expect(new URL(`http://x${path}`).searchParams.get('labels')).toBe('');
   });
 
   it('formats labels as k=v pairs joined by commas', () => {
@@ -97,9 +102,16 @@ describe('decoding what constraintQueryPath encodes', () => {
 
   it('leaves labels undefined when the webhook sent none, so the selector filter stays off', () => {
     const filter = decodeConstraintFilter(
-      parametersOf(constraintQueryPath('', { namespace: 'a', resource: null, labels: {} })),
+      parametersOf(constraintQueryPath('', { namespace: 'a', resource: null, labels: null })),
     );
     expect(filter).toEqual({ ok: true, value: { namespace: 'a', resource: undefined, labels: undefined } });
+  });
+
+  it('reads an empty labels parameter as an object without labels, which only empty selectors match', () => {
+    const filter = decodeConstraintFilter(
+      parametersOf(constraintQueryPath('', { namespace: 'a', resource: null, labels: {} })),
+    );
+    expect(filter).toEqual({ ok: true, value: { namespace: 'a', resource: undefined, labels: {} } });
   });
 
   it.each([

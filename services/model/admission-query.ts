@@ -12,7 +12,8 @@ export interface ConstraintQuery {
   namespace: string;
   /** `request.resource` of the review; null leaves the controller's resource filter off. */
   resource: ResourceTarget | null;
-  labels: Labels;
+  /** `{}`: the object has no labels (only empty selectors match it); null: unknown, no filter. */
+  labels: Labels | null;
   /**
    * The admitted object itself, so the controller can check its companions before it exists
    * (a Deployment naming a missing ClusterIssuer). Absent for objects without a name.
@@ -34,15 +35,14 @@ export function formatLabelsParameter(labels: Labels): string {
 }
 
 /**
- * Path and query of the list request. `labels` is omitted when the object has none: the
- * controller then does not filter by workload selector, which errs towards one warning too many
- * rather than none.
+ * Path and query of the list request. `labels=` (empty) says the object has no labels, so a policy
+ * selecting `role=x` does not apply to it; `labels` is omitted only when the object is unknown
+ * (the controller then does not filter by workload selector).
  */
 export function constraintQueryPath(basePath: string, query: ConstraintQuery): string {
   const parameters = new URLSearchParams({ namespace: query.namespace });
   if (query.resource) parameters.set('resource', formatResourceParameter(query.resource));
-  const labels = formatLabelsParameter(query.labels);
-  if (labels) parameters.set('labels', labels);
+  if (query.labels !== null) parameters.set('labels', formatLabelsParameter(query.labels));
   if (query.subject) {
     parameters.set('kind', query.subject.kind);
     parameters.set('name', query.subject.name);

@@ -7,7 +7,8 @@ import type {
   RemediationStepType,
   Severity,
 } from './api';
-import type { KubernetesObject, LabelSelector, ResourceTarget } from './kubernetes';
+import type { KubernetesObject, ResourceTarget } from './kubernetes';
+import type { Selector } from './selector';
 import type { Text } from './text';
 import type { PolicySourceKinds, PolicySourceName } from './watched-kinds';
 
@@ -31,8 +32,29 @@ export type NamespaceScope =
       namespaces?: string[];
       /** Never these namespaces; wildcards as in `namespaces`. */
       excludedNamespaces?: string[];
-      namespaceSelector?: LabelSelector;
-    };
+      /** Evaluated against the Namespace's labels (a Calico expression for Calico sources). */
+      namespaceSelector?: Selector;
+    }
+  /**
+   * In no namespace's report: the source selects no pod (Cilium `reserved:*` identities, node
+   * selectors) or intercepts only cluster-scoped resources (CertificateSigningRequests, ...). The
+   * constraint is still indexed and counted; `reason` says why it reaches no namespace.
+   */
+  | { kind: 'none'; reason: string };
+
+/**
+ * A different outcome of one cluster-wide constraint in some namespaces (Kyverno
+ * `validationFailureActionOverrides`, rule-level `failureActionOverrides`): in a namespace the first
+ * override whose scope admits it replaces severity, effect, summary and hint.
+ */
+export interface NamespaceOutcome {
+  scope: NamespaceScope;
+  severity: Severity;
+  effect: Effect;
+  summary: Text;
+  remediationHint: Text;
+  tags: string[];
+}
 
 /** A resource an admission constraint intercepts: API group and plural resource; `*` honoured. */
 
@@ -68,8 +90,11 @@ export interface Constraint {
   adapter: AdapterName;
   source: SourceObject;
   scope: NamespaceScope;
-  /** Pods this applies to; undefined means every workload of the namespace. */
-  workloadSelector?: LabelSelector;
+  /**
+   * Pods this applies to, by their labels; undefined means every workload of the namespace. A label
+   * selector, or a Calico expression for Calico sources (selector.ts evaluates both).
+   */
+  workloadSelector?: Selector;
   /** Resources this intercepts; undefined means any resource. */
   resourceTargets?: ResourceTarget[];
   tags: string[];
@@ -80,6 +105,8 @@ export interface Constraint {
   remediation: { summary: Text; steps: RemediationStepTemplate[] };
   /** Only for ResourceLimit constraints. */
   metrics?: Metrics;
+  /** Per-namespace outcomes of a cluster-wide constraint; the index applies them (constraint-index.ts). */
+  namespaceOutcomes?: NamespaceOutcome[];
   /** ISO 8601: when the source object was last seen. */
   lastObserved: string;
 }

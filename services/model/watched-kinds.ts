@@ -106,6 +106,20 @@ export const POLICY_SOURCE_KINDS: { readonly [name in PolicySourceName]: PolicyS
         plural: 'ciliumclusterwidenetworkpolicies',
         namespaced: false,
       },
+      // Calico: the v3 API server's group and the CRDs it stores them as (same UIDs, indexed once).
+      ...(['projectcalico.org', 'crd.projectcalico.org'] as const).flatMap((group) => {
+        const versions = [group === 'projectcalico.org' ? 'v3' : 'v1'];
+        return [
+          { group, versions, kind: 'NetworkPolicy', plural: 'networkpolicies', namespaced: true },
+          {
+            group,
+            versions,
+            kind: 'GlobalNetworkPolicy',
+            plural: 'globalnetworkpolicies',
+            namespaced: false,
+          },
+        ];
+      }),
     ],
   },
   policyengine: {
@@ -126,6 +140,24 @@ export const POLICY_SOURCE_KINDS: { readonly [name in PolicySourceName]: PolicyS
       },
     ],
     dynamicGroups: ['constraints.gatekeeper.sh'],
+  },
+  adminnetworkpolicy: {
+    kinds: [
+      {
+        group: 'policy.networking.k8s.io',
+        versions: ['v1alpha1'],
+        kind: 'AdminNetworkPolicy',
+        plural: 'adminnetworkpolicies',
+        namespaced: false,
+      },
+      {
+        group: 'policy.networking.k8s.io',
+        versions: ['v1alpha1'],
+        kind: 'BaselineAdminNetworkPolicy',
+        plural: 'baselineadminnetworkpolicies',
+        namespaced: false,
+      },
+    ],
   },
   mesh: {
     kinds: [

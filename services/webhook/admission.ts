@@ -32,8 +32,11 @@ export interface AdmissionRequestSummary {
   operation: string;
   resource: GroupVersionResource | null;
   kind: GroupVersionKind | null;
-  /** Labels the controller matches workload selectors against (see workloadLabels). */
-  labels: Labels;
+  /**
+   * Labels the controller matches workload selectors against (see workloadLabels); `{}` for an
+   * object without labels (it matches only empty selectors), null when the review carries no object.
+   */
+  labels: Labels | null;
   /** What companion checks need about the admitted object (missing issuers, monitors, ...). */
   companions: { annotations: Record<string, string>; portNames: string[] } | null;
 }
@@ -125,7 +128,7 @@ export function parseAdmissionReview(body: unknown): ParsedReview {
       operation: typeof request.operation === 'string' ? request.operation : '',
       resource: readGroupVersionResource(request.resource),
       kind,
-      labels: workloadLabels(kind, object),
+      labels: object ? workloadLabels(kind, object) : null,
       companions: companionHintsOf(object, kind),
     },
   };

@@ -110,7 +110,7 @@ function expectSaneParse(parsed: ParsedReview): void {
   expect(parsed.request.uid).not.toBe('');
   expect(typeof parsed.request.namespace).toBe('string');
   expect(parsed.request.namespace).not.toBe('');
-  for (const value of Object.values(parsed.request.labels)) expect(typeof value).toBe('string');
+  for (const value of Object.values(parsed.request.labels ?? {})) expect(typeof value).toBe('string');
 }
 
 /** The definition shortenWarning's in-place counting must match: code points, then `…`. */

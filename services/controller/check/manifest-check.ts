@@ -17,7 +17,7 @@ import { isClusterScoped, parseManifest, type ManifestProblem } from '../sources
 export interface AdmissionQuery {
   namespace: string;
   resource: ResourceTarget;
-  /** Pod-template labels (or the object's own); empty means "do not filter by selector", as the webhook does. */
+  /** Pod-template labels (or the object's own); empty: the object has none and matches only empty selectors. */
   labels: Labels;
   /** The object itself, for companion checks (missing resources it references). */
   object: KubernetesObject;

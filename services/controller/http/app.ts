@@ -37,6 +37,36 @@ function send(response: Response, answer: ResourceAnswer): void {
   response.status(answer.status).json(answer.body);
 }
 
+/**
+ * Every value the query gives for the detail level, however it was spelled: repeated
+ * (`?detail_level=a&detail_level=b`) or with brackets (`?detail_level[]=a`). Each one counts, so a
+ * caller cannot get more than the lowest level it asked for by repeating the parameter.
+ */
+function queryDetailLevels(request: Request): string[] {
+  const values: string[] = [];
+  for (const [key, value] of Object.entries(request.query)) {
+    if (!/^detail_?level(\[[^\]]*\])?$/i.test(key)) continue;
+    for (const item of Array.isArray(value) ? value : [value])
+      if (typeof item === 'string') values.push(item);
+  }
+  return values;
+}
+
+/**
+ * `POST /resources` takes `application/json` in UTF-8 only: `text/plain` and form types can be sent
+ * cross-site without a CORS preflight, and other charsets were never decoded as such.
+ */
+function unsupportedBodyType(request: Request): string | undefined {
+  const contentType = request.headers['content-type'];
+  if (contentType === undefined) return 'request body must be sent with Content-Type: application/json';
+  if (request.is('application/json') !== 'application/json')
+    return 'request body must be sent with Content-Type: application/json';
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType)?.[1];
+  if (charset !== undefined && charset.toLowerCase() !== 'utf-8' && charset.toLowerCase() !== 'utf8')
+    return 'request body must be UTF-8 JSON, uncompressed or compressed with gzip, deflate or br';
+  return undefined;
+}
+
 function queryString(request: Request, name: string): string | undefined {
   const value = request.query[name];
   if (value === undefined) return undefined;
@@ -88,7 +118,7 @@ export function createControllerApp(dependencies: ControllerAppDependencies): Ex
   if (dependencies.requestObserver) app.use(dependencies.requestObserver);
 
   const resource = (request: Request, response: Response, body: Record<string, unknown>) =>
-    send(response, answerResourceRequest(dependencies, body, queryString(request, 'detail_level')));
+    send(response, answerResourceRequest(dependencies, body, queryDetailLevels(request)));
 
   readOnlyRoute(app, '/resources/reports/:namespace', 'GET', (request, response) =>
     resource(request, response, { resource: 'reports', params: { namespace: request.params.namespace } }),
@@ -107,9 +137,17 @@ export function createControllerApp(dependencies: ControllerAppDependencies): Ex
     resource(request, response, { resource: 'capabilities' }),
   );
   readOnlyRoute(app, '/resources', 'POST', (request, response, next) => {
+    const typeProblem = unsupportedBodyType(request);
+    if (typeProblem) return send(response, { status: 415, body: { error: typeProblem } });
     express.json({ limit: BODY_LIMIT, type: () => true })(request, response, (failure?: unknown) => {
       if (failure) return next(failure);
-      send(response, answerResourceRequest(dependencies, request.body, queryString(request, 'detail_level')));
+      // This callback runs after the body stream ended, outside express's own try/catch: a throw
+      // here would end the process, so it goes to the error handler instead.
+      try {
+        send(response, answerResourceRequest(dependencies, request.body, queryDetailLevels(request)));
+      } catch (unexpected) {
+        next(unexpected);
+      }
     });
   });
 

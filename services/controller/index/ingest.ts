@@ -22,6 +22,7 @@ import {
 import { describeObject } from '../adapters/shared/object-fields';
 import type { AdapterRegistry } from '../adapters/registry';
 import type { ConstraintIndex } from './constraint-index';
+import { scopeReachingTargets } from '../../model/resource-scope';
 
 // The bridge between sources (files, watches) and the index: routes each object to its adapter,
 // stamps observation time, applies the `forewarn.io/*` annotation overrides, records workloads and
@@ -265,11 +266,19 @@ export class Ingestor {
     const contact = annotations[ANNOTATION_CONTACT] ?? this.settings.defaultContact;
     const severity = annotations[ANNOTATION_SEVERITY];
     const summary = annotations[ANNOTATION_SUMMARY];
+    const namespaceOutcomes = draft.namespaceOutcomes?.map((outcome) => ({
+      ...outcome,
+      severity: isSeverity(severity) ? severity : outcome.severity,
+      summary: summary ? [summary] : outcome.summary,
+    }));
     return {
       ...draft,
       id: `${key}#${draft.id}`,
+      // An admission rule on cluster-scoped resources only reaches no namespace (DESIGN.md 3).
+      scope: scopeReachingTargets(draft.scope, draft.resourceTargets),
       severity: isSeverity(severity) ? severity : draft.severity,
       summary: summary ? [summary] : draft.summary,
+      ...(namespaceOutcomes === undefined ? {} : { namespaceOutcomes }),
       remediation: {
         summary: draft.remediation.summary,
         steps: draft.remediation.steps.map((step) =>

@@ -1,12 +1,13 @@
 import type { ConstraintList, ListedConstraint } from '../../model/api';
 import type { Labels } from '../../model/kubernetes';
-import { matchesLabelSelector } from '../../model/label-selector';
+import { matchesSelector } from '../../model/selector';
 import { targetsInclude } from '../../model/resources';
 import type { ConstraintDraft, ResourceTarget } from '../../model/constraint';
-import { renderFullText } from '../../model/text';
+import type { Viewer } from '../../model/text';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { compareBySeverityThenName } from './ordering';
 import { RevisionCache } from './revision-cache';
+import { renderReadableLine } from '../../model/summary-rules';
 
 export interface ConstraintListQuery {
   namespace: string;
@@ -63,17 +64,19 @@ function listConstraints(
       (constraint) =>
         query.labels === undefined ||
         constraint.workloadSelector === undefined ||
-        matchesLabelSelector(constraint.workloadSelector, query.labels),
+        matchesSelector(constraint.workloadSelector, query.labels),
     )
     .sort(compareBySeverityThenName);
+  // The webhook's answer is unredacted: rendered as the `full` level sees it.
+  const unredacted: Viewer = { level: 'full', namespace: query.namespace };
   return constraints.map((constraint): ListedConstraint => ({
     name: constraint.name,
     namespace: query.namespace,
     constraintType: constraint.type,
     severity: constraint.severity,
     effect: constraint.effect,
-    summary: renderFullText(constraint.summary),
-    remediationHint: renderFullText(constraint.remediationHint),
+    summary: renderReadableLine(constraint.summary, unredacted),
+    remediationHint: renderReadableLine(constraint.remediationHint, unredacted),
     sourceKind: constraint.source.kind,
     sourceApiVersion: constraint.source.apiVersion,
     sourceName: constraint.source.name,

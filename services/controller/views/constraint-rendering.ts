@@ -1,10 +1,11 @@
 import type { Metrics, Remediation, RemediationStep } from '../../model/api';
 import type { Constraint, ResourceTarget } from '../../model/constraint';
 import { isNameVisible, REDACTED, renderText, type Viewer } from '../../model/text';
-import { matchesLabelSelector } from '../../model/label-selector';
+import { matchesSelector } from '../../model/selector';
 import { pluralOfKind, targetsInclude } from '../../model/resources';
 import { workloadKindNamed } from '../../model/workload-kinds';
 import type { WorkloadRecord } from '../index/constraint-index';
+import { renderReadableLine } from '../../model/summary-rules';
 
 // Rendering of one constraint's parts for a viewer: shared by the report, the single-constraint
 // view and the MCP tools so every surface applies the same privacy rules.
@@ -15,11 +16,11 @@ export function renderName(constraint: Constraint, viewer: Viewer): string {
 
 export function renderRemediation(constraint: Constraint, viewer: Viewer): Remediation {
   return {
-    summary: renderText(constraint.remediation.summary, viewer),
+    summary: renderReadableLine(constraint.remediation.summary, viewer),
     steps: constraint.remediation.steps.map((step) => {
       const rendered: RemediationStep = {
         type: step.type,
-        description: renderText(step.description, viewer),
+        description: renderReadableLine(step.description, viewer),
       };
       if (step.contact !== undefined) rendered.contact = step.contact;
       if (step.command !== undefined) rendered.command = renderText(step.command, viewer);
@@ -50,7 +51,7 @@ export function affectedWorkloads(constraint: Constraint, workloads: readonly Wo
     .filter(
       (workload) =>
         (constraint.workloadSelector === undefined ||
-          matchesLabelSelector(constraint.workloadSelector, workload.podLabels)) &&
+          matchesSelector(constraint.workloadSelector, workload.podLabels)) &&
         (targetsInclude(constraint.resourceTargets, { group: '', resource: 'pods' }) ||
           targetsInclude(constraint.resourceTargets, resourceOfWorkload(workload.kind))),
     )

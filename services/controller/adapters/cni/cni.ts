@@ -6,7 +6,7 @@ import {
   type NamespaceScope,
   type SourceObject,
 } from '../../../model/constraint';
-import type { KubernetesObject, LabelSelector } from '../../../model/kubernetes';
+import { groupOf, type KubernetesObject, type LabelSelector } from '../../../model/kubernetes';
 import { formatLabelSelector } from '../../../model/label-selector';
 import { WORKLOAD_RESOURCES } from '../../../model/resources';
 import { detail, joinText, objectName, text, type Text } from '../../../model/text';
@@ -18,11 +18,13 @@ import {
   type CiliumDirection,
   type CiliumRule,
 } from './cilium-rules';
+import { calicoPolicyToConstraints } from './calico';
 import { describeObject, readList, readRecord, requireSpec, sourceOf } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep, ownerPrivilege } from '../shared/remediation';
 import { clusterScope, commonValue, podsText, quoted, scopeText, uniqueSorted } from '../shared/scope-text';
 import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
 
+// CNI network policies: Cilium here, Calico in calico.ts (routed by API group).
 // cilium.io/v2 CiliumNetworkPolicy (namespaced) and CiliumClusterwideNetworkPolicy (cluster-scoped)
 // → one NetworkIngress / NetworkEgress constraint per direction the policy enforces. The rules of
 // `spec` and `specs` are merged per direction, as Cilium ORs them for an endpoint.
@@ -222,5 +224,8 @@ export function ciliumPolicyToConstraints(object: KubernetesObject): ConstraintD
 export const cniAdapter: Adapter = {
   name: 'cni',
   kinds: POLICY_SOURCE_KINDS.cni.kinds,
-  toConstraints: (object) => ciliumPolicyToConstraints(object),
+  toConstraints: (object) =>
+    groupOf(object.apiVersion) === 'cilium.io'
+      ? ciliumPolicyToConstraints(object)
+      : calicoPolicyToConstraints(object),
 };
