@@ -138,6 +138,29 @@ export const POLICY_SOURCE_KINDS: { readonly [name in PolicySourceName]: PolicyS
         plural: 'policies',
         namespaced: true,
       },
+      ...(['ClusterCleanupPolicy', 'CleanupPolicy'] as const).map((kind) => ({
+        group: 'kyverno.io',
+        versions: ['v2', 'v2beta1', 'v2alpha1'],
+        kind,
+        plural: `${kind.toLowerCase().slice(0, -1)}ies`,
+        namespaced: kind === 'CleanupPolicy',
+      })),
+      // Kyverno's CEL policies.
+      ...(
+        [
+          'ValidatingPolicy',
+          'ImageValidatingPolicy',
+          'MutatingPolicy',
+          'GeneratingPolicy',
+          'DeletingPolicy',
+        ] as const
+      ).map((kind) => ({
+        group: 'policies.kyverno.io',
+        versions: ['v1', 'v1beta1', 'v1alpha1'],
+        kind,
+        plural: `${kind.toLowerCase().slice(0, -1)}ies`,
+        namespaced: false,
+      })),
     ],
     dynamicGroups: ['constraints.gatekeeper.sh'],
   },
@@ -158,6 +181,10 @@ export const POLICY_SOURCE_KINDS: { readonly [name in PolicySourceName]: PolicyS
         namespaced: false,
       },
     ],
+  },
+  // Pod Security Admission: the `pod-security.kubernetes.io/*` labels of each Namespace.
+  podsecurity: {
+    kinds: [{ group: '', versions: ['v1'], kind: 'Namespace', plural: 'namespaces', namespaced: false }],
   },
   mesh: {
     kinds: [
