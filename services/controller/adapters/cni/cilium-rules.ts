@@ -87,6 +87,15 @@ export function splitEndpointSelector(selector: LabelSelector): {
 } {
   const stripped = stripSelectorPrefixes(selector);
   const pin: NamespacePin = { excludedNamespaces: [], selectsNoPod: false };
+  // A required label of another source (`reserved:health`, `reserved:host`, `cidr:...`) names an
+  // identity no pod has: the rule selects no pod (DESIGN.md section 3).
+  const requiredKeys = [
+    ...Object.keys(stripped.matchLabels ?? {}),
+    ...(stripped.matchExpressions ?? [])
+      .filter((requirement) => requirement.operator === 'In' || requirement.operator === 'Exists')
+      .map((requirement) => requirement.key),
+  ];
+  if (requiredKeys.some((key) => key.includes(':'))) pin.selectsNoPod = true;
   const podLabels: Record<string, string> = {};
   const podExpressions: LabelSelectorRequirement[] = [];
   const namespaceLabels: Record<string, string> = {};
@@ -173,6 +182,14 @@ export function readCiliumRule(value: unknown, where: string): CiliumRule | unde
     readSelector(rule.endpointSelector, `${where}.endpointSelector`),
   );
   return { where, podSelector, pin, sections, defaultDeny };
+}
+
+/** An allow rule open to every peer on every port (`toEntities: [all]` without ports). */
+export function allowsEverything(rule: Record<string, unknown>, direction: CiliumDirection): boolean {
+  const prefix = direction === 'ingress' ? 'from' : 'to';
+  const entities = rule[`${prefix}Entities`];
+  const hasPorts = Array.isArray(rule.toPorts) && rule.toPorts.length > 0;
+  return Array.isArray(entities) && entities.includes('all') && !hasPorts;
 }
 
 /**
@@ -292,10 +309,15 @@ function describePorts(rule: Record<string, unknown>, where: string): Text {
       if (typeof port.port !== 'string' && typeof port.port !== 'number')
         throw new AdapterParseError(`${at}.ports[${portIndex}].port must be a port number or name`);
       const protocol = typeof port.protocol === 'string' ? port.protocol : 'ANY';
+      // Port 0 is Cilium's "every port" (of the protocol, or of all of them for ANY).
+      if (String(port.port) === '0') return protocol === 'ANY' ? 'any port' : `${protocol}/any port`;
       const range = port.endPort !== undefined ? `${port.port}-${String(port.endPort)}` : String(port.port);
       return `${protocol}/${range}`;
     });
     const layer7 = describeLayer7(readRecord(portRule.rules, `${at}.rules`), `${at}.rules`);
+    // TLS server names (SNI) restrict the port to connections for those names only.
+    const serverNames = readStringList(portRule.serverNames, `${at}.serverNames`);
+    if (serverNames.length > 0) layer7.unshift(`TLS SNI ${serverNames.join(', ')}`);
     const joined = ports.length > 0 ? ports.join(', ') : 'any port';
     described.push(layer7.length > 0 ? `${joined} (${layer7.join('; ')})` : joined);
   }
