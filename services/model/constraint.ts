@@ -8,6 +8,7 @@ import type {
   Severity,
 } from './api';
 import type { KubernetesObject, LabelSelector } from './kubernetes';
+import type { QuotaScopeRequirement } from './quota-scope';
 import type { Text } from './text';
 
 // The constraint as the index keeps it. Views turn it into the wire shapes of api.ts at a detail
@@ -100,6 +101,8 @@ export interface Constraint {
   remediation: { summary: Text; steps: RemediationStepTemplate[] };
   /** Only for ResourceLimit constraints. */
   metrics?: Metrics;
+  /** A scoped ResourceQuota's scope: it applies only to objects in it (quota-scope.ts). */
+  quotaScopes?: QuotaScopeRequirement[];
   /** Per-namespace outcomes of a cluster-wide constraint; the index applies them (constraint-index.ts). */
   namespaceOutcomes?: NamespaceOutcome[];
   /** ISO 8601: when the source object was last seen. */
