@@ -4,6 +4,7 @@ import { formatLabelSelector, isEmptySelector } from '../../../model/label-selec
 import { detail, joinText, namespaceName, objectName, text, type Text } from '../../../model/text';
 import { readRecord, readRecordList, readSelector, readStringList } from '../shared/object-fields';
 import { readRequiredString } from '../shared/scope-text';
+import { joinLimited, joinLimitedStrings } from '../../../model/summary-rules';
 
 // Reading and describing the rules of Cilium policies (cilium.io/v2). One object holds one rule in
 // `spec` and/or a list in `specs`; each rule selects endpoints and has up to four sections. The
@@ -232,7 +233,7 @@ function describeCidrSets(value: unknown, where: string): Text {
     if (cidr === undefined) throw new AdapterParseError(`${where}[${index}] needs a cidr or a cidrGroupRef`);
     return except.length > 0 ? `${cidr} except ${except.join(', ')}` : cidr;
   });
-  return [detail(described.join(', '), 'an IP range')];
+  return [detail(joinLimitedStrings(described), 'an IP range')];
 }
 
 function describeServices(value: unknown, where: string, ownNamespace: string | null): Text[] {
@@ -260,7 +261,7 @@ function describeFqdns(value: unknown, where: string): Text {
       throw new AdapterParseError(`${where}[${index}] needs matchName or matchPattern`);
     return name;
   });
-  return [detail(`hosts ${names.join(', ')}`, 'some hosts')];
+  return [detail(`hosts ${joinLimitedStrings(names)}`, 'some hosts')];
 }
 
 /** What one allow or deny rule lets through (or blocks): its peers, then its ports. */
@@ -280,7 +281,7 @@ export function describeCiliumRule(
       describeEndpoints(readSelector(selector, `${where}.${prefix}Endpoints[${index}]`), ownNamespace),
     );
   const cidrs = readStringList(rule[`${prefix}CIDR`], `${where}.${prefix}CIDR`);
-  if (cidrs.length > 0) peers.push([detail(cidrs.join(', '), 'an IP range')]);
+  if (cidrs.length > 0) peers.push([detail(joinLimitedStrings(cidrs), 'an IP range')]);
   if (rule[`${prefix}CIDRSet`] !== undefined)
     peers.push(describeCidrSets(rule[`${prefix}CIDRSet`], `${where}.${prefix}CIDRSet`));
   const entities = readStringList(rule[`${prefix}Entities`], `${where}.${prefix}Entities`);
@@ -296,7 +297,11 @@ export function describeCiliumRule(
   const ports = describePorts(rule, where);
   // Without peers, ports alone admit every peer on them; a rule with neither (`{}`) admits nothing.
   const peerText =
-    peers.length > 0 ? joinText(peers, ' or ') : ports.length > 0 ? text`any peer` : text`no peer`;
+    peers.length > 0
+      ? joinLimited(peers, ' or ', 3, 'peer')
+      : ports.length > 0
+        ? text`any peer`
+        : text`no peer`;
   return ports.length === 0 ? peerText : text`${peerText} on ${ports}`;
 }
 
@@ -328,7 +333,7 @@ function describePorts(rule: Record<string, unknown>, where: string): Text {
     );
     described.push(...types);
   }
-  return described.length === 0 ? [] : [detail(described.join(', '), 'some ports')];
+  return described.length === 0 ? [] : [detail(joinLimitedStrings(described), 'some ports')];
 }
 
 function describeLayer7(rules: Record<string, unknown>, where: string): string[] {

@@ -9,7 +9,8 @@ import {
 import type { KubernetesObject, LabelSelector } from '../../../model/kubernetes';
 import { formatLabelSelector } from '../../../model/label-selector';
 import { WORKLOAD_RESOURCES } from '../../../model/resources';
-import { detail, joinText, objectName, text, type Text } from '../../../model/text';
+import { joinLimited } from '../../../model/summary-rules';
+import { detail, objectName, text, type Text } from '../../../model/text';
 import {
   allowsEverything,
   allowsTraffic,
@@ -127,9 +128,11 @@ function describeRules(
   direction: CiliumDirection,
   ownNamespace: string | null,
 ): Text {
-  return joinText(
+  return joinLimited(
     rules.map((located) => describeCiliumRule(located.rule, direction, located.where, ownNamespace)),
     '; ',
+    3,
+    'rule',
   );
 }
 

@@ -8,6 +8,7 @@ import {
 import type { KubernetesObject, LabelSelector } from '../../../model/kubernetes';
 import { formatLabelSelector } from '../../../model/label-selector';
 import { WORKLOAD_RESOURCES } from '../../../model/resources';
+import { joinLimited, joinLimitedStrings } from '../../../model/summary-rules';
 import { detail, joinText, namespaceName, objectName, text, type Text } from '../../../model/text';
 import {
   readRecord,
@@ -89,7 +90,7 @@ function describePorts(rule: Record<string, unknown>, where: string): Text {
         : String(port.port ?? 'any');
     return `${String(protocol)}/${range}`;
   });
-  return text` on ${detail(formatted.join(', '), 'some ports')}`;
+  return text` on ${detail(joinLimitedStrings(formatted), 'some ports')}`;
 }
 
 function describeRules(
@@ -104,15 +105,17 @@ function describeRules(
     const peerText =
       peers.length === 0
         ? text`any peer`
-        : joinText(
+        : joinLimited(
             peers.map((peer, peerIndex) =>
               describePeer(peer, `${where}.${peerField}[${peerIndex}]`, ownNamespace),
             ),
             ' or ',
+            3,
+            'peer',
           );
     return [...peerText, ...describePorts(rule, where)];
   });
-  return joinText(described, '; ');
+  return joinLimited(described, '; ', 3, 'rule');
 }
 
 /** A rule with no peers and no ports admits every peer on every port: the direction is open. */
