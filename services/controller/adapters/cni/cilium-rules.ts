@@ -315,7 +315,7 @@ function describePorts(rule: Record<string, unknown>, where: string): Text {
         throw new AdapterParseError(`${at}.ports[${portIndex}].port must be a port number or name`);
       const protocol = typeof port.protocol === 'string' ? port.protocol : 'ANY';
       // Port 0 is Cilium's "every port" (of the protocol, or of all of them for ANY).
-      if (String(port.port) === '0') return protocol === 'ANY' ? 'any port' : `${protocol}/any port`;
+      if (String(port.port) === '0') return protocol === 'ANY' ? 'any port' : `any ${protocol} port`;
       const range = port.endPort !== undefined ? `${port.port}-${String(port.endPort)}` : String(port.port);
       return `${protocol}/${range}`;
     });
