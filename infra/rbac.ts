@@ -2,11 +2,33 @@
 // adapters watch, plus namespaces and workloads; never Secrets, never a write verb. The webhook may
 // write only its own TLS Secret and patch only its own webhook configuration (self-signed mode).
 import * as k8s from '@pulumi/kubernetes';
+import type { ResourceTarget } from '../services/model/constraint';
+import { LISTED_WORKLOAD_KINDS } from '../services/model/workload-kinds';
 import { clusterMeta, namespacedMeta, type BuildContext } from './common';
 
 type PolicyRule = k8s.types.input.rbac.v1.PolicyRule;
 
 const READ = ['get', 'list', 'watch'];
+
+/** Resources grouped by API group, groups and resources in first-seen order, without repeats. */
+export function groupResources(
+  targets: readonly ResourceTarget[],
+): Array<{ apiGroups: string[]; resources: string[] }> {
+  const byGroup = new Map<string, string[]>();
+  for (const { group, resource } of targets) {
+    const resources = byGroup.get(group) ?? [];
+    if (!resources.includes(resource)) resources.push(resource);
+    byGroup.set(group, resources);
+  }
+  return [...byGroup].map(([group, resources]) => ({ apiGroups: [group], resources }));
+}
+
+const WORKLOAD_READ_RULES: PolicyRule[] = groupResources(
+  LISTED_WORKLOAD_KINDS.filter((entry) => entry.group !== '').map((entry) => ({
+    group: entry.group,
+    resource: entry.plural,
+  })),
+).map((rule) => ({ ...rule, verbs: READ }));
 
 /** Read access of the controller, one rule per API group. */
 export const CONTROLLER_RULES: PolicyRule[] = [
@@ -15,8 +37,7 @@ export const CONTROLLER_RULES: PolicyRule[] = [
     resources: ['namespaces', 'pods', 'services', 'resourcequotas', 'limitranges'],
     verbs: READ,
   },
-  { apiGroups: ['apps'], resources: ['deployments', 'statefulsets', 'daemonsets'], verbs: READ },
-  { apiGroups: ['batch'], resources: ['cronjobs'], verbs: READ },
+  ...WORKLOAD_READ_RULES,
   { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies', 'ingresses'], verbs: READ },
   {
     apiGroups: ['admissionregistration.k8s.io'],
@@ -33,6 +54,16 @@ export const CONTROLLER_RULES: PolicyRule[] = [
   {
     apiGroups: ['cilium.io'],
     resources: ['ciliumnetworkpolicies', 'ciliumclusterwidenetworkpolicies'],
+    verbs: READ,
+  },
+  {
+    apiGroups: ['projectcalico.org', 'crd.projectcalico.org'],
+    resources: ['networkpolicies', 'globalnetworkpolicies'],
+    verbs: READ,
+  },
+  {
+    apiGroups: ['policy.networking.k8s.io'],
+    resources: ['adminnetworkpolicies', 'baselineadminnetworkpolicies'],
     verbs: READ,
   },
   // Gatekeeper creates one kind per ConstraintTemplate, so the group is read whole.

@@ -44,6 +44,7 @@ export const ADAPTER_NAMES = [
   'policyengine',
   'mesh',
   'missingresource',
+  'adminnetworkpolicy',
 ] as const;
 export type AdapterName = (typeof ADAPTER_NAMES)[number];
 

@@ -7,7 +7,8 @@ import type {
   RemediationStepType,
   Severity,
 } from './api';
-import type { KubernetesObject, LabelSelector } from './kubernetes';
+import type { KubernetesObject } from './kubernetes';
+import type { Selector } from './selector';
 import type { QuotaScopeRequirement } from './quota-scope';
 import type { Text } from './text';
 
@@ -28,7 +29,8 @@ export type NamespaceScope =
       namespaces?: string[];
       /** Never these namespaces; wildcards as in `namespaces`. */
       excludedNamespaces?: string[];
-      namespaceSelector?: LabelSelector;
+      /** Evaluated against the Namespace's labels (a Calico expression for Calico sources). */
+      namespaceSelector?: Selector;
     }
   /**
    * In no namespace's report: the source selects no pod (Cilium `reserved:*` identities, node
@@ -89,8 +91,11 @@ export interface Constraint {
   adapter: AdapterName;
   source: SourceObject;
   scope: NamespaceScope;
-  /** Pods this applies to; undefined means every workload of the namespace. */
-  workloadSelector?: LabelSelector;
+  /**
+   * Pods this applies to, by their labels; undefined means every workload of the namespace. A label
+   * selector, or a Calico expression for Calico sources (selector.ts evaluates both).
+   */
+  workloadSelector?: Selector;
   /** Resources this intercepts; undefined means any resource. */
   resourceTargets?: ResourceTarget[];
   tags: string[];

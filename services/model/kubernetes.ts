@@ -75,6 +75,25 @@ export function isStringRecord(value: unknown): value is Record<string, string> 
   return isRecord(value) && Object.values(value).every((entry) => typeof entry === 'string');
 }
 
+/** The value at a path of nested records; undefined as soon as one step is not a record. */
+export function readPath(value: unknown, path: readonly string[]): unknown {
+  let current = value;
+  for (const key of path) {
+    if (!isRecord(current)) return undefined;
+    current = current[key];
+  }
+  return current;
+}
+
+/** The string entries of a label map; a partly malformed map keeps its good entries. */
+export function stringLabels(value: unknown): Labels {
+  if (!isRecord(value)) return {};
+  if (isStringRecord(value)) return value;
+  return Object.fromEntries(
+    Object.entries(value).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+  );
+}
+
 // Kubernetes name rules (apimachinery validation): used to reject bad path parameters early.
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 

@@ -1,4 +1,5 @@
-import { isRecord, type KubernetesObject } from './kubernetes';
+import { groupOf, isRecord, type KubernetesObject } from './kubernetes';
+import { podTemplateOf, workloadKind } from './workload-kinds';
 
 // ResourceQuota scopes (`spec.scopes`, `spec.scopeSelector`): which pods a quota counts. A scoped
 // quota applies only to objects in its scope (DESIGN.md section 3): a quota for PriorityClass `high`
@@ -22,16 +23,6 @@ export interface QuotaScopeRequirement {
   /** For In / NotIn (PriorityClass names, VolumeAttributesClass names). */
   values?: string[];
 }
-
-const POD_TEMPLATE_PATHS: Record<string, readonly string[]> = {
-  Pod: [],
-  Deployment: ['spec', 'template'],
-  StatefulSet: ['spec', 'template'],
-  DaemonSet: ['spec', 'template'],
-  ReplicaSet: ['spec', 'template'],
-  Job: ['spec', 'template'],
-  CronJob: ['spec', 'jobTemplate', 'spec', 'template'],
-};
 
 function at(value: unknown, path: readonly string[]): unknown {
   let current = value;
@@ -115,9 +106,9 @@ export function objectInQuotaScope(
   requirements: readonly QuotaScopeRequirement[] | undefined,
 ): boolean {
   if (requirements === undefined || requirements.length === 0) return true;
-  const templatePath = POD_TEMPLATE_PATHS[object.kind ?? ''];
-  if (templatePath === undefined) return false;
-  const podSpec = at(object, [...templatePath, 'spec']);
+  const entry = workloadKind(groupOf(object.apiVersion), object.kind ?? '');
+  if (entry === undefined) return false;
+  const podSpec = at(podTemplateOf(object, entry), ['spec']);
   return requirements.every((requirement) => podMatches(podSpec, requirement));
 }
 

@@ -5,10 +5,10 @@ import { createSecureContext } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../logging/logger';
+import { buildWarnings } from '../model/warnings';
 import {
   ADMISSION_V1,
   buildAdmissionResponse,
-  buildWarnings,
   parseAdmissionReviewText,
   uidFromReviewPrefix,
   type AdmissionRequestSummary,

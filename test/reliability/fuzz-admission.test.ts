@@ -5,15 +5,17 @@ import { Agent } from 'undici';
 import { silentLogger } from '../../services/logging/logger';
 import {
   buildAdmissionResponse,
-  buildWarnings,
-  MAX_WARNING_LENGTH,
   parseAdmissionReview,
   parseAdmissionReviewText,
-  shortenWarning,
   uidFromReviewPrefix,
   type ParsedReview,
-  type WarningSource,
 } from '../../services/webhook/admission';
+import {
+  buildWarnings,
+  MAX_WARNING_LENGTH,
+  shortenWarning,
+  type WarningSource,
+} from '../../services/model/warnings';
 import {
   createControllerClient,
   parseConstraintList,

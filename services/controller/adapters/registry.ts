@@ -8,6 +8,7 @@ import { admissionPolicyAdapter } from './admissionpolicy/admissionpolicy';
 import { cniAdapter } from './cni/cni';
 import { policyEngineAdapter } from './policyengine/policyengine';
 import { meshAdapter } from './mesh/mesh';
+import { adminNetworkPolicyAdapter } from './adminnetworkpolicy/adminnetworkpolicy';
 
 // Every adapter, and routing of an object to its adapter by exact API group and kind (never by
 // whole group, except for groups an adapter declares dynamic, where every kind is a policy kind).
@@ -21,6 +22,7 @@ export const ADAPTERS: readonly Adapter[] = [
   cniAdapter,
   policyEngineAdapter,
   meshAdapter,
+  adminNetworkPolicyAdapter,
 ];
 
 export class AdapterRegistry {

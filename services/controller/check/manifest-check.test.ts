@@ -3,7 +3,7 @@ import { indexLookup, type FindMissingCompanions } from './index-lookup';
 import { buildConstraintList } from '../views/constraint-list';
 import type { ConstraintDraft } from '../../model/constraint';
 import { objectName, text } from '../../model/text';
-import { buildWarnings } from '../../webhook/admission';
+import { buildWarnings } from '../../model/warnings';
 import { demoClusterObjects, indexObjects } from '../../../test/support/controller-fixtures';
 
 // The check core shared by the MCP tool and the command line: the webhook's query per object, the

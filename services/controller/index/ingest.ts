@@ -8,13 +8,17 @@ import {
 } from '../../model/constraint';
 import {
   groupOf,
-  isRecord,
   isStringRecord,
   objectKey,
   referenceKey,
   type KubernetesObject,
-  type Labels,
 } from '../../model/kubernetes';
+import {
+  isRepresentedByOwner,
+  workloadKind,
+  workloadLabels,
+  type WorkloadKind,
+} from '../../model/workload-kinds';
 import { describeObject } from '../adapters/shared/object-fields';
 import type { AdapterRegistry } from '../adapters/registry';
 import type { ConstraintIndex } from './constraint-index';
@@ -89,36 +93,10 @@ export class ParseErrorCounter {
   }
 }
 
-const WORKLOAD_KINDS: Record<string, string> = {
-  'apps/Deployment': 'Deployment',
-  'apps/StatefulSet': 'StatefulSet',
-  'apps/DaemonSet': 'DaemonSet',
-  'batch/CronJob': 'CronJob',
-  '/Pod': 'Pod',
-};
-
-function podLabelsOf(object: KubernetesObject): Labels | undefined {
-  if (object.kind === 'Pod') {
-    // Pods owned by a controller are represented by that controller.
-    const owners = object.metadata && (object.metadata as Record<string, unknown>).ownerReferences;
-    if (Array.isArray(owners) && owners.length > 0) return undefined;
-    return isStringRecord(object.metadata?.labels) ? object.metadata.labels : {};
-  }
-  const spec = isRecord(object.spec) ? object.spec : {};
-  const template =
-    object.kind === 'CronJob'
-      ? readPath(spec, ['jobTemplate', 'spec', 'template', 'metadata', 'labels'])
-      : readPath(spec, ['template', 'metadata', 'labels']);
-  return isStringRecord(template) ? template : {};
-}
-
-function readPath(value: unknown, path: string[]): unknown {
-  let current = value;
-  for (const key of path) {
-    if (!isRecord(current)) return undefined;
-    current = current[key];
-  }
-  return current;
+/** The workload kinds named in `affected_workloads`. */
+function listedWorkload(group: string, kind: string): WorkloadKind | undefined {
+  const entry = workloadKind(group, kind);
+  return entry?.listed ? entry : undefined;
 }
 
 export type IngestListener = (object: KubernetesObject, removed: boolean) => void;
@@ -163,14 +141,14 @@ export class Ingestor {
       this.index.setNamespace(name, isStringRecord(object.metadata?.labels) ? object.metadata.labels : {});
       return undefined;
     }
-    const workloadKind = WORKLOAD_KINDS[`${group}/${kind}`];
-    if (workloadKind) {
+    const workload = listedWorkload(group, kind);
+    if (workload) {
       if (!name) return undefined;
       const namespace =
         typeof object.metadata?.namespace === 'string' ? object.metadata.namespace : 'default';
-      const podLabels = podLabelsOf(object);
-      if (podLabels) this.index.setWorkload({ kind: workloadKind, name, namespace, podLabels });
-      else this.index.removeWorkload(namespace, workloadKind, name);
+      // Pods of a ReplicaSet or Jobs of a CronJob are represented by their owner.
+      if (isRepresentedByOwner(workload, object)) this.index.removeWorkload(namespace, kind, name);
+      else this.index.setWorkload({ kind, name, namespace, podLabels: workloadLabels(workload, object) });
       return undefined;
     }
     const adapter = this.registry.adapterFor(group, kind);
@@ -197,9 +175,8 @@ export class Ingestor {
       this.index.removeNamespace(name);
       return;
     }
-    const workloadKind = WORKLOAD_KINDS[`${group}/${kind}`];
-    if (workloadKind) {
-      this.index.removeWorkload(object.metadata?.namespace ?? 'default', workloadKind, name);
+    if (listedWorkload(group, kind)) {
+      this.index.removeWorkload(object.metadata?.namespace ?? 'default', kind, name);
       return;
     }
     this.index.removeObject(objectKey(object));

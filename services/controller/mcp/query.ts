@@ -1,6 +1,6 @@
 import type { ConstraintType, DetailLevel, ReportEntry, Severity } from '../../model/api';
 import type { Labels } from '../../model/kubernetes';
-import { matchesLabelSelector } from '../../model/label-selector';
+import { matchesSelector } from '../../model/selector';
 import type { Viewer } from '../../model/text';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { buildReportEntry, sortedForViewer } from '../views/report';
@@ -44,7 +44,7 @@ export function queryConstraints(
       (constraint) =>
         input.labels === undefined ||
         constraint.workloadSelector === undefined ||
-        matchesLabelSelector(constraint.workloadSelector, input.labels),
+        matchesSelector(constraint.workloadSelector, input.labels),
     );
   const constraints = sortedForViewer(matching, viewer).map(({ constraint, name }) => ({
     ...buildReportEntry(constraint, name, viewer),

@@ -106,6 +106,8 @@ describe('parseManifest', () => {
       ['admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration'],
       ['admissionregistration.k8s.io/v1', 'ValidatingAdmissionPolicyBinding'],
       ['cilium.io/v2', 'CiliumClusterwideNetworkPolicy'],
+      ['projectcalico.org/v3', 'GlobalNetworkPolicy'],
+      ['crd.projectcalico.org/v1', 'GlobalNetworkPolicy'],
       ['kyverno.io/v1', 'ClusterPolicy'],
       // Gatekeeper makes one kind per template: the whole group is cluster-scoped.
       ['constraints.gatekeeper.sh/v1beta1', 'K8sRequiredLabels'],

@@ -1,7 +1,7 @@
 import type { ConstraintList, ListedConstraint } from '../../model/api';
 import type { KubernetesObject, Labels } from '../../model/kubernetes';
 import { objectInQuotaScope } from '../../model/quota-scope';
-import { matchesLabelSelector } from '../../model/label-selector';
+import { matchesSelector } from '../../model/selector';
 import { targetsInclude } from '../../model/resources';
 import type { ConstraintDraft, ResourceTarget } from '../../model/constraint';
 import type { Viewer } from '../../model/text';
@@ -70,7 +70,7 @@ function listConstraints(
       (constraint) =>
         query.labels === undefined ||
         constraint.workloadSelector === undefined ||
-        matchesLabelSelector(constraint.workloadSelector, query.labels),
+        matchesSelector(constraint.workloadSelector, query.labels),
     )
     .filter(
       (constraint) => query.object === undefined || objectInQuotaScope(query.object, constraint.quotaScopes),

@@ -10,7 +10,7 @@ import { indexLookup } from '../../../services/controller/check/index-lookup';
 import { buildNamespaceReport } from '../../../services/controller/views/report';
 import { buildConstraintView, findConstraint } from '../../../services/controller/views/constraint-view';
 import { buildConstraintList } from '../../../services/controller/views/constraint-list';
-import { workloadLabels } from '../../../services/webhook/admission';
+import { workloadLabels } from '../../../services/model/workload-kinds';
 
 // The accuracy corpus (test/fixtures/real-world: about 150 policies written after the public policy
 // libraries' shapes) run through the controller's own source, adapters, index and views: every text

@@ -6,7 +6,7 @@ import {
   type NamespaceScope,
   type SourceObject,
 } from '../../../model/constraint';
-import type { KubernetesObject, LabelSelector } from '../../../model/kubernetes';
+import { groupOf, type KubernetesObject, type LabelSelector } from '../../../model/kubernetes';
 import { formatLabelSelector } from '../../../model/label-selector';
 import { WORKLOAD_RESOURCES } from '../../../model/resources';
 import { joinLimited } from '../../../model/summary-rules';
@@ -20,10 +20,17 @@ import {
   type CiliumDirection,
   type CiliumRule,
 } from './cilium-rules';
+import {
+  CALICO_GLOBAL_KIND,
+  CALICO_GROUPS,
+  CALICO_NAMESPACED_KIND,
+  calicoPolicyToConstraints,
+} from './calico';
 import { describeObject, readList, readRecord, requireSpec, sourceOf } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep, ownerPrivilege } from '../shared/remediation';
 import { clusterScope, commonValue, podsText, quoted, scopeText, uniqueSorted } from '../shared/scope-text';
 
+// CNI network policies: Cilium here, Calico in calico.ts (routed by API group).
 // cilium.io/v2 CiliumNetworkPolicy (namespaced) and CiliumClusterwideNetworkPolicy (cluster-scoped)
 // → one NetworkIngress / NetworkEgress constraint per direction the policy enforces. The rules of
 // `spec` and `specs` are merged per direction, as Cilium ORs them for an endpoint.
@@ -247,6 +254,25 @@ export const cniAdapter: Adapter = {
       plural: 'ciliumclusterwidenetworkpolicies',
       namespaced: false,
     },
+    ...CALICO_GROUPS.flatMap((group) => [
+      {
+        group,
+        versions: [group === 'projectcalico.org' ? 'v3' : 'v1'],
+        kind: CALICO_NAMESPACED_KIND,
+        plural: 'networkpolicies',
+        namespaced: true,
+      },
+      {
+        group,
+        versions: [group === 'projectcalico.org' ? 'v3' : 'v1'],
+        kind: CALICO_GLOBAL_KIND,
+        plural: 'globalnetworkpolicies',
+        namespaced: false,
+      },
+    ]),
   ],
-  toConstraints: (object) => ciliumPolicyToConstraints(object),
+  toConstraints: (object) =>
+    groupOf(object.apiVersion) === 'cilium.io'
+      ? ciliumPolicyToConstraints(object)
+      : calicoPolicyToConstraints(object),
 };

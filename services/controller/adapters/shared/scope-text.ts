@@ -1,6 +1,6 @@
 import { AdapterParseError, type NamespaceScope } from '../../../model/constraint';
 import { isRecord, type LabelSelector } from '../../../model/kubernetes';
-import { formatLabelSelector, isEmptySelector } from '../../../model/label-selector';
+import { formatSelector, selectsEverything, type Selector } from '../../../model/selector';
 import { joinLimited } from '../../../model/summary-rules';
 import { detail, joinText, namespaceName, text, type Text } from '../../../model/text';
 
@@ -19,9 +19,9 @@ export function namespaceListText(namespaces: readonly string[]): Text {
 }
 
 /** `pods app=web` as a detail (selectors are rule details); `all pods` is no secret. */
-export function podsText(selector: LabelSelector | undefined): Text {
-  if (selector === undefined || isEmptySelector(selector)) return text`all pods`;
-  return [detail(`pods ${formatLabelSelector(selector)}`, 'selected pods')];
+export function podsText(selector: Selector | undefined): Text {
+  if (selector === undefined || selectsEverything(selector)) return text`all pods`;
+  return [detail(`pods ${formatSelector(selector)}`, 'selected pods')];
 }
 
 /**
@@ -37,8 +37,8 @@ export function scopeText(scope: NamespaceScope): Text {
     parts.push(
       text`in ${namespaces.length === 1 ? 'namespace' : 'namespaces'} ${namespaceListText(namespaces)}`,
     );
-  if (scope.namespaceSelector !== undefined && !isEmptySelector(scope.namespaceSelector)) {
-    const labelled = text`labelled ${detail(formatLabelSelector(scope.namespaceSelector), 'as selected')}`;
+  if (scope.namespaceSelector !== undefined && !selectsEverything(scope.namespaceSelector)) {
+    const labelled = text`labelled ${detail(formatSelector(scope.namespaceSelector), 'as selected')}`;
     parts.push(parts.length > 0 ? labelled : text`in namespaces ${labelled}`);
   }
   if (parts.length === 0) parts.push(text`in every namespace`);
@@ -51,13 +51,13 @@ export function scopeText(scope: NamespaceScope): Text {
 export function clusterScope(
   namespaces: readonly string[] | undefined,
   excludedNamespaces: readonly string[] | undefined,
-  namespaceSelector: LabelSelector | undefined,
+  namespaceSelector: Selector | undefined,
 ): NamespaceScope {
   const scope: NamespaceScope = { kind: 'cluster' };
   if (namespaces !== undefined && namespaces.length > 0) scope.namespaces = uniqueSorted(namespaces);
   if (excludedNamespaces !== undefined && excludedNamespaces.length > 0)
     scope.excludedNamespaces = uniqueSorted(excludedNamespaces);
-  if (namespaceSelector !== undefined && !isEmptySelector(namespaceSelector))
+  if (namespaceSelector !== undefined && !selectsEverything(namespaceSelector))
     scope.namespaceSelector = namespaceSelector;
   return scope;
 }

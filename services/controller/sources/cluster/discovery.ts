@@ -1,5 +1,6 @@
 import type { AdapterName } from '../../../model/api';
 import { isRecord } from '../../../model/kubernetes';
+import { LISTED_WORKLOAD_KINDS } from '../../../model/workload-kinds';
 import type { AdapterRegistry } from '../../adapters/registry';
 
 // Which kinds to watch, decided from API discovery: a pure function of the discovery documents and
@@ -39,11 +40,12 @@ export interface DiscoveryDocument {
 /** Kinds watched for everything that is not a policy: namespace labels, workload labels, CRDs. */
 export const INVENTORY_CANDIDATES: readonly WatchCandidate[] = [
   { group: '', versions: ['v1'], kind: 'Namespace', owner: 'inventory' },
-  { group: '', versions: ['v1'], kind: 'Pod', owner: 'inventory' },
-  { group: 'apps', versions: ['v1'], kind: 'Deployment', owner: 'inventory' },
-  { group: 'apps', versions: ['v1'], kind: 'StatefulSet', owner: 'inventory' },
-  { group: 'apps', versions: ['v1'], kind: 'DaemonSet', owner: 'inventory' },
-  { group: 'batch', versions: ['v1', 'v1beta1'], kind: 'CronJob', owner: 'inventory' },
+  ...LISTED_WORKLOAD_KINDS.map(({ group, versions, kind }) => ({
+    group,
+    versions: [...versions],
+    kind,
+    owner: 'inventory' as const,
+  })),
   { group: 'apiextensions.k8s.io', versions: ['v1'], kind: 'CustomResourceDefinition', owner: 'inventory' },
 ];
 
