@@ -68,7 +68,22 @@ export const CONTROLLER_RULES: PolicyRule[] = [
   },
   // Gatekeeper creates one kind per ConstraintTemplate, so the group is read whole.
   { apiGroups: ['constraints.gatekeeper.sh'], resources: ['*'], verbs: READ },
-  { apiGroups: ['kyverno.io'], resources: ['clusterpolicies', 'policies'], verbs: READ },
+  {
+    apiGroups: ['kyverno.io'],
+    resources: ['clusterpolicies', 'policies', 'clustercleanuppolicies', 'cleanuppolicies'],
+    verbs: READ,
+  },
+  {
+    apiGroups: ['policies.kyverno.io'],
+    resources: [
+      'validatingpolicies',
+      'imagevalidatingpolicies',
+      'mutatingpolicies',
+      'generatingpolicies',
+      'deletingpolicies',
+    ],
+    verbs: READ,
+  },
   {
     apiGroups: ['security.istio.io'],
     resources: ['authorizationpolicies', 'peerauthentications'],

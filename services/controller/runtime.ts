@@ -127,6 +127,7 @@ export async function startController(
       defaultContact: config.contact,
       ownWebhookName: config.ownWebhook,
       meshRootNamespace: config.meshRootNamespace,
+      podSecurityDefaults: config.podSecurityDefaults,
     },
     clock,
   );

@@ -8,6 +8,7 @@ import type {
   Severity,
 } from './api';
 import type { KubernetesObject } from './kubernetes';
+import type { PodSecurityDefaults } from './pod-security';
 import type { Selector } from './selector';
 import type { QuotaScopeRequirement } from './quota-scope';
 import type { Text } from './text';
@@ -122,6 +123,8 @@ export interface AdapterContext {
   ownWebhookName: string;
   /** Mesh root namespace whose policies apply mesh-wide. */
   meshRootNamespace: string;
+  /** Pod Security Admission defaults of the cluster (`--pod-security-default`); unknown when absent. */
+  podSecurityDefaults?: PodSecurityDefaults;
   /** Related objects retained by the ingest layer (e.g. a ValidatingAdmissionPolicy for its binding). */
   lookup(apiVersionKind: { group: string; kind: string }, namespace: string | null, name: string): unknown;
 }

@@ -9,6 +9,7 @@ import { cniAdapter } from './cni/cni';
 import { policyEngineAdapter } from './policyengine/policyengine';
 import { meshAdapter } from './mesh/mesh';
 import { adminNetworkPolicyAdapter } from './adminnetworkpolicy/adminnetworkpolicy';
+import { podSecurityAdapter } from './podsecurity/podsecurity';
 
 // Every adapter, and routing of an object to its adapter by exact API group and kind (never by
 // whole group, except for groups an adapter declares dynamic, where every kind is a policy kind).
@@ -23,6 +24,7 @@ export const ADAPTERS: readonly Adapter[] = [
   policyEngineAdapter,
   meshAdapter,
   adminNetworkPolicyAdapter,
+  podSecurityAdapter,
 ];
 
 export class AdapterRegistry {

@@ -20,6 +20,7 @@ import {
   type WorkloadKind,
 } from '../../model/workload-kinds';
 import { describeObject } from '../adapters/shared/object-fields';
+import type { PodSecurityDefaults } from '../../model/pod-security';
 import type { AdapterRegistry } from '../adapters/registry';
 import type { ConstraintIndex } from './constraint-index';
 import { scopeReachingTargets } from '../../model/resource-scope';
@@ -36,6 +37,7 @@ export interface IngestSettings {
   defaultContact: string;
   ownWebhookName: string;
   meshRootNamespace: string;
+  podSecurityDefaults?: PodSecurityDefaults;
 }
 
 export const DEFAULT_INGEST_SETTINGS: IngestSettings = {
@@ -139,7 +141,11 @@ export class Ingestor {
     if (group === '' && kind === 'Namespace') {
       if (!name) return undefined;
       this.index.setNamespace(name, isStringRecord(object.metadata?.labels) ? object.metadata.labels : {});
-      return undefined;
+      // Namespaces are also policy sources (Pod Security Admission labels) when an adapter reads them.
+      const namespaceAdapter = this.registry.adapterFor(group, kind);
+      if (!namespaceAdapter) return undefined;
+      this.evaluate(namespaceAdapter, object);
+      return namespaceAdapter.name;
     }
     const workload = listedWorkload(group, kind);
     if (workload) {
@@ -173,6 +179,8 @@ export class Ingestor {
     const name = object.metadata?.name ?? '';
     if (group === '' && kind === 'Namespace') {
       this.index.removeNamespace(name);
+      this.index.removeObject(objectKey(object));
+      this.errors.clear(objectKey(object));
       return;
     }
     if (listedWorkload(group, kind)) {
@@ -228,6 +236,7 @@ export class Ingestor {
       defaultContact: this.settings.defaultContact,
       ownWebhookName: this.settings.ownWebhookName,
       meshRootNamespace: this.settings.meshRootNamespace,
+      podSecurityDefaults: this.settings.podSecurityDefaults,
       lookup: (groupKind, namespace, name) =>
         this.retained.get(referenceKey({ group: groupKind.group, kind: groupKind.kind, namespace, name })),
     };

@@ -80,4 +80,11 @@ describe('networkpolicy adapter', () => {
       expect(() => constraintsOf(name)).toThrow(AdapterParseError);
     },
   );
+
+  it('rejects a protocol that is not a string (an object whose toString is not callable crashed)', () => {
+    const policy = structuredClone(fixture(fixtures, 'api-both'));
+    const spec = policy.spec as { ingress: Array<{ ports: Array<Record<string, unknown>> }> };
+    spec.ingress[0].ports[0].protocol = { toString: '' };
+    expect(() => networkPolicyToConstraints(policy)).toThrow(AdapterParseError);
+  });
 });

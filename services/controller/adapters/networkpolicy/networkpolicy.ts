@@ -82,6 +82,8 @@ function describePorts(rule: Record<string, unknown>, where: string): Text {
   if (ports.length === 0) return [];
   const formatted = ports.map((port, index) => {
     const protocol = port.protocol ?? 'TCP';
+    if (typeof protocol !== 'string')
+      throw new AdapterParseError(`${where}.ports[${index}].protocol must be TCP, UDP or SCTP`);
     if (port.port !== undefined && typeof port.port !== 'number' && typeof port.port !== 'string')
       throw new AdapterParseError(`${where}.ports[${index}].port must be a number or a name`);
     const range =

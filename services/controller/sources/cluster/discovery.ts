@@ -65,8 +65,11 @@ export function candidatesOf(
   registry: AdapterRegistry,
   extra: readonly WatchCandidate[] = INVENTORY_CANDIDATES,
 ): WatchCandidate[] {
+  // A kind both the inventory and an adapter need (Namespace: labels, and Pod Security Admission)
+  // is watched once, owned by the adapter so its health shows the watch.
+  const adapterKinds = new Set(registry.allKinds().map(({ kind }) => targetKey(kind)));
   return [
-    ...extra,
+    ...extra.filter((candidate) => !adapterKinds.has(targetKey(candidate))),
     ...registry.allKinds().map(({ adapter, kind }) => ({
       group: kind.group,
       versions: kind.versions,
