@@ -270,6 +270,14 @@ describe('the accuracy corpus (test/fixtures/real-world)', () => {
   });
 });
 
+describe('the demo cluster (examples/manifests, every adapter)', () => {
+  it('renders every text as one readable line at every detail level', async () => {
+    const cluster = await loadOfflineCluster(path.join(__dirname, '../../../examples/manifests'));
+    expect(cluster.problems).toEqual([]);
+    expect(assertEveryTextReadable(cluster)).toBeGreaterThan(100);
+  });
+});
+
 const sharedCorpus = existsSync(SHARED_CORPUS) ? describe : describe.skip;
 sharedCorpus('the shared third-party corpus (../shared/realworld, when present)', () => {
   it('renders every text as one readable line at every detail level', async () => {
