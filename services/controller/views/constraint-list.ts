@@ -1,5 +1,6 @@
 import type { ConstraintList, DetailLevel, ListedConstraint } from '../../model/api';
-import type { Labels } from '../../model/kubernetes';
+import type { KubernetesObject, Labels } from '../../model/kubernetes';
+import { objectInQuotaScope } from '../../model/quota-scope';
 import { matchesSelector } from '../../model/selector';
 import { targetsInclude } from '../../model/resources';
 import type { ConstraintDraft, ResourceTarget } from '../../model/constraint';
@@ -15,6 +16,11 @@ export interface ConstraintListQuery {
   resource?: ResourceTarget;
   /** Only constraints whose workload selector matches these labels (the admitted pods' labels). */
   labels?: Labels;
+  /**
+   * The object itself, when known (`check`): constraints whose own scope excludes it (a quota
+   * scoped to PriorityClass `high` for a pod without it) are left out.
+   */
+  object?: KubernetesObject;
 }
 
 const listCache = new RevisionCache<readonly ListedConstraint[]>();
@@ -41,8 +47,8 @@ export function buildConstraintList(
   prospective: readonly ConstraintDraft[] = [],
   level: DetailLevel = 'full',
 ): ConstraintList {
-  // Without findings about the queried object the list depends on the index alone: cacheable.
-  if (prospective.length === 0)
+  // Without the object or findings about it the list depends on the index alone: cacheable.
+  if (prospective.length === 0 && query.object === undefined)
     return {
       constraints: [
         ...listCache.get(index, `${level}/${queryKey(query)}`, () =>
@@ -72,6 +78,9 @@ function listConstraints(
         query.labels === undefined ||
         constraint.workloadSelector === undefined ||
         matchesSelector(constraint.workloadSelector, query.labels),
+    )
+    .filter(
+      (constraint) => query.object === undefined || objectInQuotaScope(query.object, constraint.quotaScopes),
     )
     .sort(compareBySeverityThenName);
   const viewer: Viewer = { level, namespace: query.namespace };
