@@ -130,3 +130,13 @@ describe('lowering the detail level on a controller at full', () => {
       .expect(400);
   });
 });
+
+describe('GET /api/v1/constraints with a partial object description', () => {
+  it.each([
+    ['an empty name without kind', '&name='],
+    ['an invalid kind without name', '&kind=-x'],
+    ['annotations that are not JSON, without kind and name', '&annotations=%0F'],
+  ])('answers 400 for %s (found by schemathesis)', async (_label, query) => {
+    await request(app).get(`/api/v1/constraints?namespace=shop${query}`).expect(400);
+  });
+});
