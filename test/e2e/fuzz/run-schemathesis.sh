@@ -5,7 +5,8 @@
 #   FOREWARN_FUZZ_SECONDS   time budget of schemathesis (default 120)
 #   FOREWARN_FUZZ_REPORT    directory for the JUnit report (default: a temp directory)
 # Needs `npm run build` first (npm test does it) and python3 with venv; the venv is cached by
-# provision-schemathesis.sh.
+# provision-schemathesis.sh. One worker: with threads, Python 3.11.7 trips over a CPython AST bug
+# inside hypothesis (SystemError "AST constructor recursion depth mismatch").
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
 readonly BUDGET="${FOREWARN_FUZZ_SECONDS:-120}"
@@ -36,7 +37,7 @@ echo "fuzzing http://127.0.0.1:$port for ${BUDGET}s (schemathesis, docs/openapi.
 
 status=0
 "$st" run docs/openapi.yaml --url "http://127.0.0.1:$port" --checks all --max-time "$BUDGET" \
-  --workers 2 --request-timeout 10 --report junit --report-dir "$report_dir" --no-color || status=$?
+  --workers 1 --request-timeout 10 --report junit --report-dir "$report_dir" --no-color || status=$?
 
 if ! kill -0 "$controller_pid" 2>/dev/null; then
   echo "FAILED: the controller died during the fuzz run" >&2
