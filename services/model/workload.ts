@@ -34,6 +34,23 @@ function readPath(value: unknown, path: readonly string[]): unknown {
   return current;
 }
 
+/** Where a pod's metadata and spec live in an object: the object itself for a Pod. */
+export interface PodTemplateLocation {
+  /** The pod template (or the Pod): `{metadata, spec}`. */
+  template: Record<string, unknown>;
+  /** Its path in the object, `[]` for a Pod, `['spec', 'template']` for a Deployment. */
+  path: readonly string[];
+}
+
+/** The pods an object creates, described by its pod template; undefined for other kinds. */
+export function podTemplateOf(object: KubernetesObject): PodTemplateLocation | undefined {
+  if (object.kind === 'Pod') return { template: object, path: [] };
+  const path = WORKLOAD_TEMPLATE_PATHS[object.kind ?? ''];
+  if (!path) return undefined;
+  const template = readPath(object, path);
+  return isRecord(template) ? { template, path } : undefined;
+}
+
 /** Workload kinds, bare Pods and Ingresses are what reference companions. */
 export function describeWorkload(
   object: KubernetesObject,

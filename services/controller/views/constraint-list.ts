@@ -3,7 +3,7 @@ import type { Labels } from '../../model/kubernetes';
 import { matchesLabelSelector } from '../../model/label-selector';
 import { targetsInclude } from '../../model/resources';
 import type { ConstraintDraft, ResourceTarget } from '../../model/constraint';
-import { renderFullText } from '../../model/text';
+import { renderFullText, type Text } from '../../model/text';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { compareBySeverityThenName } from './ordering';
 import { RevisionCache } from './revision-cache';
@@ -46,11 +46,12 @@ export function buildConstraintList(
   return { constraints: listConstraints(index, query, prospective) };
 }
 
-function listConstraints(
+/** The constraints a list query selects, sorted as lists are; shared with the admission check. */
+export function matchingConstraints(
   index: ConstraintIndex,
   query: ConstraintListQuery,
   prospective: readonly ConstraintDraft[],
-): ListedConstraint[] {
+): ConstraintDraft[] {
   const indexed = index.constraintsForNamespace(query.namespace);
   const indexedNames = new Set(indexed.map((constraint) => constraint.name));
   const extra = prospective.filter((draft) => !indexedNames.has(draft.name));
@@ -66,18 +67,37 @@ function listConstraints(
         matchesLabelSelector(constraint.workloadSelector, query.labels),
     )
     .sort(compareBySeverityThenName);
-  return constraints.map((constraint): ListedConstraint => ({
+  return constraints;
+}
+
+function listConstraints(
+  index: ConstraintIndex,
+  query: ConstraintListQuery,
+  prospective: readonly ConstraintDraft[],
+): ListedConstraint[] {
+  return matchingConstraints(index, query, prospective).map((constraint) =>
+    toListedConstraint(constraint, query.namespace, renderFullText),
+  );
+}
+
+/** One list entry, its texts rendered by the caller (unredacted for the webhook). */
+export function toListedConstraint(
+  constraint: ConstraintDraft,
+  namespace: string,
+  render: (value: Text) => string,
+): ListedConstraint {
+  return {
     name: constraint.name,
-    namespace: query.namespace,
+    namespace,
     constraintType: constraint.type,
     severity: constraint.severity,
     effect: constraint.effect,
-    summary: renderFullText(constraint.summary),
-    remediationHint: renderFullText(constraint.remediationHint),
+    summary: render(constraint.summary),
+    remediationHint: render(constraint.remediationHint),
     sourceKind: constraint.source.kind,
     sourceApiVersion: constraint.source.apiVersion,
     sourceName: constraint.source.name,
     sourceNamespace: constraint.source.namespace,
     tags: [...constraint.tags],
-  }));
+  };
 }
