@@ -119,7 +119,12 @@ export class ConstraintIndex {
     return separator === -1 ? undefined : this.sources.get(constraint.id.slice(0, separator));
   }
 
-  findSource(group: string, kind: string, namespace: string | null, name: string): KubernetesObject | undefined {
+  findSource(
+    group: string,
+    kind: string,
+    namespace: string | null,
+    name: string,
+  ): KubernetesObject | undefined {
     return this.sourcesByReference.get(referenceKey({ group, kind, namespace, name }));
   }
 
