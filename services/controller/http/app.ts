@@ -14,6 +14,7 @@ import { parseResourceTarget } from '../../model/resources';
 import type { Logger } from '../../logging/logger';
 import { buildConstraintList } from '../views/constraint-list';
 import { buildApiHealth } from '../views/health';
+import { admissionCheckHandler } from './admission-check-route';
 import { answerResourceRequest, type ResourceAnswer, type ResourceDependencies } from './resource-requests';
 
 // The controller's HTTP surface (spec 4.1, 4.2; DESIGN.md 5): read-only JSON, errors as
@@ -189,6 +190,7 @@ export function createControllerApp(dependencies: ControllerAppDependencies): Ex
       workload && dependencies.prospectiveFindings ? dependencies.prospectiveFindings(workload) : [];
     response.json(buildConstraintList(dependencies.index, { namespace, resource, labels }, prospective));
   });
+  readOnlyRoute(app, '/api/v1/admission-check', 'POST', admissionCheckHandler(dependencies));
   readOnlyRoute(app, '/api/v1/health', 'GET', (_request, response) => {
     const health = buildApiHealth(dependencies.runtimeState());
     response.status(health.synced ? 200 : 503).json(health);
