@@ -102,6 +102,8 @@ describe('parseAdmissionReview', () => {
         kind: { group: 'apps', version: 'v1', kind: 'Deployment' },
         labels: POD,
         companions: { annotations: {}, portNames: [] },
+        object: deploymentRequest.object,
+        oldObject: null,
       },
     });
   });

@@ -1,4 +1,4 @@
-import { type ListedConstraint, type Severity } from '../model/api';
+import { type ListedConstraint, type Severity, type VerdictName } from '../model/api';
 import { isRecord, isStringRecord, type Labels } from '../model/kubernetes';
 import { companionAnnotations, describeWorkload } from '../model/workload';
 
@@ -40,6 +40,9 @@ export interface AdmissionRequestSummary {
   labels: Labels;
   /** What companion checks need about the admitted object (missing issuers, monitors, ...). */
   companions: { annotations: Record<string, string>; portNames: string[] } | null;
+  /** The admitted object and its previous version, for the controller's verdicts. */
+  object: Record<string, unknown> | null;
+  oldObject: Record<string, unknown> | null;
 }
 
 export type ParsedReview =
@@ -176,6 +179,8 @@ export function parseAdmissionReview(body: unknown): ParsedReview {
       kind,
       labels: workloadLabels(kind, object),
       companions: companionHintsOf(object, kind),
+      object: isRecord(request.object) ? request.object : null,
+      oldObject: isRecord(request.oldObject) ? request.oldObject : null,
     },
   };
 }
@@ -216,8 +221,10 @@ export function uidFromReviewPrefix(prefix: string): string {
   return LEADING_UID.exec(prefix)?.[1] ?? '';
 }
 
-/** The inputs of one warning: a subset of the controller's ListedConstraint. */
-export type WarningSource = Pick<ListedConstraint, 'severity' | 'summary' | 'remediationHint'>;
+/** The inputs of one warning: a subset of the controller's ListedConstraint, with its verdict if any. */
+export type WarningSource = Pick<ListedConstraint, 'severity' | 'summary' | 'remediationHint'> & {
+  verdict?: VerdictName;
+};
 
 const SEVERITY_PREFIX: Record<Severity, string | null> = {
   Critical: '[CRITICAL]',
@@ -266,12 +273,19 @@ export function formatWarning(constraint: WarningSource): string | null {
   return shortenWarning(hint ? `${prefix} ${summary} - ${hint}` : `${prefix} ${summary}`);
 }
 
-/** Warning and Critical constraints as warnings: Critical first, order kept otherwise, no duplicates. */
+/**
+ * Warning and Critical constraints as warnings, no duplicates: violations of the object first
+ * (DESIGN.md 7b), then the rest; Critical before Warning within each; a `passes` verdict gives none.
+ */
 export function buildWarnings(constraints: readonly WarningSource[]): string[] {
-  const ordered = [
-    ...constraints.filter((constraint) => constraint.severity === 'Critical'),
-    ...constraints.filter((constraint) => constraint.severity === 'Warning'),
-  ];
+  const violations = constraints.filter((constraint) => constraint.verdict === 'violates');
+  const others = constraints.filter(
+    (constraint) => constraint.verdict !== 'violates' && constraint.verdict !== 'passes',
+  );
+  const ordered = [violations, others].flatMap((group) => [
+    ...group.filter((constraint) => constraint.severity === 'Critical'),
+    ...group.filter((constraint) => constraint.severity === 'Warning'),
+  ]);
   const warnings = ordered.map(formatWarning).filter((warning): warning is string => warning !== null);
   return [...new Set(warnings)];
 }

@@ -1,5 +1,5 @@
 import { Agent } from 'undici';
-import { isSeverity, type ListedConstraint } from '../model/api';
+import { isSeverity, VERDICTS, type ListedConstraint, type VerdictName } from '../model/api';
 import { isRecord, type Labels } from '../model/kubernetes';
 
 // The webhook's only dependency at admission time: `GET /api/v1/constraints` on the controller
@@ -16,10 +16,20 @@ export interface ConstraintQuery {
    * (a Deployment naming a missing ClusterIssuer). Absent for objects without a name.
    */
   subject?: { kind: string; name: string; annotations: Record<string, string>; portNames: string[] };
+  /**
+   * The JSON body of `POST /api/v1/admission-check` for the admitted object (admissionCheckBody):
+   * when set, the controller gives verdicts on the object instead of the list by labels.
+   */
+  checkBody?: string;
 }
 
-/** The fields the webhook reads from each listed constraint. */
-export type AdmissionConstraint = Pick<ListedConstraint, 'name' | 'severity' | 'summary' | 'remediationHint'>;
+/** The fields the webhook reads from each listed constraint, and the verdict when it asked for one. */
+export type AdmissionConstraint = Pick<
+  ListedConstraint,
+  'name' | 'severity' | 'summary' | 'remediationHint'
+> & {
+  verdict?: VerdictName;
+};
 
 export type ConstraintQueryFailure = 'timeout' | 'unreachable' | 'bad_status' | 'bad_body';
 
@@ -51,6 +61,8 @@ export interface ControllerClientOptions {
 export const DEFAULT_QUERY_TIMEOUT_MS = 3_000;
 export const DEFAULT_FALLBACK_TIMEOUT_MS = 5_000;
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+/** The controller's cap on admission-check bodies; larger objects fall back to the label query. */
+export const MAX_CHECK_BODY_BYTES = 1024 * 1024;
 const POOL_CONNECTIONS_PER_ORIGIN = 10;
 const POOL_IDLE_TIMEOUT_MS = 90_000;
 
@@ -87,6 +99,43 @@ export function constraintQueryPath(basePath: string, query: ConstraintQuery): s
   return `${basePath.replace(/\/+$/, '')}/api/v1/constraints?${parameters.toString()}`;
 }
 
+/**
+ * The admission-check body for an admitted object, or undefined when the label query must be used:
+ * no object, an operation other than CREATE/UPDATE, or a body over the controller's 1 MiB cap.
+ */
+export function admissionCheckBody(
+  operation: string,
+  admitted: Record<string, unknown> | null,
+  oldObject: Record<string, unknown> | null,
+  /** From the review: what the object may leave out (apiVersion, kind, metadata.namespace). */
+  identity: { apiVersion: string; kind: string; namespace: string },
+): string | undefined {
+  if (!admitted || (operation !== 'CREATE' && operation !== 'UPDATE')) return undefined;
+  const metadata = isRecord(admitted.metadata) ? admitted.metadata : {};
+  const object =
+    typeof admitted.apiVersion === 'string' &&
+    typeof admitted.kind === 'string' &&
+    metadata.namespace === identity.namespace
+      ? admitted
+      : {
+          ...admitted,
+          apiVersion: identity.apiVersion,
+          kind: identity.kind,
+          metadata: { ...metadata, namespace: identity.namespace },
+        };
+  const body = JSON.stringify(
+    operation === 'UPDATE' && oldObject ? { operation, object, oldObject } : { operation, object },
+  );
+  // Characters never exceed bytes; count bytes only for bodies that might be near the cap.
+  if (body.length * 3 > MAX_CHECK_BODY_BYTES && Buffer.byteLength(body) > MAX_CHECK_BODY_BYTES)
+    return undefined;
+  return body;
+}
+
+function isVerdict(value: unknown): value is VerdictName {
+  return typeof value === 'string' && (VERDICTS as readonly string[]).includes(value);
+}
+
 type ParsedList =
   { ok: true; constraints: AdmissionConstraint[]; skippedEntries: number } | { ok: false; detail: string };
 
@@ -111,12 +160,14 @@ export function parseConstraintList(body: unknown): ParsedList {
       skippedEntries += 1;
       continue;
     }
-    constraints.push({
+    const constraint: AdmissionConstraint = {
       name: typeof entry.name === 'string' ? entry.name : '',
       severity: entry.severity,
       summary: entry.summary,
       remediationHint: typeof entry.remediationHint === 'string' ? entry.remediationHint : '',
-    });
+    };
+    if (isVerdict(entry.verdict)) constraint.verdict = entry.verdict;
+    constraints.push(constraint);
   }
   return { ok: true, constraints, skippedEntries };
 }
@@ -180,13 +231,24 @@ export function createControllerClient(options: ControllerClientOptions): Contro
   async function query(constraintQuery: ConstraintQuery): Promise<ConstraintQueryResult> {
     const deadline = AbortSignal.timeout(timeoutMs);
     try {
-      const response = await agent.request({
-        origin: base.origin,
-        path: constraintQueryPath(base.pathname, constraintQuery),
-        method: 'GET',
-        headers: { accept: 'application/json' },
-        signal: deadline,
-      });
+      const response = await agent.request(
+        constraintQuery.checkBody === undefined
+          ? {
+              origin: base.origin,
+              path: constraintQueryPath(base.pathname, constraintQuery),
+              method: 'GET',
+              headers: { accept: 'application/json' },
+              signal: deadline,
+            }
+          : {
+              origin: base.origin,
+              path: `${base.pathname.replace(/\/+$/, '')}/api/v1/admission-check`,
+              method: 'POST',
+              headers: { accept: 'application/json', 'content-type': 'application/json' },
+              body: constraintQuery.checkBody,
+              signal: deadline,
+            },
+      );
       if (response.statusCode !== 200) {
         // Drop the body (bounded) so the connection can go back to the pool.
         await response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
