@@ -1,7 +1,8 @@
 import type { CheckedObject, ManifestCheckReport } from '../controller/check/manifest-check';
 import type { Style } from './output';
 
-// Table output of `forewarn check`: per object, the warnings exactly as kubectl would print them.
+// Table output of `forewarn check`: per object, the warnings exactly as kubectl would print them,
+// then the evidence of each violation and the constraints the object passes.
 
 function objectTitle(object: CheckedObject): string {
   const name = object.namespace ? `${object.namespace}/${object.name}` : object.name;
@@ -12,6 +13,16 @@ function paintWarning(warning: string, style: Style): string {
   if (warning.startsWith('[CRITICAL]')) return style.severity('Critical', '[CRITICAL]') + warning.slice(10);
   if (warning.startsWith('[WARNING]')) return style.severity('Warning', '[WARNING]') + warning.slice(9);
   return warning;
+}
+
+/** Every failing field of each violation (the warning names only the first). */
+function evidenceLines(object: CheckedObject, style: Style): string[] {
+  return object.findings
+    .filter((finding) => finding.verdict === 'violates' && (finding.evidence?.length ?? 0) > 0)
+    .flatMap((finding) => [
+      `    ${style.bold(`${finding.sourceKind} "${finding.name}"`)} fails on:`,
+      ...(finding.evidence ?? []).map((item) => `      ${item.path}: ${item.message}`),
+    ]);
 }
 
 export function renderCheckTable(reports: readonly ManifestCheckReport[], style: Style): string {
@@ -28,12 +39,17 @@ export function renderCheckTable(reports: readonly ManifestCheckReport[], style:
         lines.push(style.dim(`  ${objectTitle(object)}: skipped (${object.skipped})`));
         continue;
       }
-      if (object.warnings.length === 0) {
+      if (object.warnings.length === 0 && object.passed.length === 0) {
         lines.push(`  ${objectTitle(object)} (${object.resource}): no warnings`);
         continue;
       }
       lines.push(`  ${objectTitle(object)} (${object.resource}):`);
       for (const warning of object.warnings) lines.push(`    ${paintWarning(warning, style)}`);
+      lines.push(...evidenceLines(object, style));
+      if (object.passed.length > 0)
+        lines.push(
+          `    ${style.dim('passed:')} ${object.passed.map((finding) => `${finding.sourceKind} "${finding.name}"`).join(', ')}`,
+        );
     }
     lines.push('');
   }
