@@ -1,5 +1,6 @@
 import type { ConstraintDraft as Constraint } from '../../model/constraint';
 import { detail, text } from '../../model/text';
+import { evaluateAdmissionPolicy } from './admission-policy';
 import { evaluateLimitRange } from './limit-range';
 import { evaluateResourceQuota } from './resource-quota';
 import {
@@ -20,6 +21,7 @@ import {
 const EVALUATORS: Readonly<Record<string, ConstraintEvaluator>> = {
   ResourceQuota: evaluateResourceQuota,
   LimitRange: evaluateLimitRange,
+  ValidatingAdmissionPolicyBinding: evaluateAdmissionPolicy,
 };
 
 function withoutEvaluator(constraint: Constraint): Verdict {
