@@ -1,7 +1,9 @@
 import type { ConstraintDraft as Constraint } from '../../model/constraint';
+import type { KubernetesObject } from '../../model/kubernetes';
 import { detail, text } from '../../model/text';
 import { evaluateAdmissionPolicy } from './admission-policy';
 import { evaluateLimitRange } from './limit-range';
+import { evaluatePodSecurityAdmission } from './pod-security-admission';
 import { evaluateResourceQuota } from './resource-quota';
 import {
   applies,
@@ -22,6 +24,8 @@ const EVALUATORS: Readonly<Record<string, ConstraintEvaluator>> = {
   ResourceQuota: evaluateResourceQuota,
   LimitRange: evaluateLimitRange,
   ValidatingAdmissionPolicyBinding: evaluateAdmissionPolicy,
+  // Pod Security Admission constraints have the Namespace as their source (DESIGN.md 3).
+  Namespace: evaluatePodSecurityAdmission,
 };
 
 function withoutEvaluator(constraint: Constraint): Verdict {
@@ -43,6 +47,17 @@ function withoutEvaluator(constraint: Constraint): Verdict {
   }
 }
 
+/** Pod Security Admission reads the admitted object's Namespace, whose labels the context holds. */
+function namespaceSource(constraint: Constraint, context: VerdictContext): KubernetesObject | undefined {
+  if (constraint.source.kind !== 'Namespace' || constraint.source.name !== context.admitted.namespace)
+    return undefined;
+  return {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: context.admitted.namespace, labels: { ...context.admitted.namespaceLabels } },
+  };
+}
+
 export interface ConstraintVerdict {
   constraint: Constraint;
   verdict: Verdict;
@@ -56,7 +71,9 @@ export function evaluateVerdicts(
   const verdicts: ConstraintVerdict[] = [];
   for (const constraint of constraints) {
     const evaluator = EVALUATORS[constraint.source.kind] as ConstraintEvaluator | undefined;
-    const source = evaluator ? context.index.sourceOf(constraint) : undefined;
+    const source = evaluator
+      ? (context.index.sourceOf(constraint) ?? namespaceSource(constraint, context))
+      : undefined;
     if (!evaluator || !source) {
       verdicts.push({ constraint, verdict: withoutEvaluator(constraint) });
       continue;
