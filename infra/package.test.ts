@@ -172,23 +172,32 @@ describe('Pulumi schema (ComponentProvider.getSchema)', () => {
   });
 });
 
-/** Builds a copy of the package as npm would install it: package.json + CommonJS dist/infra. */
+/**
+ * Builds a copy of the package as npm would install it: package.json + CommonJS dist/infra and the
+ * dist/services/model it imports (infra may import the model, never a service: docs/architecture.md).
+ */
 function installedPackage(): string {
   const pkg = path.join(workDir, 'forewarn');
-  const out = path.join(pkg, 'dist', 'infra');
-  fs.mkdirSync(out, { recursive: true });
+  fs.mkdirSync(pkg, { recursive: true });
   fs.copyFileSync(path.join(REPO, 'package.json'), path.join(pkg, 'package.json'));
   fs.symlinkSync(path.join(REPO, 'node_modules'), path.join(pkg, 'node_modules'), 'dir');
-  for (const file of fs.readdirSync(INFRA).filter((f) => f.endsWith('.ts') && f !== 'stack.ts')) {
-    const source = fs.readFileSync(path.join(INFRA, file), 'utf8');
-    const { outputText } = ts.transpileModule(source, {
-      compilerOptions: {
-        module: ts.ModuleKind.CommonJS,
-        target: ts.ScriptTarget.ES2022,
-        esModuleInterop: true,
-      },
-    });
-    fs.writeFileSync(path.join(out, file.replace(/\.ts$/, '.js')), outputText);
+  for (const folder of ['infra', path.join('services', 'model')]) {
+    const out = path.join(pkg, 'dist', folder);
+    fs.mkdirSync(out, { recursive: true });
+    const sources = fs
+      .readdirSync(path.join(REPO, folder))
+      .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && f !== 'stack.ts');
+    for (const file of sources) {
+      const source = fs.readFileSync(path.join(REPO, folder, file), 'utf8');
+      const { outputText } = ts.transpileModule(source, {
+        compilerOptions: {
+          module: ts.ModuleKind.CommonJS,
+          target: ts.ScriptTarget.ES2022,
+          esModuleInterop: true,
+        },
+      });
+      fs.writeFileSync(path.join(out, file.replace(/\.ts$/, '.js')), outputText);
+    }
   }
   const consumer = path.join(workDir, 'consumer');
   fs.mkdirSync(path.join(consumer, 'node_modules'), { recursive: true });

@@ -60,6 +60,17 @@ const FLAGS: Array<{
     expected: { meshRootNamespace: 'mesh-root' },
   },
   {
+    flag: '--pod-security-default',
+    env: 'FOREWARN_POD_SECURITY_DEFAULT',
+    value: 'enforce=baseline,warn=restricted:v1.30',
+    expected: {
+      podSecurityDefaults: {
+        enforce: { level: 'baseline', version: 'latest' },
+        warn: { level: 'restricted', version: 'v1.30' },
+      },
+    },
+  },
+  {
     flag: '--disable-missing-rule',
     env: 'FOREWARN_DISABLE_MISSING_RULE',
     value: 'crd,monitoring',
@@ -88,6 +99,7 @@ const INVALID: Array<{ flag: string; env: string; value: string }> = [
   { flag: '--contact', env: 'FOREWARN_CONTACT', value: 'not-an-address' },
   { flag: '--flowobserver-address', env: 'FOREWARN_FLOWOBSERVER_ADDRESS', value: 'no-port' },
   { flag: '--missing-debounce', env: 'FOREWARN_MISSING_DEBOUNCE', value: '10d' },
+  { flag: '--pod-security-default', env: 'FOREWARN_POD_SECURITY_DEFAULT', value: 'strict' },
   { flag: '--disable-missing-rule', env: 'FOREWARN_DISABLE_MISSING_RULE', value: 'crd,no-such-rule' },
   { flag: '--log-level', env: 'FOREWARN_LOG_LEVEL', value: 'loud' },
 ];

@@ -1,5 +1,6 @@
 import { coalesceIdenticalQueries } from './coalescing';
-import type { ConstraintQuery, ConstraintQueryResult, ControllerClient } from './controller-client';
+import type { ConstraintQuery } from '../model/admission-query';
+import type { ConstraintQueryResult, ControllerClient } from './controller-client';
 
 function recordingClient(): ControllerClient & {
   calls: ConstraintQuery[];

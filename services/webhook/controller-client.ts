@@ -1,27 +1,11 @@
 import { Agent } from 'undici';
 import { isSeverity, VERDICTS, type ListedConstraint, type VerdictName } from '../model/api';
-import { isRecord, type Labels } from '../model/kubernetes';
+import { isRecord } from '../model/kubernetes';
+import { ADMISSION_CHECK_PATH, constraintQueryPath, type ConstraintQuery } from '../model/admission-query';
 
 // The webhook's only dependency at admission time: `GET /api/v1/constraints` on the controller
 // (spec 4.2, DESIGN.md 5). Every failure is a value, never an exception, so the handler can answer
 // `allowed: true` without a try/catch around each call (rule B-1). Limits follow spec section 8.
-
-export interface ConstraintQuery {
-  namespace: string;
-  /** `request.resource` of the review; null leaves the controller's resource filter off. */
-  resource: { group: string; resource: string } | null;
-  labels: Labels;
-  /**
-   * The admitted object itself, so the controller can check its companions before it exists
-   * (a Deployment naming a missing ClusterIssuer). Absent for objects without a name.
-   */
-  subject?: { kind: string; name: string; annotations: Record<string, string>; portNames: string[] };
-  /**
-   * The JSON body of `POST /api/v1/admission-check` for the admitted object (admissionCheckBody):
-   * when set, the controller gives verdicts on the object instead of the list by labels.
-   */
-  checkBody?: string;
-}
 
 /** The fields the webhook reads from each listed constraint, and the verdict when it asked for one. */
 export type AdmissionConstraint = Pick<
@@ -30,6 +14,10 @@ export type AdmissionConstraint = Pick<
 > & {
   verdict?: VerdictName;
 };
+
+function isVerdict(value: unknown): value is VerdictName {
+  return typeof value === 'string' && (VERDICTS as readonly string[]).includes(value);
+}
 
 export type ConstraintQueryFailure = 'timeout' | 'unreachable' | 'bad_status' | 'bad_body';
 
@@ -61,80 +49,8 @@ export interface ControllerClientOptions {
 export const DEFAULT_QUERY_TIMEOUT_MS = 3_000;
 export const DEFAULT_FALLBACK_TIMEOUT_MS = 5_000;
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
-/** The controller's cap on admission-check bodies; larger objects fall back to the label query. */
-export const MAX_CHECK_BODY_BYTES = 1024 * 1024;
 const POOL_CONNECTIONS_PER_ORIGIN = 10;
 const POOL_IDLE_TIMEOUT_MS = 90_000;
-
-/** `pods` for the core group, `apps/deployments` otherwise (the controller's `resource` parameter). */
-export function formatResourceParameter(resource: { group: string; resource: string }): string {
-  return resource.group === '' ? resource.resource : `${resource.group}/${resource.resource}`;
-}
-
-/** `k=v,k2=v2`, keys sorted so equal label sets give equal URLs. */
-export function formatLabelsParameter(labels: Labels): string {
-  return Object.keys(labels)
-    .sort()
-    .map((key) => `${key}=${labels[key]}`)
-    .join(',');
-}
-
-/**
- * Path and query of the list request. `labels` is omitted when the object has none: the
- * controller then does not filter by workload selector, which errs towards one warning too many
- * rather than none.
- */
-export function constraintQueryPath(basePath: string, query: ConstraintQuery): string {
-  const parameters = new URLSearchParams({ namespace: query.namespace });
-  if (query.resource) parameters.set('resource', formatResourceParameter(query.resource));
-  const labels = formatLabelsParameter(query.labels);
-  if (labels) parameters.set('labels', labels);
-  if (query.subject) {
-    parameters.set('kind', query.subject.kind);
-    parameters.set('name', query.subject.name);
-    if (Object.keys(query.subject.annotations).length > 0)
-      parameters.set('annotations', JSON.stringify(query.subject.annotations));
-    if (query.subject.portNames.length > 0) parameters.set('ports', query.subject.portNames.join(','));
-  }
-  return `${basePath.replace(/\/+$/, '')}/api/v1/constraints?${parameters.toString()}`;
-}
-
-/**
- * The admission-check body for an admitted object, or undefined when the label query must be used:
- * no object, an operation other than CREATE/UPDATE, or a body over the controller's 1 MiB cap.
- */
-export function admissionCheckBody(
-  operation: string,
-  admitted: Record<string, unknown> | null,
-  oldObject: Record<string, unknown> | null,
-  /** From the review: what the object may leave out (apiVersion, kind, metadata.namespace). */
-  identity: { apiVersion: string; kind: string; namespace: string },
-): string | undefined {
-  if (!admitted || (operation !== 'CREATE' && operation !== 'UPDATE')) return undefined;
-  const metadata = isRecord(admitted.metadata) ? admitted.metadata : {};
-  const object =
-    typeof admitted.apiVersion === 'string' &&
-    typeof admitted.kind === 'string' &&
-    metadata.namespace === identity.namespace
-      ? admitted
-      : {
-          ...admitted,
-          apiVersion: identity.apiVersion,
-          kind: identity.kind,
-          metadata: { ...metadata, namespace: identity.namespace },
-        };
-  const body = JSON.stringify(
-    operation === 'UPDATE' && oldObject ? { operation, object, oldObject } : { operation, object },
-  );
-  // Characters never exceed bytes; count bytes only for bodies that might be near the cap.
-  if (body.length * 3 > MAX_CHECK_BODY_BYTES && Buffer.byteLength(body) > MAX_CHECK_BODY_BYTES)
-    return undefined;
-  return body;
-}
-
-function isVerdict(value: unknown): value is VerdictName {
-  return typeof value === 'string' && (VERDICTS as readonly string[]).includes(value);
-}
 
 type ParsedList =
   { ok: true; constraints: AdmissionConstraint[]; skippedEntries: number } | { ok: false; detail: string };
@@ -242,7 +158,7 @@ export function createControllerClient(options: ControllerClientOptions): Contro
             }
           : {
               origin: base.origin,
-              path: `${base.pathname.replace(/\/+$/, '')}/api/v1/admission-check`,
+              path: `${base.pathname.replace(/\/+$/, '')}${ADMISSION_CHECK_PATH}`,
               method: 'POST',
               headers: { accept: 'application/json', 'content-type': 'application/json' },
               body: constraintQuery.checkBody,

@@ -1,12 +1,7 @@
-import { buildWarnings } from './admission';
+import { buildWarnings } from '../model/warnings';
 import { coalesceIdenticalQueries } from './coalescing';
-import {
-  admissionCheckBody,
-  MAX_CHECK_BODY_BYTES,
-  parseConstraintList,
-  type ConstraintQuery,
-  type ConstraintQueryResult,
-} from './controller-client';
+import { parseConstraintList, type ConstraintQueryResult } from './controller-client';
+import { admissionCheckBody, MAX_CHECK_BODY_BYTES, type ConstraintQuery } from '../model/admission-query';
 
 // The webhook's side of DESIGN.md 7b: the object goes to the admission check (small enough, CREATE
 // or UPDATE), violations are warned first, `passes` is silent, identical bodies share one query.

@@ -154,7 +154,7 @@ function exerciseViews(cluster: ReturnType<typeof indexObjects>): void {
   for (const namespace of namespaces) {
     for (const level of DETAIL_LEVELS) {
       for (const resource of ['reports', 'health', 'capabilities']) {
-        const answer = answerResourceRequest(dependencies, { resource, params: { namespace } }, level);
+        const answer = answerResourceRequest(dependencies, { resource, params: { namespace } }, [level]);
         JSON.stringify(answer.body);
         // A 400 is a fine answer for a namespace name the fuzzer made up; a 500 never is.
         expect(answer.status).toBeLessThan(500);
@@ -163,7 +163,7 @@ function exerciseViews(cluster: ReturnType<typeof indexObjects>): void {
         const answer = answerResourceRequest(
           dependencies,
           { resource: 'constraints', params: { namespace, name: constraint.name } },
-          level,
+          [level],
         );
         JSON.stringify(answer.body);
         expect(answer.status).toBeLessThan(500);

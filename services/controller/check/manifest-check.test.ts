@@ -3,7 +3,7 @@ import { indexLookup, type FindMissingCompanions } from './index-lookup';
 import { buildConstraintList } from '../views/constraint-list';
 import type { ConstraintDraft } from '../../model/constraint';
 import { objectName, text } from '../../model/text';
-import { buildWarnings } from '../../webhook/admission';
+import { buildWarnings } from '../../model/warnings';
 import { buildAdmissionCheck } from '../verdicts/admission-check';
 import { parseManifest } from '../sources/manifest-parsing';
 import { demoClusterObjects, indexObjects } from '../../../test/support/controller-fixtures';
@@ -56,7 +56,11 @@ describe('checkManifest', () => {
     );
     expect(report.objects[0].findings.every((finding) => finding.severity !== 'Info')).toBe(true);
     expect(report.criticalCount + report.warningCount).toBe(expected.length);
-    expect(report.rejectionCount).toBe(0);
+    // The ValidatingAdmissionPolicy on shop fails closed on containers without `resources`: rejected, and warned first.
+    expect(report.rejectionCount).toBe(1);
+    expect(report.objects[0].warnings[0]).toMatch(
+      /^\[CRITICAL\] will be rejected: container "web": .*\(ValidatingAdmissionPolicy "require-resource-limits"\)/,
+    );
   });
 
   it('puts objects without a namespace where kubectl apply -n would, and refuses a conflicting one', async () => {

@@ -88,6 +88,30 @@ describe('controller HTTP API', () => {
     });
   });
 
+  it('lists a bare Job as affected, but not a Job its CronJob created (the webhook warns both)', async () => {
+    const job = (name: string, ownerReferences?: unknown[]) => ({
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name, namespace: 'shop', ...(ownerReferences ? { ownerReferences } : {}) },
+      spec: { template: { metadata: { labels: { app: name } } } },
+    });
+    const cluster = indexObjects([
+      ...demoClusterObjects(),
+      job('migrate'),
+      job('nightly-report-29001', [{ apiVersion: 'batch/v1', kind: 'CronJob', name: 'nightly-report' }]),
+    ]);
+    const response = await request(appFor(cluster))
+      .get('/resources/constraints/shop/default-deny-ingress')
+      .expect(200);
+    expect(response.body.affected_workloads).toEqual([
+      'api',
+      'cart-db',
+      'frontend',
+      'migrate',
+      'nightly-report',
+    ]);
+  });
+
   it('lists every workload of the namespace as affected by a namespace-wide policy', async () => {
     const response = await request(appFor(demo))
       .get('/resources/constraints/shop/default-deny-ingress')

@@ -106,7 +106,12 @@ describe('parseManifest', () => {
       ['admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration'],
       ['admissionregistration.k8s.io/v1', 'ValidatingAdmissionPolicyBinding'],
       ['cilium.io/v2', 'CiliumClusterwideNetworkPolicy'],
+      ['projectcalico.org/v3', 'GlobalNetworkPolicy'],
+      ['crd.projectcalico.org/v1', 'GlobalNetworkPolicy'],
       ['kyverno.io/v1', 'ClusterPolicy'],
+      ['kyverno.io/v2', 'ClusterCleanupPolicy'],
+      ['policies.kyverno.io/v1alpha1', 'ValidatingPolicy'],
+      ['policy.networking.k8s.io/v1alpha1', 'AdminNetworkPolicy'],
       // Gatekeeper makes one kind per template: the whole group is cluster-scoped.
       ['constraints.gatekeeper.sh/v1beta1', 'K8sRequiredLabels'],
     ];

@@ -3,8 +3,9 @@ import { severityRank } from '../../model/api';
 import type { ConstraintDraft } from '../../model/constraint';
 import { groupOf, isStringRecord, type KubernetesObject } from '../../model/kubernetes';
 import { pluralOfKind } from '../../model/resources';
-import { renderFullText, renderText, type Text, type Viewer } from '../../model/text';
-import { workloadLabels } from '../../webhook/admission';
+import { renderReadableLine } from '../../model/summary-rules';
+import type { Text, Viewer } from '../../model/text';
+import { workloadLabels } from '../../model/workload-kinds';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { matchingConstraints, toListedConstraint } from '../views/constraint-list';
 import { evaluateVerdicts } from './evaluate';
@@ -69,13 +70,9 @@ function violationSummary(
   return `${consequence(constraint, verdict)}: ${first}${more} (${rule})`;
 }
 
-function checkedEntry(
-  constraint: ConstraintDraft,
-  verdict: Verdict,
-  namespace: string,
-  render: (value: Text) => string,
-): CheckedConstraint {
-  const listed = toListedConstraint(constraint, namespace, render);
+function checkedEntry(constraint: ConstraintDraft, verdict: Verdict, viewer: Viewer): CheckedConstraint {
+  const render = (value: Text) => renderReadableLine(value, viewer);
+  const listed = toListedConstraint(constraint, viewer.namespace, viewer);
   const entry: CheckedConstraint = {
     ...listed,
     verdict: verdict.verdict,
@@ -117,7 +114,9 @@ export function buildAdmissionCheck(
     {
       namespace,
       resource: { group, resource: pluralOfKind(kind) },
-      labels: Object.keys(labels).length > 0 ? labels : undefined,
+      // An object without labels matches only empty selectors, as the webhook asks with `labels=`.
+      labels,
+      object,
     },
     options.prospective ?? [],
   );
@@ -132,11 +131,11 @@ export function buildAdmissionCheck(
     },
     index: verdictIndexOf(index),
   });
-  const viewer = options.viewer;
-  const render = viewer ? (value: Text) => renderText(value, { ...viewer, namespace }) : renderFullText;
+  // Unredacted (`full`) for the webhook; other callers see the level they are allowed.
+  const viewer: Viewer = { level: options.viewer?.level ?? 'full', namespace };
   return {
     constraints: verdicts
-      .map(({ constraint, verdict }) => checkedEntry(constraint, verdict, namespace, render))
+      .map(({ constraint, verdict }) => checkedEntry(constraint, verdict, viewer))
       .sort(compareChecked),
   };
 }

@@ -6,7 +6,7 @@ import {
   QuantityError,
   type Quantity,
 } from '../../model/quantity';
-import { podTemplateOf } from '../../model/workload';
+import { podTemplateLocationOf } from '../../model/workload';
 
 // The compute resources of the pods an object creates, as the API server sees them at admission:
 // a container's unset request defaults to its limit (API defaulting), then LimitRanges fill what is
@@ -105,7 +105,7 @@ function podCountOf(object: KubernetesObject): number {
 
 /** The pods of an object; undefined for kinds that create none. */
 export function podShapeOf(object: KubernetesObject): PodShape | undefined {
-  const location = podTemplateOf(object);
+  const location = podTemplateLocationOf(object);
   if (!location) return undefined;
   const templatePath = location.path.join('.');
   const specPath = templatePath ? `${templatePath}.spec` : 'spec';

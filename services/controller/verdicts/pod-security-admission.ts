@@ -1,6 +1,6 @@
 import type { ConstraintDraft as Constraint } from '../../model/constraint';
 import { isStringRecord, type KubernetesObject } from '../../model/kubernetes';
-import { podTemplateOf } from '../../model/workload';
+import { podTemplateLocationOf } from '../../model/workload';
 import { text } from '../../model/text';
 import { evaluatePodSecurity, isPodSecurityLevel } from './pod-security';
 import { NOT_APPLICABLE, type VerdictContext, type VerdictOutcome } from './types';
@@ -24,7 +24,7 @@ export function evaluatePodSecurityAdmission(
   const level = labels[`${LABEL_PREFIX}${mode}`];
   if (!isPodSecurityLevel(level)) return NOT_APPLICABLE;
   const version = labels[`${LABEL_PREFIX}${mode}-version`] ?? 'latest';
-  const location = podTemplateOf(context.admitted.object);
+  const location = podTemplateLocationOf(context.admitted.object);
   if (!location) return NOT_APPLICABLE;
   const failures = evaluatePodSecurity(location.template, level, version, {
     pathPrefix: location.path.join('.'),

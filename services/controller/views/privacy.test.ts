@@ -38,7 +38,13 @@ function foreignNames(namespace: string): string[] {
   return [
     ...new Set(
       objects
-        .filter((object) => isPolicy(object) && object.metadata?.namespace !== namespace)
+        // A Namespace is a policy source too (Pod Security labels): the viewer's own is not foreign.
+        .filter(
+          (object) =>
+            isPolicy(object) &&
+            object.metadata?.namespace !== namespace &&
+            !(object.kind === 'Namespace' && object.metadata?.name === namespace),
+        )
         .map((object) => object.metadata?.name ?? '')
         // `default` (the mesh-wide PeerAuthentication) is also an English word the LimitRange
         // summary uses ("default cpu=500m"); Forewarn's own webhook is never reported at all.

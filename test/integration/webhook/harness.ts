@@ -8,8 +8,9 @@ import { createLogger, silentLogger, type Logger } from '../../../services/loggi
 import type { ServingPair } from '../../../services/webhook/certs/certificate-check';
 import { groupOf, type KubernetesObject } from '../../../services/model/kubernetes';
 import { pluralOfKind } from '../../../services/model/resources';
-import { workloadLabels } from '../../../services/webhook/admission';
-import { formatLabelsParameter, type ConstraintSource } from '../../../services/webhook/controller-client';
+import { workloadLabels } from '../../../services/model/workload-kinds';
+import { formatLabelsParameter } from '../../../services/model/admission-query';
+import type { ConstraintSource } from '../../../services/webhook/controller-client';
 import { createWebhookApp, WebhookHttpsServer } from '../../../services/webhook/server';
 
 // Test-only pieces for the webhook integration tests: a stand-in controller serving the
@@ -67,7 +68,7 @@ export class StandInController {
       const query = {
         namespace: object.metadata?.namespace ?? null,
         resource: group === '' ? plural : `${group}/${plural}`,
-        labels: labels === '' ? null : labels,
+        labels,
       };
       this.queries.push(query);
       this.answer(query, response);

@@ -6,7 +6,8 @@ import { pluralOfKind } from '../../../model/resources';
 import { detail, objectName, text, type Text } from '../../../model/text';
 import { readRecord, readRecordList, readSelector, readStringList, sourceOf } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
-import { canonicalJson, clusterScope, readChoice, scopeText, uniqueSorted } from '../shared/scope-text';
+import { clusterScope, readChoice, scopeText, uniqueSorted } from '../shared/scope-text';
+import { kindsInPlural, summariseParameters } from '../../../model/summary-rules';
 
 // Gatekeeper constraints (group constraints.gatekeeper.sh, one kind per ConstraintTemplate, all
 // cluster-scoped) → one Admission constraint per object. The template's logic is Rego we do not
@@ -86,7 +87,7 @@ function readKindTargets(match: Record<string, unknown>): {
 
 function describeKinds(kindNames: readonly string[]): Text {
   if (kindNames.length === 0 || kindNames.includes('*')) return text`resources`;
-  return [detail(kindNames.join(', '), 'matching resources')];
+  return [detail(kindsInPlural(kindNames), 'matching resources')];
 }
 
 function describeLabels(selector: LabelSelector | undefined): Text {
@@ -131,10 +132,11 @@ export function gatekeeperConstraintToConstraints(object: KubernetesObject): Con
 
   const outcome = ACTION_OUTCOMES[action];
   const constraintName = objectName(source.name, null);
-  const named = typeof match.name === 'string' ? text` named ${detail(match.name, 'by name')}` : [];
+  const named = typeof match.name === 'string' ? text` named ${detail(match.name, 'with a given name')}` : [];
+  // Names and short values only: the constraint itself holds the whole parameter tree.
   const parameterText =
     Object.keys(parameters).length > 0
-      ? text` (parameters: ${detail(canonicalJson(parameters), 'set by the admins')})`
+      ? text` (parameters: ${detail(summariseParameters(parameters), 'set by the admins')})`
       : [];
   const summary = text`Gatekeeper ${templateKind} constraint "${constraintName}" ${outcome.verb} ${describeKinds(kindNames)}${named}${describeLabels(labelSelector)} that violate it ${scopeText(scope)}${parameterText}`;
   const remediationHint =

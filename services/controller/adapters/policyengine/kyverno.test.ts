@@ -58,7 +58,7 @@ describe('policyengine adapter: Kyverno policies', () => {
     expect(constraint.workloadSelector).toBeUndefined();
     expect(constraint.tags).toEqual(['admission', 'policy-engine', 'kyverno', 'validate', 'enforce']);
     expect(renderFullText(constraint.summary)).toBe(
-      'Kyverno ClusterPolicy "baseline" rule "require-team-label" rejects Pod, apps/v1/Deployment that fail validation in namespaces labelled env=prod except kube-system, monitoring: label team is required, see https://wiki.internal.example.com/labels',
+      'Kyverno ClusterPolicy "baseline" rule "require-team-label" rejects Deployments and Pods that fail validation in namespaces labelled env=prod except kube-system, monitoring: label team is required, see https://wiki.internal.example.com/labels',
     );
   });
 
@@ -88,14 +88,21 @@ describe('policyengine adapter: Kyverno policies', () => {
     const podSecurity = byName('supply-chain/block-privileged');
     expect(podSecurity).toMatchObject({ severity: 'Critical', effect: 'deny' });
     expect(renderFullText(podSecurity.summary)).toContain(
-      'rejects Pod that break Pod Security level baseline',
+      'rejects Pods and their controllers that break Pod Security level baseline',
     );
   });
 
   it('treats verifyImages like validate and generate as Info mutate', () => {
     const verify = byName('supply-chain/verify-signatures');
     expect(verify).toMatchObject({ severity: 'Warning', effect: 'audit' });
-    expect(verify.tags).toEqual(['admission', 'policy-engine', 'kyverno', 'verifyImages', 'audit']);
+    expect(verify.tags).toEqual([
+      'admission',
+      'policy-engine',
+      'kyverno',
+      'verifyImages',
+      'audit',
+      'autogen',
+    ]);
     expect(renderFullText(verify.summary)).toContain(
       'whose images ghcr.io/example/* are not signed as required',
     );
@@ -106,7 +113,7 @@ describe('policyengine adapter: Kyverno policies', () => {
       resourceTargets: [{ group: '', resource: 'namespaces' }],
     });
     expect(renderFullText(generate.summary)).toBe(
-      'Kyverno ClusterPolicy "supply-chain" rule "default-network-policy" creates NetworkPolicy for each new Namespace in every namespace',
+      'Kyverno ClusterPolicy "supply-chain" rule "default-network-policy" creates NetworkPolicy for new Namespaces in every namespace',
     );
   });
 
@@ -126,8 +133,11 @@ describe('policyengine adapter: Kyverno policies', () => {
       { group: '', resource: 'configmaps' },
     ]);
     const overridden = byName('prod-overrides/no-latest-tag');
-    expect(overridden).toMatchObject({ severity: 'Critical', effect: 'deny' });
-    expect(renderFullText(overridden.summary)).toContain('(audit only in some namespaces)');
+    expect(overridden).toMatchObject({ severity: 'Warning', effect: 'audit' });
+    expect(overridden.namespaceOutcomes).toMatchObject([
+      { scope: { kind: 'cluster', namespaces: ['payments'] }, severity: 'Critical', effect: 'deny' },
+    ]);
+    expect(renderFullText(overridden.namespaceOutcomes?.[0].summary ?? [])).toContain('rejects Pods');
   });
 
   it('reads admission: false as audit only (background scans never reject)', () => {

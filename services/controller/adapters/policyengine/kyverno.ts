@@ -3,22 +3,25 @@ import {
   AdapterParseError,
   type ConstraintDraft,
   type NamespaceScope,
+  type ResourceTarget,
   type SourceObject,
 } from '../../../model/constraint';
-import type { KubernetesObject } from '../../../model/kubernetes';
+import { isStringRecord, type KubernetesObject } from '../../../model/kubernetes';
+import { kindsInPlural, listInEnglish, shorten, singleLine } from '../../../model/summary-rules';
 import { formatLabelSelector, isEmptySelector } from '../../../model/label-selector';
 import { detail, objectName, text, type Text } from '../../../model/text';
 import {
   readOptionalString,
   readRecord,
   readRecordList,
+  readSelector,
   readStringList,
   requireSpec,
   sourceOf,
 } from '../shared/object-fields';
 import { readExcludedNamespaces, readMatch, type ResourceFilter } from './kyverno-match';
 import { askOwnerStep, inspectSourceStep, ownerPrivilege } from '../shared/remediation';
-import { clusterScope, quoted, readRequiredString, scopeText } from '../shared/scope-text';
+import { clusterScope, quoted, readRequiredString, scopeText, uniqueSorted } from '../shared/scope-text';
 
 // kyverno.io ClusterPolicy (cluster-scoped) and Policy (namespaced) → one Admission constraint per
 // rule, named `<policy>/<rule>` always, so a constraint keeps its name when rules are added.
@@ -30,6 +33,9 @@ type RuleType = (typeof RULE_TYPES)[number];
 
 type FailureAction = 'Enforce' | 'Audit';
 
+/** How much of a policy's own message a summary quotes. */
+const MESSAGE_LENGTH = 140;
+
 /** Kyverno accepts the lower-case spellings of older releases. */
 function readFailureAction(value: unknown, where: string): FailureAction | undefined {
   if (value === undefined || value === null) return undefined;
@@ -38,24 +44,40 @@ function readFailureAction(value: unknown, where: string): FailureAction | undef
   throw new AdapterParseError(`${where} is ${quoted(value)}, expected Enforce or Audit`);
 }
 
-/** Actions that per-namespace overrides (`validationFailureActionOverrides`) set. */
-function readOverrideActions(value: unknown, where: string): FailureAction[] {
+interface ActionOverride {
+  action: FailureAction;
+  scope: NamespaceScope;
+}
+
+/**
+ * Per-namespace overrides (`validationFailureActionOverrides`, rule-level `failureActionOverrides`):
+ * Kyverno takes the first whose namespaces (wildcards allowed) and selector both admit the
+ * namespace; one naming neither admits no namespace and is dropped.
+ */
+function readOverrides(value: unknown, where: string): ActionOverride[] {
   return readRecordList(value, where).flatMap((override, index) => {
-    const action = readFailureAction(override.action, `${where}[${index}].action`);
-    return action === undefined ? [] : [action];
+    const at = `${where}[${index}]`;
+    const action = readFailureAction(override.action, `${at}.action`);
+    const namespaces = readStringList(override.namespaces, `${at}.namespaces`);
+    const selector =
+      override.namespaceSelector === undefined || override.namespaceSelector === null
+        ? undefined
+        : readSelector(override.namespaceSelector, `${at}.namespaceSelector`);
+    if (action === undefined || (namespaces.length === 0 && selector === undefined)) return [];
+    return [{ action, scope: clusterScope(namespaces, undefined, selector) }];
   });
 }
 
 interface RuleAction {
   action: FailureAction;
-  /** Overrides enforce or audit the rule differently in some namespaces. */
-  differsInSomeNamespaces: boolean;
+  /** Namespaces where the rule enforces or audits differently, first match wins. */
+  overrides: ActionOverride[];
 }
 
 /**
  * How a validating rule fails: the rule's own `failureAction` (Kyverno 1.13+) wins over the policy's
- * `validationFailureAction` (default Audit). When namespace overrides differ, the stronger action
- * counts: a developer in an enforced namespace must not be told it only audits.
+ * `validationFailureAction` (default Audit); the rule's `failureActionOverrides` win over the
+ * policy's `validationFailureActionOverrides`. The index applies overrides per namespace.
  */
 function ruleActionOf(
   spec: Record<string, unknown>,
@@ -67,16 +89,15 @@ function ruleActionOf(
   const policyAction =
     readFailureAction(spec.validationFailureAction, 'spec.validationFailureAction') ?? 'Audit';
   let ruleAction: FailureAction | undefined;
-  const overrides = readOverrideActions(
+  let overrides = readOverrides(
     spec.validationFailureActionOverrides,
     'spec.validationFailureActionOverrides',
   );
   if (type === 'validate') {
     const validate = readRecord(rule.validate, `${where}.validate`);
     ruleAction = readFailureAction(validate.failureAction, `${where}.validate.failureAction`);
-    overrides.push(
-      ...readOverrideActions(validate.failureActionOverrides, `${where}.validate.failureActionOverrides`),
-    );
+    if (validate.failureActionOverrides !== undefined && validate.failureActionOverrides !== null)
+      overrides = readOverrides(validate.failureActionOverrides, `${where}.validate.failureActionOverrides`);
   }
   if (type === 'verifyImages') {
     const actions = readRecordList(rule.verifyImages, `${where}.verifyImages`).map((entry, index) =>
@@ -85,14 +106,11 @@ function ruleActionOf(
     if (actions.includes('Enforce')) ruleAction = 'Enforce';
     else if (actions.includes('Audit')) ruleAction = 'Audit';
   }
-  // Kyverno honours per-namespace overrides in ClusterPolicies only (read above to validate them).
-  if (!clusterScoped) overrides.length = 0;
-  let action = ruleAction ?? policyAction;
-  const differsInSomeNamespaces = overrides.some((override) => override !== action);
-  if (overrides.includes('Enforce')) action = 'Enforce';
   // `admission: false` runs the policy in background scans only: nothing is rejected on apply.
-  if (spec.admission === false) return { action: 'Audit', differsInSomeNamespaces: false };
-  return { action, differsInSomeNamespaces };
+  if (spec.admission === false) return { action: 'Audit', overrides: [] };
+  // Kyverno honours per-namespace overrides in ClusterPolicies only (read above to validate them).
+  if (!clusterScoped || (type !== 'validate' && type !== 'verifyImages')) overrides = [];
+  return { action: ruleAction ?? policyAction, overrides };
 }
 
 function ruleTypeOf(rule: Record<string, unknown>, where: string): RuleType {
@@ -104,16 +122,30 @@ function ruleTypeOf(rule: Record<string, unknown>, where: string): RuleType {
   return present[0];
 }
 
-function describeKinds(filter: ResourceFilter): Text {
-  const kinds = filter.kindNames ?? [];
+/** `apps/v1/Deployment` → `Deployment`, `Pod/exec` → `Pod exec`: the kind as a developer names it. */
+function kindLabel(kind: string): string {
+  const parts = kind.split('/');
+  const kindIndex = parts.findIndex((part) => /^[A-Z*]/.test(part));
+  if (kindIndex === -1) return kind;
+  const subresource = parts.slice(kindIndex + 1).join('/');
+  return subresource ? `${parts[kindIndex]} ${subresource}` : parts[kindIndex];
+}
+
+function describeKinds(filter: ResourceFilter, autogen: readonly string[]): Text {
+  const kinds = uniqueSorted((filter.kindNames ?? []).map(kindLabel));
   if (kinds.length === 0 || kinds.includes('*')) return text`resources`;
-  return [detail(kinds.join(', '), 'matching resources')];
+  const described =
+    autogen.length === POD_CONTROLLERS.length
+      ? `${kindsInPlural(kinds)} and their controllers`
+      : kindsInPlural([...kinds, ...autogen]);
+  return [detail(described, 'matching resources')];
 }
 
 /** ` named a, b labelled app=web`: narrowing that is a rule detail. */
 function describeNarrowing(filter: ResourceFilter): Text {
   const parts: Text[] = [];
-  if (filter.names !== undefined) parts.push(text` named ${detail(filter.names.join(', '), 'by name')}`);
+  if (filter.names !== undefined)
+    parts.push(text` named ${detail(listInEnglish(filter.names), 'with given names')}`);
   if (filter.selector !== undefined && !isEmptySelector(filter.selector))
     parts.push(text` labelled ${detail(formatLabelSelector(filter.selector), 'with selected labels')}`);
   return parts.flat();
@@ -137,7 +169,9 @@ function describeRuleBody(
         ? text` that break Pod Security level ${detail(podSecurity.level, 'set by the policy')}`
         : text` that fail validation`;
     const message = readOptionalString(validate.message, `${where}.validate.message`);
-    return { clause, trailer: message ? text`: ${detail(message, 'see the policy message')}` : [] };
+    // Messages are often block scalars over several lines: one short line here, whole in the policy.
+    const line = message ? shorten(singleLine(message), MESSAGE_LENGTH) : '';
+    return { clause, trailer: line ? text`: ${detail(line, 'see the policy message')}` : [] };
   }
   if (type === 'verifyImages') {
     const images = readRecordList(rule.verifyImages, `${where}.verifyImages`).flatMap((entry, index) => {
@@ -148,7 +182,7 @@ function describeRuleBody(
         : [readRequiredString(entry.image, `${at}.imageReferences`)];
     });
     return {
-      clause: text` whose images ${detail(images.join(', '), 'from some registries')} are not signed as required`,
+      clause: text` whose images ${detail(listInEnglish(images, 3), 'from some registries')} are not signed as required`,
       trailer: [],
     };
   }
@@ -156,7 +190,7 @@ function describeRuleBody(
     const generate = readRecord(rule.generate, `${where}.generate`);
     const kind = readOptionalString(generate.kind, `${where}.generate.kind`);
     return {
-      verb: text`creates ${detail(kind ?? 'resources', 'resources')} for each new`,
+      verb: text`creates ${detail(kind ?? 'resources', 'resources')} for new`,
       clause: [],
       trailer: [],
     };
@@ -173,8 +207,7 @@ interface RuleOutcome {
 function outcomeOf(type: RuleType, action: FailureAction): RuleOutcome {
   if (type === 'mutate') return { severity: 'Info', effect: 'mutate', verb: 'mutates' };
   // Generated resources change the cluster on the developer's behalf, like a mutation does.
-  if (type === 'generate')
-    return { severity: 'Info', effect: 'mutate', verb: 'creates resources for each new' };
+  if (type === 'generate') return { severity: 'Info', effect: 'mutate', verb: 'creates resources for new' };
   return action === 'Enforce'
     ? { severity: 'Critical', effect: 'deny', verb: 'rejects' }
     : { severity: 'Warning', effect: 'audit', verb: 'reports (audit only)' };
@@ -194,21 +227,72 @@ function hintFor(type: RuleType, action: FailureAction, policy: Text, rule: Text
     : text`fix the violations of Kyverno rule "${rule}" of ${kind} "${policy}" in your namespace's PolicyReport; the policy may be switched to Enforce`;
 }
 
+/** The pod controllers Kyverno's auto-generation covers by default. */
+const POD_CONTROLLERS = ['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job', 'CronJob'] as const;
+const POD_CONTROLLER_TARGETS: Record<string, ResourceTarget> = {
+  Deployment: { group: 'apps', resource: 'deployments' },
+  StatefulSet: { group: 'apps', resource: 'statefulsets' },
+  DaemonSet: { group: 'apps', resource: 'daemonsets' },
+  ReplicaSet: { group: 'apps', resource: 'replicasets' },
+  Job: { group: 'batch', resource: 'jobs' },
+  CronJob: { group: 'batch', resource: 'cronjobs' },
+};
+export const AUTOGEN_ANNOTATION = 'pod-policies.kyverno.io/autogen-controllers';
+
+/**
+ * The controllers a Pod rule also applies to through Kyverno's auto-generation: all of them unless
+ * the annotation says `none` or lists some. Kyverno generates nothing for rules on other kinds too,
+ * or that filter by name or labels (they may not hold for the controller), nor for generate rules.
+ */
+function autogenControllers(
+  annotations: Record<string, string>,
+  type: RuleType,
+  matched: ResourceFilter,
+): string[] {
+  if (type === 'generate' || matched.names !== undefined || matched.selector !== undefined) return [];
+  const kinds = matched.kindNames ?? [];
+  if (kinds.length === 0 || !kinds.every((kind) => /^(v1\/)?Pod$/.test(kind))) return [];
+  const annotation = annotations[AUTOGEN_ANNOTATION];
+  if (annotation === undefined) return [...POD_CONTROLLERS];
+  const listed = annotation.split(',').map((entry) => entry.trim());
+  return POD_CONTROLLERS.filter((controller) => listed.includes(controller));
+}
+
+/** The summary, hint and tags of a rule under one failure action (it may differ per namespace). */
+function describeRule(
+  source: SourceObject,
+  ruleName: string,
+  type: RuleType,
+  action: FailureAction,
+  filter: { matched: ResourceFilter; autogen: string[]; scope: NamespaceScope },
+  body: { verb?: Text; clause: Text; trailer: Text },
+): { outcome: RuleOutcome; summary: Text; remediationHint: Text; tags: string[] } {
+  const outcome = outcomeOf(type, action);
+  const policy = objectName(source.name, source.namespace);
+  const ruleText = objectName(ruleName, source.namespace);
+  const kinds = describeKinds(filter.matched, filter.autogen);
+  const summary = text`Kyverno ${source.kind} "${policy}" rule "${ruleText}" ${body.verb ?? [outcome.verb]} ${kinds}${describeNarrowing(filter.matched)}${body.clause} ${scopeText(filter.scope)}${body.trailer}`;
+  const tags = ['admission', 'policy-engine', 'kyverno', type];
+  if (type === 'validate' || type === 'verifyImages') tags.push(action === 'Enforce' ? 'enforce' : 'audit');
+  if (filter.autogen.length > 0) tags.push('autogen');
+  return {
+    outcome,
+    summary,
+    remediationHint: hintFor(type, action, [policy], [ruleText], source.kind),
+    tags,
+  };
+}
+
 function buildRuleConstraint(
   source: SourceObject,
   spec: Record<string, unknown>,
   rule: Record<string, unknown>,
   where: string,
+  annotations: Record<string, string>,
 ): ConstraintDraft {
   const ruleName = readRequiredString(rule.name, `${where}.name`);
   const type = ruleTypeOf(rule, where);
-  const { action, differsInSomeNamespaces } = ruleActionOf(
-    spec,
-    rule,
-    type,
-    where,
-    source.namespace === null,
-  );
+  const { action, overrides } = ruleActionOf(spec, rule, type, where, source.namespace === null);
   const matched = readMatch(rule.match, `${where}.match`);
   const excluded = readExcludedNamespaces(rule.exclude, `${where}.exclude`, matched);
   // A namespaced Policy applies in its own namespace only, whatever its rules' namespace lists say.
@@ -216,35 +300,27 @@ function buildRuleConstraint(
     source.namespace === null
       ? clusterScope(matched.namespaces, excluded, matched.namespaceSelector)
       : { kind: 'namespace', namespace: source.namespace };
-
-  const outcome = outcomeOf(type, action);
+  const autogen = autogenControllers(annotations, type, matched);
+  const filter = { matched, autogen, scope };
+  const body = describeRuleBody(rule, type, where);
+  const described = describeRule(source, ruleName, type, action, filter, body);
   const policy = objectName(source.name, source.namespace);
   const ruleText = objectName(ruleName, source.namespace);
-  const varies =
-    differsInSomeNamespaces && (type === 'validate' || type === 'verifyImages')
-      ? // Overrides only ever raise the action (ruleActionOf), so the others are the audited ones.
-        text` (audit only in some namespaces)`
-      : [];
-  const body = describeRuleBody(rule, type, where);
-  const summary = text`Kyverno ${source.kind} "${policy}" rule "${ruleText}" ${body.verb ?? [outcome.verb]} ${describeKinds(matched)}${describeNarrowing(matched)}${body.clause} ${scopeText(scope)}${varies}${body.trailer}`;
-  const remediationHint = hintFor(type, action, [policy], [ruleText], source.kind);
-  const tags = ['admission', 'policy-engine', 'kyverno', type];
-  if (type === 'validate' || type === 'verifyImages') tags.push(action === 'Enforce' ? 'enforce' : 'audit');
   const draft: ConstraintDraft = {
     id: `rule:${ruleName}`,
     name: `${source.name}/${ruleName}`,
     displayName: text`${policy}/${ruleText}`,
     type: 'Admission',
-    severity: outcome.severity,
-    effect: outcome.effect,
+    severity: described.outcome.severity,
+    effect: described.outcome.effect,
     adapter: 'policyengine',
     source,
     scope,
-    tags,
-    summary,
-    remediationHint,
+    tags: described.tags,
+    summary: described.summary,
+    remediationHint: described.remediationHint,
     remediation: {
-      summary: remediationHint,
+      summary: described.remediationHint,
       steps: [
         // `policy` alone is ambiguous when other engines install a Policy kind; the group settles it.
         inspectSourceStep(
@@ -258,7 +334,23 @@ function buildRuleConstraint(
       ],
     },
   };
-  if (matched.targets !== undefined) draft.resourceTargets = matched.targets;
+  if (overrides.length > 0)
+    draft.namespaceOutcomes = overrides.map((override) => {
+      const inNamespaces = describeRule(source, ruleName, type, override.action, filter, body);
+      return {
+        scope: override.scope,
+        severity: inNamespaces.outcome.severity,
+        effect: inNamespaces.outcome.effect,
+        summary: inNamespaces.summary,
+        remediationHint: inNamespaces.remediationHint,
+        tags: inNamespaces.tags,
+      };
+    });
+  if (matched.targets !== undefined)
+    draft.resourceTargets = [
+      ...matched.targets,
+      ...autogen.map((controller) => POD_CONTROLLER_TARGETS[controller]),
+    ];
   if (matched.selector !== undefined) draft.workloadSelector = matched.selector;
   return draft;
 }
@@ -269,9 +361,10 @@ export function kyvernoPolicyToConstraints(object: KubernetesObject): Constraint
   const source = sourceOf(object, object.kind === 'Policy');
   const spec = requireSpec(object);
   const rules = readRecordList(spec.rules, 'spec.rules');
+  const annotations = isStringRecord(object.metadata?.annotations) ? object.metadata.annotations : {};
   const seen = new Set<string>();
   return rules.map((rule, index) => {
-    const draft = buildRuleConstraint(source, spec, rule, `spec.rules[${index}]`);
+    const draft = buildRuleConstraint(source, spec, rule, `spec.rules[${index}]`, annotations);
     // Rule names identify constraints; Kyverno rejects duplicates, and so do we.
     if (seen.has(draft.name))
       throw new AdapterParseError(`spec.rules[${index}].name repeats ${JSON.stringify(draft.name)}`);

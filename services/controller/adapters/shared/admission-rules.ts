@@ -14,6 +14,8 @@ export interface AdmissionRules {
   operations: string[];
   /** Whether some rule named only subresources, which never intercept a whole object. */
   skippedSubresources: boolean;
+  /** Whether some rule had `scope: Cluster`: it intercepts no namespaced object, so it adds no target. */
+  skippedClusterScoped: boolean;
 }
 
 /**
@@ -40,8 +42,13 @@ export function readAdmissionRules(value: unknown, where: string): AdmissionRule
   const targets: ResourceTarget[] = [];
   const operations = new Set<string>();
   let skippedSubresources = false;
+  let skippedClusterScoped = false;
   readRecordList(value, where).forEach((rule, ruleIndex) => {
     const ruleWhere = `${where}[${ruleIndex}]`;
+    if (rule.scope === 'Cluster') {
+      skippedClusterScoped = true;
+      return;
+    }
     const groups = readStringList(rule.apiGroups, `${ruleWhere}.apiGroups`);
     readStringList(rule.apiVersions, `${ruleWhere}.apiVersions`);
     const ruleOperations = readStringList(rule.operations, `${ruleWhere}.operations`);
@@ -67,6 +74,7 @@ export function readAdmissionRules(value: unknown, where: string): AdmissionRule
     targets,
     operations: operations.has('*') ? ['*'] : [...operations],
     skippedSubresources,
+    skippedClusterScoped,
   };
 }
 

@@ -1,6 +1,7 @@
 import { AdapterParseError, type NamespaceScope } from '../../../model/constraint';
 import { isRecord, type LabelSelector } from '../../../model/kubernetes';
-import { formatLabelSelector, isEmptySelector } from '../../../model/label-selector';
+import { formatSelector, selectsEverything, type Selector } from '../../../model/selector';
+import { joinLimited } from '../../../model/summary-rules';
 import { detail, joinText, namespaceName, text, type Text } from '../../../model/text';
 
 // Helpers shared by the policy adapters whose sources name namespaces and selectors (cni,
@@ -9,16 +10,18 @@ import { detail, joinText, namespaceName, text, type Text } from '../../../model
 
 /** `a, b, c` with every namespace redactable on its own (a viewer sees only their own namespace). */
 export function namespaceListText(namespaces: readonly string[]): Text {
-  return joinText(
+  return joinLimited(
     namespaces.map((namespace) => [namespaceName(namespace)]),
     ', ',
+    4,
+    'namespace',
   );
 }
 
 /** `pods app=web` as a detail (selectors are rule details); `all pods` is no secret. */
-export function podsText(selector: LabelSelector | undefined): Text {
-  if (selector === undefined || isEmptySelector(selector)) return text`all pods`;
-  return [detail(`pods ${formatLabelSelector(selector)}`, 'selected pods')];
+export function podsText(selector: Selector | undefined): Text {
+  if (selector === undefined || selectsEverything(selector)) return text`all pods`;
+  return [detail(`pods ${formatSelector(selector)}`, 'selected pods')];
 }
 
 /**
@@ -26,6 +29,7 @@ export function podsText(selector: LabelSelector | undefined): Text {
  * `in every namespace`.
  */
 export function scopeText(scope: NamespaceScope): Text {
+  if (scope.kind === 'none') return text`in no namespace`;
   if (scope.kind === 'namespace') return text`in ${namespaceName(scope.namespace)}`;
   const parts: Text[] = [];
   const namespaces = scope.namespaces ?? [];
@@ -33,8 +37,8 @@ export function scopeText(scope: NamespaceScope): Text {
     parts.push(
       text`in ${namespaces.length === 1 ? 'namespace' : 'namespaces'} ${namespaceListText(namespaces)}`,
     );
-  if (scope.namespaceSelector !== undefined && !isEmptySelector(scope.namespaceSelector)) {
-    const labelled = text`labelled ${detail(formatLabelSelector(scope.namespaceSelector), 'as selected')}`;
+  if (scope.namespaceSelector !== undefined && !selectsEverything(scope.namespaceSelector)) {
+    const labelled = text`labelled ${detail(formatSelector(scope.namespaceSelector), 'as selected')}`;
     parts.push(parts.length > 0 ? labelled : text`in namespaces ${labelled}`);
   }
   if (parts.length === 0) parts.push(text`in every namespace`);
@@ -47,13 +51,13 @@ export function scopeText(scope: NamespaceScope): Text {
 export function clusterScope(
   namespaces: readonly string[] | undefined,
   excludedNamespaces: readonly string[] | undefined,
-  namespaceSelector: LabelSelector | undefined,
+  namespaceSelector: Selector | undefined,
 ): NamespaceScope {
   const scope: NamespaceScope = { kind: 'cluster' };
   if (namespaces !== undefined && namespaces.length > 0) scope.namespaces = uniqueSorted(namespaces);
   if (excludedNamespaces !== undefined && excludedNamespaces.length > 0)
     scope.excludedNamespaces = uniqueSorted(excludedNamespaces);
-  if (namespaceSelector !== undefined && !isEmptySelector(namespaceSelector))
+  if (namespaceSelector !== undefined && !selectsEverything(namespaceSelector))
     scope.namespaceSelector = namespaceSelector;
   return scope;
 }

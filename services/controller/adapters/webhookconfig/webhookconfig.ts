@@ -23,12 +23,12 @@ import {
   sourceOf,
 } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
+import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
 
 // admissionregistration.k8s.io/v1 Validating- and MutatingWebhookConfiguration → one Admission
 // constraint per entry of `webhooks[]`, named `<configuration>/<webhook>` even when there is one
 // entry, so a name never changes when entries are added (DESIGN.md section 3).
 
-const GROUP = 'admissionregistration.k8s.io';
 const VALIDATING = 'ValidatingWebhookConfiguration';
 const MUTATING = 'MutatingWebhookConfiguration';
 
@@ -98,8 +98,12 @@ function readWebhookEntry(entry: Record<string, unknown>, where: string): Webhoo
 
 /** `can reject CREATE, UPDATE requests for apps/deployments`, with the resources as a rule detail. */
 function describeInterception(kind: WebhookKind, rules: AdmissionRules): Text {
-  if (rules.targets.length === 0)
-    return rules.skippedSubresources ? text`intercepts only subresource requests` : text`matches no requests`;
+  if (rules.targets.length === 0) {
+    if (rules.skippedSubresources) return text`intercepts only subresource requests`;
+    return rules.skippedClusterScoped
+      ? text`intercepts only cluster-scoped resources`
+      : text`matches no requests`;
+  }
   const verb = kind === VALIDATING ? 'can reject' : 'can change';
   const resources = detail(describeTargets(rules.targets), 'matching resources');
   return text`${verb} ${describeOperations(rules.operations)} requests for ${resources}`;
@@ -128,7 +132,11 @@ function buildConstraint(source: SourceObject, kind: WebhookKind, entry: Webhook
     effect,
     adapter: 'webhookconfig',
     source,
-    scope: entry.scope,
+    // Rules of `scope: Cluster` alone reach no namespaced object: in no namespace's report.
+    scope:
+      entry.rules.targets.length === 0 && entry.rules.skippedClusterScoped && !entry.rules.skippedSubresources
+        ? { kind: 'none', reason: 'its rules have scope Cluster' }
+        : entry.scope,
     ...(entry.objectSelector ? { workloadSelector: entry.objectSelector } : {}),
     resourceTargets: entry.rules.targets,
     tags: [
@@ -177,21 +185,6 @@ export function webhookConfigurationToConstraints(
 
 export const webhookConfigurationAdapter: Adapter = {
   name: 'webhookconfig',
-  kinds: [
-    {
-      group: GROUP,
-      versions: ['v1'],
-      kind: VALIDATING,
-      plural: 'validatingwebhookconfigurations',
-      namespaced: false,
-    },
-    {
-      group: GROUP,
-      versions: ['v1'],
-      kind: MUTATING,
-      plural: 'mutatingwebhookconfigurations',
-      namespaced: false,
-    },
-  ],
+  kinds: POLICY_SOURCE_KINDS.webhookconfig.kinds,
   toConstraints: (object, context) => webhookConfigurationToConstraints(object, context),
 };
