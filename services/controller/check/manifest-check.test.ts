@@ -56,11 +56,17 @@ describe('checkManifest', () => {
     );
     expect(report.objects[0].findings.every((finding) => finding.severity !== 'Info')).toBe(true);
     expect(report.criticalCount + report.warningCount).toBe(expected.length);
-    // The ValidatingAdmissionPolicy on shop fails closed on containers without `resources`: rejected, and warned first.
-    expect(report.rejectionCount).toBe(1);
-    expect(report.objects[0].warnings[0]).toMatch(
-      /^\[CRITICAL\] will be rejected: container "web": .*\(ValidatingAdmissionPolicy "require-resource-limits"\)/,
-    );
+    // Without `resources`, the container fails Kyverno's require-requests and the
+    // ValidatingAdmissionPolicy (which fails closed): two rejections, warned before the rest.
+    expect(report.rejectionCount).toBe(2);
+    expect(report.objects[0].warnings.slice(0, 2)).toEqual([
+      expect.stringMatching(
+        /^\[CRITICAL\] will be rejected: container "web": .*\(Kyverno ClusterPolicy "require-requests" rule "validate-requests"\)/,
+      ),
+      expect.stringMatching(
+        /^\[CRITICAL\] will be rejected: container "web": .*\(ValidatingAdmissionPolicy "require-resource-limits"\)/,
+      ),
+    ]);
   });
 
   it('puts objects without a namespace where kubectl apply -n would, and refuses a conflicting one', async () => {

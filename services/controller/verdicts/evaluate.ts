@@ -2,6 +2,7 @@ import type { ConstraintDraft as Constraint } from '../../model/constraint';
 import type { KubernetesObject } from '../../model/kubernetes';
 import { detail, text } from '../../model/text';
 import { evaluateAdmissionPolicy } from './admission-policy';
+import { evaluateKyvernoRule } from './kyverno/kyverno-rule';
 import { evaluateLimitRange } from './limit-range';
 import { evaluatePodSecurityAdmission } from './pod-security-admission';
 import { evaluateResourceQuota } from './resource-quota';
@@ -26,6 +27,8 @@ const EVALUATORS: Readonly<Record<string, ConstraintEvaluator>> = {
   ValidatingAdmissionPolicyBinding: evaluateAdmissionPolicy,
   // Pod Security Admission constraints have the Namespace as their source (DESIGN.md 3).
   Namespace: evaluatePodSecurityAdmission,
+  ClusterPolicy: evaluateKyvernoRule,
+  Policy: evaluateKyvernoRule,
 };
 
 function withoutEvaluator(constraint: Constraint): Verdict {
