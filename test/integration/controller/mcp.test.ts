@@ -1,6 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { Capabilities, ConstraintList, Health, Report } from '../../../services/model/api';
+import type { Capabilities, Health, Report } from '../../../services/model/api';
 import type { RunningController } from '../../../services/controller/runtime';
 import type { ManifestCheckReport } from '../../../services/controller/check/manifest-check';
 import type { ExplainResult } from '../../../services/controller/mcp/explain';
