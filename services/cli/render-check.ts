@@ -25,6 +25,21 @@ function evidenceLines(object: CheckedObject, style: Style): string[] {
     ]);
 }
 
+/** What the cluster will do with the object, from the verdicts: rejected, warned, or admitted. */
+function verdictLine(object: CheckedObject, style: Style): string {
+  const violations = object.findings.filter((finding) => finding.verdict === 'violates');
+  const rejecting = violations.filter((finding) => finding.severity === 'Critical').length;
+  const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`;
+  if (rejecting > 0) return style.severity('Critical', `WILL BE REJECTED by ${plural(rejecting, 'rule')}`);
+  if (violations.length > 0)
+    return style.severity(
+      'Warning',
+      `admitted, but fails ${plural(violations.length, 'rule')} that warn or audit`,
+    );
+  if (object.passed.length > 0) return `passes the ${plural(object.passed.length, 'rule')} evaluated`;
+  return 'no verdicts';
+}
+
 export function renderCheckTable(reports: readonly ManifestCheckReport[], style: Style): string {
   const lines: string[] = [];
   for (const report of reports) {
@@ -43,7 +58,7 @@ export function renderCheckTable(reports: readonly ManifestCheckReport[], style:
         lines.push(`  ${objectTitle(object)} (${object.resource}): no warnings`);
         continue;
       }
-      lines.push(`  ${objectTitle(object)} (${object.resource}):`);
+      lines.push(`  ${objectTitle(object)} (${object.resource}): ${verdictLine(object, style)}`);
       for (const warning of object.warnings) lines.push(`    ${paintWarning(warning, style)}`);
       lines.push(...evidenceLines(object, style));
       if (object.passed.length > 0)
