@@ -1,10 +1,9 @@
-import type { AdmissionCheck, CheckedConstraint, VerdictName } from '../../model/api';
+import type { AdmissionCheck, CheckedConstraint, ListedConstraint, VerdictName } from '../../model/api';
 import { severityRank } from '../../model/api';
 import type { ConstraintDraft } from '../../model/constraint';
 import { groupOf, isStringRecord, type KubernetesObject } from '../../model/kubernetes';
 import { pluralOfKind } from '../../model/resources';
-import { renderReadableLine } from '../../model/summary-rules';
-import type { Text, Viewer } from '../../model/text';
+import { renderText, type Text, type Viewer } from '../../model/text';
 import { workloadLabels } from '../../model/workload-kinds';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { matchingConstraints, toListedConstraint } from '../views/constraint-list';
@@ -30,20 +29,35 @@ export interface AdmissionCheckOptions {
 
 const VERDICT_RANK: Record<VerdictName, number> = { violates: 0, applies: 1, unknown: 1, passes: 2 };
 
-/** Where constraints and their sources come from, as the evaluators see the index. */
+/**
+ * Where constraints and their sources come from, as the evaluators see the index. Made per
+ * admitted object: lists by kind are kept for the object's evaluation (quotas read the namespace's
+ * LimitRanges too).
+ */
 export function verdictIndexOf(index: ConstraintIndex): VerdictIndex {
+  const lists = new Map<string, KubernetesObject[]>();
   return {
     sourceOf: (constraint) => index.sourceOfConstraint(constraint),
     find: (group, kind, namespace, name) => index.findSource(group, kind, namespace, name),
-    listInNamespace: (group, kind, namespace) =>
-      index
-        .constraintsForNamespace(namespace)
-        .filter((constraint) => constraint.source.kind === kind && constraint.source.namespace === namespace)
-        .map((constraint) => index.sourceOfConstraint(constraint))
-        .filter(
-          (source): source is KubernetesObject =>
-            source !== undefined && groupOf(source.apiVersion) === group,
-        ),
+    listInNamespace: (group, kind, namespace) => {
+      const key = `${group}/${kind}/${namespace}`;
+      let list = lists.get(key);
+      if (!list) {
+        list = index
+          .constraintsForNamespace(namespace)
+          .filter(
+            (constraint) => constraint.source.kind === kind && constraint.source.namespace === namespace,
+          )
+          .map((constraint) => index.sourceOfConstraint(constraint))
+          .filter(
+            (source): source is KubernetesObject =>
+              source !== undefined && groupOf(source.apiVersion) === group,
+          );
+        lists.set(key, list);
+      }
+      // Callers may append (the LimitRange being evaluated): hand out a copy.
+      return [...list];
+    },
   };
 }
 
@@ -70,11 +84,30 @@ function violationSummary(
   return `${consequence(constraint, verdict)}: ${first}${more} (${rule})`;
 }
 
+// A constraint's list entry depends on the constraint and the viewer only, not on the object:
+// rendered once per constraint revision (the index replaces the object on every change).
+const listedEntries = new WeakMap<ConstraintDraft, Map<string, ListedConstraint>>();
+
+function listedEntryOf(constraint: ConstraintDraft, viewer: Viewer): ListedConstraint {
+  const key = `${viewer.level}/${viewer.namespace}`;
+  let byViewer = listedEntries.get(constraint);
+  if (!byViewer) {
+    byViewer = new Map();
+    listedEntries.set(constraint, byViewer);
+  }
+  let entry = byViewer.get(key);
+  if (!entry) {
+    entry = toListedConstraint(constraint, viewer.namespace, viewer);
+    byViewer.set(key, entry);
+  }
+  return entry;
+}
+
 function checkedEntry(constraint: ConstraintDraft, verdict: Verdict, viewer: Viewer): CheckedConstraint {
-  const render = (value: Text) => renderReadableLine(value, viewer);
-  const listed = toListedConstraint(constraint, viewer.namespace, viewer);
+  const render = (value: Text) => renderText(value, viewer);
   const entry: CheckedConstraint = {
-    ...listed,
+    ...listedEntryOf(constraint, viewer),
+    tags: [...constraint.tags],
     verdict: verdict.verdict,
     evidence: verdict.evidence.map((item) => ({ path: item.path, message: render(item.message) })),
   };

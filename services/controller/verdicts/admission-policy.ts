@@ -2,7 +2,7 @@ import type { ConstraintDraft as Constraint } from '../../model/constraint';
 import { groupOf, isRecord, versionOf, type KubernetesObject } from '../../model/kubernetes';
 import { pluralOfKind } from '../../model/resources';
 import { detail, objectName, text, type Text } from '../../model/text';
-import { toCelInput } from './cel/cel-program';
+import { objectAsCelInput, toCelInput } from './cel/cel-program';
 import { compilePolicy, type CompiledPolicy, type CompiledValidation } from './cel/compiled-policy';
 import { NOT_APPLICABLE, unknown, type Evidence, type VerdictContext, type VerdictOutcome } from './types';
 
@@ -177,8 +177,8 @@ export function evaluateAdmissionPolicy(
   if ('missing' in params) return unknown(params.missing);
   const { object, oldObject, namespace, namespaceLabels } = context.admitted;
   const bindings: Bindings = {
-    object: toCelInput(object),
-    oldObject: oldObject ? toCelInput(oldObject) : null,
+    object: objectAsCelInput(object),
+    oldObject: oldObject ? objectAsCelInput(oldObject) : null,
     request: requestOf(context),
     params: params.params,
     namespaceObject: { metadata: { name: namespace, labels: { ...namespaceLabels } } },

@@ -43,8 +43,19 @@ function quantities(value: unknown): ResourceMap {
   return map;
 }
 
+// One parse per LimitRange revision: the index keeps one object per revision.
+const parsedItems = new WeakMap<KubernetesObject, LimitRangeItem[]>();
+
 /** Items with the API server's defaulting: default ← max, defaultRequest ← default, then ← min. */
 export function readLimitRangeItems(limitRange: KubernetesObject): LimitRangeItem[] {
+  const cached = parsedItems.get(limitRange);
+  if (cached) return cached;
+  const items = parseLimitRangeItems(limitRange);
+  parsedItems.set(limitRange, items);
+  return items;
+}
+
+function parseLimitRangeItems(limitRange: KubernetesObject): LimitRangeItem[] {
   const spec = isRecord(limitRange.spec) ? limitRange.spec : {};
   const limits = Array.isArray(spec.limits) ? spec.limits.filter(isRecord) : [];
   return limits.map((item) => {

@@ -40,6 +40,18 @@ export function compileCel(expression: string): CelProgram {
   };
 }
 
+// The admitted object is converted once however many policies read it.
+const convertedObjects = new WeakMap<object, unknown>();
+
+/** An object as CEL input, converted once per object (the admitted object, params). */
+export function objectAsCelInput(object: object): unknown {
+  const cached = convertedObjects.get(object);
+  if (cached !== undefined) return cached;
+  const converted = toCelInput(object);
+  convertedObjects.set(object, converted);
+  return converted;
+}
+
 /** JSON (numbers as doubles) → CEL input (whole numbers as ints). */
 export function toCelInput(value: unknown): unknown {
   if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value) : value;
