@@ -2,7 +2,7 @@
 // exactly the rules the Pulumi component grants (read from infra/rbac.ts, the one source of both), so
 // every request of the processes under test goes through the component's RBAC; and the reader that
 // finds authorization errors (403) in their logs.
-import { CONTROLLER_RULES, webhookConfigurationRules, webhookSecretRules } from '../../infra/rbac';
+import { controllerRules, webhookConfigurationRules, webhookSecretRules } from '../../infra/rbac';
 
 export const controllerServiceAccount = 'forewarn-controller';
 export const webhookServiceAccount = 'forewarn-webhook';
@@ -77,7 +77,7 @@ export function identitiesManifest(names: IdentityNames): string {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
       metadata: { name: controllerRole },
-      rules: plainRules(CONTROLLER_RULES),
+      rules: plainRules(controllerRules()),
     },
     binding('ClusterRoleBinding', controllerRole, undefined, controllerServiceAccount, namespace),
     {
