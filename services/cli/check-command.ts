@@ -9,7 +9,7 @@ import {
 } from '../controller/check/manifest-check';
 import { indexLookup } from '../controller/check/index-lookup';
 import { parseManifest } from '../controller/sources/manifest-parsing';
-import { constraintQueryPath } from '../webhook/controller-client';
+import { constraintQueryPath } from '../model/admission-query';
 import type { ControllerApi } from './controller-api';
 import { checkExitCode, unavailableError, usageError, type ExitCode, type FailOn } from './exit-codes';
 import { loadOfflineCluster } from './offline-index';

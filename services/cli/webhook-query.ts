@@ -1,7 +1,7 @@
 import { groupOf, versionOf } from '../model/kubernetes';
 import type { AdmissionQuery } from '../controller/check/manifest-check';
 import { parseAdmissionReview } from '../webhook/admission';
-import type { ConstraintQuery } from '../webhook/controller-client';
+import type { ConstraintQuery } from '../model/admission-query';
 
 // `forewarn check --url`: the exact query the webhook would send for an object. The object is
 // wrapped in the AdmissionReview the API server would send on CREATE and read by the webhook's own

@@ -5,6 +5,14 @@ import { isLogLevel, type LOG_LEVELS } from '../logging/logger';
 
 export { parseBoolean, parseDuration };
 import { MISSING_RULES, type MissingRuleName } from './missing/rules';
+import { parseRescanInterval } from '../flags/rescan-interval';
+import {
+  parsePodSecurityDefaults,
+  PodSecurityValueError,
+  type PodSecurityDefaults,
+} from '../model/pod-security';
+
+export { parseRescanInterval };
 
 // Controller flags (DESIGN.md 2), each also settable as a FOREWARN_* environment variable, parsed
 // with commander. Parsing is a pure function of argv and env so it is tested without a process.
@@ -22,6 +30,8 @@ export interface ControllerConfig {
   flowobserverAddress?: string;
   ownWebhook: string;
   meshRootNamespace: string;
+  /** Pod Security Admission defaults of the cluster's AdmissionConfiguration, when the operator knows them. */
+  podSecurityDefaults?: PodSecurityDefaults;
   missingDebounceMs: number;
   disabledMissingRules: MissingRuleName[];
   logLevel: (typeof LOG_LEVELS)[number];
@@ -39,14 +49,13 @@ export class ConfigError extends Error {
   }
 }
 
-/** Rescans hit the API server's discovery endpoints: faster than once a second is a mistake. */
-export function parseRescanInterval(value: string): number {
-  const milliseconds = parseDuration(value);
-  if (milliseconds < 1_000)
-    throw new InvalidArgumentError(
-      `must be at least 1s (discovery is not free), got ${JSON.stringify(value)}`,
-    );
-  return milliseconds;
+function parsePodSecurityDefaultFlag(value: string): PodSecurityDefaults {
+  try {
+    return parsePodSecurityDefaults(value);
+  } catch (error) {
+    if (error instanceof PodSecurityValueError) throw new InvalidArgumentError(error.message);
+    throw error;
+  }
 }
 
 export function parsePort(value: string): number {
@@ -176,6 +185,13 @@ export function buildControllerCommand(): Command {
     )
     .addOption(
       option(
+        '--pod-security-default <level>',
+        "the cluster's Pod Security Admission default for unlabelled namespaces (AdmissionConfiguration): LEVEL[:VERSION] for enforce, or mode=LEVEL[:VERSION],... ; unknown to Forewarn otherwise",
+        'FOREWARN_POD_SECURITY_DEFAULT',
+      ).argParser(parsePodSecurityDefaultFlag),
+    )
+    .addOption(
+      option(
         '--missing-debounce <duration>',
         'how long a companion resource must be missing before it is reported',
         'FOREWARN_MISSING_DEBOUNCE',
@@ -214,6 +230,7 @@ interface ParsedOptions {
   flowobserverAddress?: string;
   ownWebhook: string;
   meshRootNamespace: string;
+  podSecurityDefault?: PodSecurityDefaults;
   missingDebounce: number;
   disableMissingRule: MissingRuleName[];
   logLevel: (typeof LOG_LEVELS)[number];
@@ -256,6 +273,7 @@ export function parseControllerConfig(
     flowobserverAddress: options.flowobserverAddress,
     ownWebhook: options.ownWebhook,
     meshRootNamespace: options.meshRootNamespace,
+    podSecurityDefaults: options.podSecurityDefault,
     missingDebounceMs: options.missingDebounce,
     disabledMissingRules: options.disableMissingRule,
     logLevel: options.logLevel,

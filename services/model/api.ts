@@ -31,6 +31,7 @@ export const EFFECTS = [
   'audit',
   'require',
   'missing',
+  'delete',
 ] as const;
 export type Effect = (typeof EFFECTS)[number];
 
@@ -44,6 +45,8 @@ export const ADAPTER_NAMES = [
   'policyengine',
   'mesh',
   'missingresource',
+  'adminnetworkpolicy',
+  'podsecurity',
 ] as const;
 export type AdapterName = (typeof ADAPTER_NAMES)[number];
 

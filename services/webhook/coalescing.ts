@@ -1,9 +1,5 @@
-import {
-  constraintQueryPath,
-  type ConstraintQuery,
-  type ConstraintQueryResult,
-  type ControllerClient,
-} from './controller-client';
+import { constraintQueryPath, type ConstraintQuery } from '../model/admission-query';
+import type { ConstraintQueryResult, ControllerClient } from './controller-client';
 
 // Identical admission reviews arrive together (a ReplicaSet creating fifty equal pods, a rollout
 // across replicas): they share one controller query that is already in flight instead of sending

@@ -1,22 +1,11 @@
 import { Agent } from 'undici';
 import { isSeverity, type ListedConstraint } from '../model/api';
-import { isRecord, type Labels } from '../model/kubernetes';
+import { isRecord } from '../model/kubernetes';
+import { constraintQueryPath, type ConstraintQuery } from '../model/admission-query';
 
 // The webhook's only dependency at admission time: `GET /api/v1/constraints` on the controller
 // (spec 4.2, DESIGN.md 5). Every failure is a value, never an exception, so the handler can answer
 // `allowed: true` without a try/catch around each call (rule B-1). Limits follow spec section 8.
-
-export interface ConstraintQuery {
-  namespace: string;
-  /** `request.resource` of the review; null leaves the controller's resource filter off. */
-  resource: { group: string; resource: string } | null;
-  labels: Labels;
-  /**
-   * The admitted object itself, so the controller can check its companions before it exists
-   * (a Deployment naming a missing ClusterIssuer). Absent for objects without a name.
-   */
-  subject?: { kind: string; name: string; annotations: Record<string, string>; portNames: string[] };
-}
 
 /** The fields the webhook reads from each listed constraint. */
 export type AdmissionConstraint = Pick<ListedConstraint, 'name' | 'severity' | 'summary' | 'remediationHint'>;
@@ -53,39 +42,6 @@ export const DEFAULT_FALLBACK_TIMEOUT_MS = 5_000;
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 const POOL_CONNECTIONS_PER_ORIGIN = 10;
 const POOL_IDLE_TIMEOUT_MS = 90_000;
-
-/** `pods` for the core group, `apps/deployments` otherwise (the controller's `resource` parameter). */
-export function formatResourceParameter(resource: { group: string; resource: string }): string {
-  return resource.group === '' ? resource.resource : `${resource.group}/${resource.resource}`;
-}
-
-/** `k=v,k2=v2`, keys sorted so equal label sets give equal URLs. */
-export function formatLabelsParameter(labels: Labels): string {
-  return Object.keys(labels)
-    .sort()
-    .map((key) => `${key}=${labels[key]}`)
-    .join(',');
-}
-
-/**
- * Path and query of the list request. `labels` is omitted when the object has none: the
- * controller then does not filter by workload selector, which errs towards one warning too many
- * rather than none.
- */
-export function constraintQueryPath(basePath: string, query: ConstraintQuery): string {
-  const parameters = new URLSearchParams({ namespace: query.namespace });
-  if (query.resource) parameters.set('resource', formatResourceParameter(query.resource));
-  const labels = formatLabelsParameter(query.labels);
-  if (labels) parameters.set('labels', labels);
-  if (query.subject) {
-    parameters.set('kind', query.subject.kind);
-    parameters.set('name', query.subject.name);
-    if (Object.keys(query.subject.annotations).length > 0)
-      parameters.set('annotations', JSON.stringify(query.subject.annotations));
-    if (query.subject.portNames.length > 0) parameters.set('ports', query.subject.portNames.join(','));
-  }
-  return `${basePath.replace(/\/+$/, '')}/api/v1/constraints?${parameters.toString()}`;
-}
 
 type ParsedList =
   { ok: true; constraints: AdmissionConstraint[]; skippedEntries: number } | { ok: false; detail: string };

@@ -29,8 +29,9 @@ export function indexLookup(
       {
         namespace: query.namespace,
         resource: query.resource,
-        // The webhook leaves the selector filter off for an object without labels; so do we.
-        labels: Object.keys(query.labels).length > 0 ? query.labels : undefined,
+        // An object without labels matches only empty selectors, as the webhook asks with `labels=`.
+        labels: query.labels,
+        object: query.object,
       },
       findMissingCompanions(query.object, query.namespace),
     ).constraints;

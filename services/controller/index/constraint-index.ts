@@ -1,7 +1,7 @@
 import { CONSTRAINT_TYPES, type ConstraintType } from '../../model/api';
 import type { Constraint, NamespaceScope } from '../../model/constraint';
 import type { Labels } from '../../model/kubernetes';
-import { matchesLabelSelector } from '../../model/label-selector';
+import { matchesSelector } from '../../model/selector';
 import { namespaceListMatches } from '../../model/namespace-pattern';
 
 // The in-memory index. Constraints are stored per source object (so an update replaces the object's
@@ -20,6 +20,7 @@ export interface WorkloadRecord {
 const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 
 export function scopeAdmits(scope: NamespaceScope, namespace: string, labels: Labels): boolean {
+  if (scope.kind === 'none') return false;
   if (scope.kind === 'namespace') return scope.namespace === namespace;
   if (
     scope.namespaces !== undefined &&
@@ -29,9 +30,26 @@ export function scopeAdmits(scope: NamespaceScope, namespace: string, labels: La
     return false;
   if (scope.excludedNamespaces !== undefined && namespaceListMatches(scope.excludedNamespaces, namespace))
     return false;
-  if (scope.namespaceSelector !== undefined && !matchesLabelSelector(scope.namespaceSelector, labels))
+  if (scope.namespaceSelector !== undefined && !matchesSelector(scope.namespaceSelector, labels))
     return false;
   return true;
+}
+
+/** The constraint as it applies in one namespace: its per-namespace outcome, when one admits it. */
+export function inNamespace(constraint: Constraint, namespace: string, labels: Labels): Constraint {
+  const outcome = constraint.namespaceOutcomes?.find((candidate) =>
+    scopeAdmits(candidate.scope, namespace, labels),
+  );
+  if (outcome === undefined) return constraint;
+  return {
+    ...constraint,
+    severity: outcome.severity,
+    effect: outcome.effect,
+    summary: outcome.summary,
+    remediationHint: outcome.remediationHint,
+    remediation: { ...constraint.remediation, summary: outcome.remediationHint },
+    tags: outcome.tags,
+  };
 }
 
 export class ConstraintIndex {
@@ -152,9 +170,9 @@ export class ConstraintIndex {
     let admitted = this.admittedClusterWide.get(namespace);
     if (!admitted) {
       const labels = this.labelsOfNamespace(namespace);
-      admitted = [...this.clusterWide.values()].filter((constraint) =>
-        scopeAdmits(constraint.scope, namespace, labels),
-      );
+      admitted = [...this.clusterWide.values()]
+        .filter((constraint) => scopeAdmits(constraint.scope, namespace, labels))
+        .map((constraint) => inNamespace(constraint, namespace, labels));
       this.admittedClusterWide.set(namespace, admitted);
     }
     return admitted;

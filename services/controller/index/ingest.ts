@@ -8,16 +8,22 @@ import {
 } from '../../model/constraint';
 import {
   groupOf,
-  isRecord,
   isStringRecord,
   objectKey,
   referenceKey,
   type KubernetesObject,
-  type Labels,
 } from '../../model/kubernetes';
-import { describeObject } from '../adapters/object-fields';
+import {
+  isRepresentedByOwner,
+  workloadKind,
+  workloadLabels,
+  type WorkloadKind,
+} from '../../model/workload-kinds';
+import { describeObject } from '../adapters/shared/object-fields';
+import type { PodSecurityDefaults } from '../../model/pod-security';
 import type { AdapterRegistry } from '../adapters/registry';
 import type { ConstraintIndex } from './constraint-index';
+import { scopeReachingTargets } from '../../model/resource-scope';
 
 // The bridge between sources (files, watches) and the index: routes each object to its adapter,
 // stamps observation time, applies the `forewarn.io/*` annotation overrides, records workloads and
@@ -31,6 +37,7 @@ export interface IngestSettings {
   defaultContact: string;
   ownWebhookName: string;
   meshRootNamespace: string;
+  podSecurityDefaults?: PodSecurityDefaults;
 }
 
 export const DEFAULT_INGEST_SETTINGS: IngestSettings = {
@@ -88,36 +95,10 @@ export class ParseErrorCounter {
   }
 }
 
-const WORKLOAD_KINDS: Record<string, string> = {
-  'apps/Deployment': 'Deployment',
-  'apps/StatefulSet': 'StatefulSet',
-  'apps/DaemonSet': 'DaemonSet',
-  'batch/CronJob': 'CronJob',
-  '/Pod': 'Pod',
-};
-
-function podLabelsOf(object: KubernetesObject): Labels | undefined {
-  if (object.kind === 'Pod') {
-    // Pods owned by a controller are represented by that controller.
-    const owners = object.metadata && (object.metadata as Record<string, unknown>).ownerReferences;
-    if (Array.isArray(owners) && owners.length > 0) return undefined;
-    return isStringRecord(object.metadata?.labels) ? object.metadata.labels : {};
-  }
-  const spec = isRecord(object.spec) ? object.spec : {};
-  const template =
-    object.kind === 'CronJob'
-      ? readPath(spec, ['jobTemplate', 'spec', 'template', 'metadata', 'labels'])
-      : readPath(spec, ['template', 'metadata', 'labels']);
-  return isStringRecord(template) ? template : {};
-}
-
-function readPath(value: unknown, path: string[]): unknown {
-  let current = value;
-  for (const key of path) {
-    if (!isRecord(current)) return undefined;
-    current = current[key];
-  }
-  return current;
+/** The workload kinds named in `affected_workloads`. */
+function listedWorkload(group: string, kind: string): WorkloadKind | undefined {
+  const entry = workloadKind(group, kind);
+  return entry?.listed ? entry : undefined;
 }
 
 export type IngestListener = (object: KubernetesObject, removed: boolean) => void;
@@ -160,16 +141,20 @@ export class Ingestor {
     if (group === '' && kind === 'Namespace') {
       if (!name) return undefined;
       this.index.setNamespace(name, isStringRecord(object.metadata?.labels) ? object.metadata.labels : {});
-      return undefined;
+      // Namespaces are also policy sources (Pod Security Admission labels) when an adapter reads them.
+      const namespaceAdapter = this.registry.adapterFor(group, kind);
+      if (!namespaceAdapter) return undefined;
+      this.evaluate(namespaceAdapter, object);
+      return namespaceAdapter.name;
     }
-    const workloadKind = WORKLOAD_KINDS[`${group}/${kind}`];
-    if (workloadKind) {
+    const workload = listedWorkload(group, kind);
+    if (workload) {
       if (!name) return undefined;
       const namespace =
         typeof object.metadata?.namespace === 'string' ? object.metadata.namespace : 'default';
-      const podLabels = podLabelsOf(object);
-      if (podLabels) this.index.setWorkload({ kind: workloadKind, name, namespace, podLabels });
-      else this.index.removeWorkload(namespace, workloadKind, name);
+      // Pods of a ReplicaSet or Jobs of a CronJob are represented by their owner.
+      if (isRepresentedByOwner(workload, object)) this.index.removeWorkload(namespace, kind, name);
+      else this.index.setWorkload({ kind, name, namespace, podLabels: workloadLabels(workload, object) });
       return undefined;
     }
     const adapter = this.registry.adapterFor(group, kind);
@@ -194,11 +179,12 @@ export class Ingestor {
     const name = object.metadata?.name ?? '';
     if (group === '' && kind === 'Namespace') {
       this.index.removeNamespace(name);
+      this.index.removeObject(objectKey(object));
+      this.errors.clear(objectKey(object));
       return;
     }
-    const workloadKind = WORKLOAD_KINDS[`${group}/${kind}`];
-    if (workloadKind) {
-      this.index.removeWorkload(object.metadata?.namespace ?? 'default', workloadKind, name);
+    if (listedWorkload(group, kind)) {
+      this.index.removeWorkload(object.metadata?.namespace ?? 'default', kind, name);
       return;
     }
     this.index.removeObject(objectKey(object));
@@ -250,6 +236,7 @@ export class Ingestor {
       defaultContact: this.settings.defaultContact,
       ownWebhookName: this.settings.ownWebhookName,
       meshRootNamespace: this.settings.meshRootNamespace,
+      podSecurityDefaults: this.settings.podSecurityDefaults,
       lookup: (groupKind, namespace, name) =>
         this.retained.get(referenceKey({ group: groupKind.group, kind: groupKind.kind, namespace, name })),
     };
@@ -288,11 +275,19 @@ export class Ingestor {
     const contact = annotations[ANNOTATION_CONTACT] ?? this.settings.defaultContact;
     const severity = annotations[ANNOTATION_SEVERITY];
     const summary = annotations[ANNOTATION_SUMMARY];
+    const namespaceOutcomes = draft.namespaceOutcomes?.map((outcome) => ({
+      ...outcome,
+      severity: isSeverity(severity) ? severity : outcome.severity,
+      summary: summary ? [summary] : outcome.summary,
+    }));
     return {
       ...draft,
       id: `${key}#${draft.id}`,
+      // An admission rule on cluster-scoped resources only reaches no namespace (DESIGN.md 3).
+      scope: scopeReachingTargets(draft.scope, draft.resourceTargets),
       severity: isSeverity(severity) ? severity : draft.severity,
       summary: summary ? [summary] : draft.summary,
+      ...(namespaceOutcomes === undefined ? {} : { namespaceOutcomes }),
       remediation: {
         summary: draft.remediation.summary,
         steps: draft.remediation.steps.map((step) =>

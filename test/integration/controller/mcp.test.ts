@@ -6,7 +6,7 @@ import type { ManifestCheckReport } from '../../../services/controller/check/man
 import type { ExplainResult } from '../../../services/controller/mcp/explain';
 import type { QueryResult } from '../../../services/controller/mcp/query';
 import { RESOURCE_NOT_FOUND } from '../../../services/controller/mcp/resources';
-import { buildWarnings } from '../../../services/webhook/admission';
+import { buildWarnings } from '../../../services/model/warnings';
 import {
   connectClient,
   httpText,

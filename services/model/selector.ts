@@ -1,0 +1,42 @@
+import { matchesCalicoSelector, parseCalicoSelector, type CalicoSelectorNode } from './calico-selector';
+import type { LabelSelector, Labels } from './kubernetes';
+import { formatLabelSelector, isEmptySelector, matchesLabelSelector } from './label-selector';
+
+// What a constraint's workload selector and namespace selector can be: a Kubernetes label selector
+// (most sources), or a source's own expression language (Calico). Every place that evaluates or prints
+// a stored selector goes through here, so each is matched with its source's own semantics.
+
+/** A selector written in Calico's expression language, kept with its parsed tree. */
+export interface CalicoExpressionSelector {
+  calico: string;
+  tree: CalicoSelectorNode;
+}
+
+export type Selector = LabelSelector | CalicoExpressionSelector;
+
+export function isCalicoSelector(selector: Selector): selector is CalicoExpressionSelector {
+  return 'calico' in selector;
+}
+
+/** Parses a Calico expression into a stored selector; throws CalicoSelectorError. */
+export function calicoSelector(expression: string): CalicoExpressionSelector {
+  const calico = expression.trim();
+  return { calico, tree: parseCalicoSelector(calico) };
+}
+
+export function matchesSelector(selector: Selector, labels: Labels): boolean {
+  return isCalicoSelector(selector)
+    ? matchesCalicoSelector(selector.tree, labels)
+    : matchesLabelSelector(selector, labels);
+}
+
+/** Whether the selector selects everything (`{}`, Calico `all()` or an empty expression). */
+export function selectsEverything(selector: Selector): boolean {
+  return isCalicoSelector(selector) ? selector.tree.op === 'all' : isEmptySelector(selector);
+}
+
+/** `app=web,tier in (a,b)` for label selectors; the expression as written for Calico. */
+export function formatSelector(selector: Selector): string {
+  if (isCalicoSelector(selector)) return selectsEverything(selector) ? 'all pods' : selector.calico;
+  return formatLabelSelector(selector);
+}
