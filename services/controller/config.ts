@@ -4,6 +4,7 @@ import { DETAIL_LEVELS, isDetailLevel, type DetailLevel } from '../model/api';
 import { addFlags, flag, parseFlags, parseLogLevel, type FlagValues } from '../flags/command-line';
 import { parseBoolean, parseDuration } from '../flags/values';
 import { MISSING_RULES, type MissingRuleName } from './missing/rules';
+import { parseRescanInterval } from '../flags/rescan-interval';
 import {
   parsePodSecurityDefaults,
   PodSecurityValueError,
@@ -13,16 +14,6 @@ import {
 // Controller flags (DESIGN.md 2), each also settable as a FOREWARN_* environment variable, declared
 // once in CONTROLLER_FLAGS (services/flags/command-line.ts). Parsing is a pure function of argv and
 // env so it is tested without a process.
-
-/** Rescans hit the API server's discovery endpoints: faster than once a second is a mistake. */
-export function parseRescanInterval(value: string): number {
-  const milliseconds = parseDuration(value);
-  if (milliseconds < 1_000)
-    throw new InvalidArgumentError(
-      `must be at least 1s (discovery is not free), got ${JSON.stringify(value)}`,
-    );
-  return milliseconds;
-}
 
 function parsePodSecurityDefaultFlag(value: string): PodSecurityDefaults {
   try {

@@ -10,6 +10,7 @@ import type {
 import type { KubernetesObject, ResourceTarget } from './kubernetes';
 import type { PodSecurityDefaults } from './pod-security';
 import type { Selector } from './selector';
+import type { QuotaScopeRequirement } from './quota-scope';
 import type { Text } from './text';
 import type { PolicySourceKinds, PolicySourceName } from './watched-kinds';
 
@@ -106,6 +107,8 @@ export interface Constraint {
   remediation: { summary: Text; steps: RemediationStepTemplate[] };
   /** Only for ResourceLimit constraints. */
   metrics?: Metrics;
+  /** A scoped ResourceQuota's scope: it applies only to objects in it (quota-scope.ts). */
+  quotaScopes?: QuotaScopeRequirement[];
   /** Per-namespace outcomes of a cluster-wide constraint; the index applies them (constraint-index.ts). */
   namespaceOutcomes?: NamespaceOutcome[];
   /** ISO 8601: when the source object was last seen. */

@@ -10,6 +10,7 @@ import {
 import type { KubernetesObject, LabelSelector } from '../../../model/kubernetes';
 import { WORKLOAD_RESOURCES } from '../../../model/resources';
 import { detail, joinText, objectName, text, type Text } from '../../../model/text';
+import { joinLimited } from '../../../model/summary-rules';
 import { describeAuthorizationRule, describeSidecarHost, matchesEveryRequest } from './istio-rules';
 import { readRecord, readRecordList, readStringList, sourceOf } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
@@ -115,9 +116,11 @@ const AUTHORIZATION_ACTIONS = ['ALLOW', 'DENY', 'AUDIT', 'CUSTOM'] as const;
 function authorizationOutcome(spec: Record<string, unknown>, target: MeshTarget): MeshOutcome {
   const action = readChoice(spec.action, 'spec.action', AUTHORIZATION_ACTIONS, 'ALLOW');
   const rules = readRecordList(spec.rules, 'spec.rules');
-  const described = joinText(
+  const described = joinLimited(
     rules.map((rule, index) => describeAuthorizationRule(rule, `spec.rules[${index}]`)),
     '; or ',
+    2,
+    'rule',
   );
   const policy = text`AuthorizationPolicy "${target.name}"`;
   const pods = target.appliesTo;
@@ -292,9 +295,11 @@ function sidecarOutcome(spec: Record<string, unknown>, target: MeshTarget): Mesh
       remediationHint: text`no action needed; ${sidecar} does not limit where your workload can connect`,
       tags,
     };
-  const reachable = joinText(
+  const reachable = joinLimited(
     hosts.map((host) => describeSidecarHost(host, target.source.namespace)),
     ', ',
+    4,
+    'host',
   );
   const summary =
     hosts.length === 0
