@@ -3,7 +3,7 @@ import type { LevelWithSilent } from 'pino';
 import { DETAIL_LEVELS, isDetailLevel, type DetailLevel } from '../model/api';
 import { addFlags, flag, parseFlags, parseLogLevel, type FlagValues } from '../flags/command-line';
 import { parseBoolean, parseDuration } from '../flags/values';
-import { MISSING_RULES, type MissingRuleName } from './missing/rules';
+import { MISSING_RULES, type MissingRuleName } from './missing/finding';
 import { parseRescanInterval } from '../flags/rescan-interval';
 import {
   parsePodSecurityDefaults,
