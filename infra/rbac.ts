@@ -90,6 +90,17 @@ export const CONTROLLER_RULES: PolicyRule[] = [
     verbs: READ,
   },
   { apiGroups: ['networking.istio.io'], resources: ['sidecars'], verbs: READ },
+  {
+    apiGroups: ['policy.linkerd.io'],
+    resources: [
+      'servers',
+      'serverauthorizations',
+      'authorizationpolicies',
+      'meshtlsauthentications',
+      'networkauthentications',
+    ],
+    verbs: READ,
+  },
   { apiGroups: ['cert-manager.io'], resources: ['issuers', 'clusterissuers'], verbs: READ },
   { apiGroups: ['monitoring.coreos.com'], resources: ['servicemonitors', 'podmonitors'], verbs: READ },
 ];

@@ -124,6 +124,8 @@ export interface AdapterContext {
   podSecurityDefaults?: PodSecurityDefaults;
   /** Related objects retained by the ingest layer (e.g. a ValidatingAdmissionPolicy for its binding). */
   lookup(apiVersionKind: { group: string; kind: string }, namespace: string | null, name: string): unknown;
+  /** Every retained object of one kind in a namespace (null: cluster-scoped), e.g. a Server's authorizations. */
+  lookupAll(groupKind: { group: string; kind: string }, namespace: string | null): unknown[];
 }
 
 /** A constraint before the ingest layer stamps observation time and applies annotation overrides. */

@@ -239,6 +239,10 @@ export class Ingestor {
       podSecurityDefaults: this.settings.podSecurityDefaults,
       lookup: (groupKind, namespace, name) =>
         this.retained.get(referenceKey({ group: groupKind.group, kind: groupKind.kind, namespace, name })),
+      lookupAll: (groupKind, namespace) => {
+        const prefix = referenceKey({ group: groupKind.group, kind: groupKind.kind, namespace, name: '' });
+        return [...this.retained].filter(([key]) => key.startsWith(prefix)).map(([, object]) => object);
+      },
     };
   }
 

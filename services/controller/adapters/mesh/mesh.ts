@@ -7,9 +7,10 @@ import {
   type NamespaceScope,
   type SourceObject,
 } from '../../../model/constraint';
-import type { KubernetesObject, LabelSelector } from '../../../model/kubernetes';
+import { groupOf, type KubernetesObject, type LabelSelector } from '../../../model/kubernetes';
 import { WORKLOAD_RESOURCES } from '../../../model/resources';
 import { detail, joinText, objectName, text, type Text } from '../../../model/text';
+import { LINKERD_GROUP, LINKERD_KINDS, LINKERD_RETAINED_KINDS, linkerdToConstraints } from './linkerd';
 import { describeAuthorizationRule, describeSidecarHost, matchesEveryRequest } from './istio-rules';
 import { readRecord, readRecordList, readStringList, sourceOf } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
@@ -23,7 +24,7 @@ import {
 } from '../shared/scope-text';
 
 // Istio security.istio.io AuthorizationPolicy and PeerAuthentication, networking.istio.io Sidecar →
-// one MeshPolicy constraint per object. Objects in the mesh root namespace apply mesh-wide.
+// one MeshPolicy constraint per object; root-namespace objects apply mesh-wide. Linkerd: linkerd.ts.
 
 const SECURITY_GROUP = 'security.istio.io';
 const NETWORKING_GROUP = 'networking.istio.io';
@@ -389,6 +390,11 @@ export const meshAdapter: Adapter = {
       plural: 'sidecars',
       namespaced: true,
     },
+    ...LINKERD_KINDS,
   ],
-  toConstraints: (object, context) => meshPolicyToConstraints(object, context),
+  retainedKinds: LINKERD_RETAINED_KINDS,
+  toConstraints: (object, context) =>
+    groupOf(object.apiVersion) === LINKERD_GROUP
+      ? linkerdToConstraints(object, context)
+      : meshPolicyToConstraints(object, context),
 };
