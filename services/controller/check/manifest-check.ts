@@ -5,7 +5,8 @@ import { groupOf, type KubernetesObject, type Labels } from '../../model/kuberne
 import { pluralOfKind, WEBHOOK_RESOURCES } from '../../model/resources';
 import { orderedWarnings, type AdmissionWarning } from '../../model/warnings';
 import { workloadLabels } from '../../model/workload-kinds';
-import { isClusterScoped, parseManifest, type ManifestProblem } from '../sources/manifest-parsing';
+import { parseManifestIsolated } from '../sources/isolated-parsing';
+import { isClusterScoped, type ManifestProblem } from '../sources/manifest-parsing';
 
 // `check`: the admission warnings a manifest would get, without applying it. Shared by the MCP
 // `check` tool and `forewarn check` (offline against a manifests directory, or against a running
@@ -129,7 +130,10 @@ export async function checkManifest(
   lookup: ConstraintLookup,
   options: ManifestCheckOptions = {},
 ): Promise<ManifestCheckReport> {
-  const parsed = parseManifest(file, content, { defaultNamespace: options.namespace ?? 'default' });
+  // Isolated: the MCP `check` tool takes up to 1 MiB and runs on the controller's event loop.
+  const parsed = await parseManifestIsolated(file, content, {
+    defaultNamespace: options.namespace ?? 'default',
+  });
   const objects: CheckedObject[] = [];
   const severities: Severity[] = [];
   // One at a time: against a controller this keeps the load of a large manifest to one request.
