@@ -158,4 +158,9 @@ export interface Adapter {
    */
   retainedKinds?: Array<{ group: string; kind: string }>;
   toConstraints(object: KubernetesObject, context: AdapterContext): ConstraintDraft[];
+  /**
+   * Constraints this adapter reads from every Namespace (annotations such as Linkerd's default
+   * inbound policy), besides the adapter the Namespace kind is routed to. Same error contract.
+   */
+  namespaceConstraints?(namespace: KubernetesObject, context: AdapterContext): ConstraintDraft[];
 }

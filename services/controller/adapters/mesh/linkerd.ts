@@ -7,6 +7,7 @@ import {
   type SourceObject,
 } from '../../../model/constraint';
 import {
+  groupOf,
   isRecord,
   isStringRecord,
   type KubernetesObject,
@@ -272,4 +273,14 @@ export function linkerdToConstraints(object: KubernetesObject, context: AdapterC
   if (object.kind === 'Server') return serverConstraints(object, context);
   validate(object, context);
   return [];
+}
+
+/** The mesh adapter's router: Linkerd's group here, every other group to the given reader (Istio). */
+export function orLinkerd(
+  other: (object: KubernetesObject, context: AdapterContext) => ConstraintDraft[],
+): (object: KubernetesObject, context: AdapterContext) => ConstraintDraft[] {
+  return (object, context) =>
+    groupOf(object.apiVersion) === LINKERD_GROUP
+      ? linkerdToConstraints(object, context)
+      : other(object, context);
 }

@@ -7,10 +7,11 @@ import {
   type NamespaceScope,
   type SourceObject,
 } from '../../../model/constraint';
-import { groupOf, type KubernetesObject, type LabelSelector } from '../../../model/kubernetes';
+import type { KubernetesObject, LabelSelector } from '../../../model/kubernetes';
 import { WORKLOAD_RESOURCES } from '../../../model/resources';
 import { detail, joinText, objectName, text, type Text } from '../../../model/text';
-import { LINKERD_GROUP, LINKERD_KINDS, LINKERD_RETAINED_KINDS, linkerdToConstraints } from './linkerd';
+import { LINKERD_KINDS, LINKERD_RETAINED_KINDS, orLinkerd } from './linkerd';
+import { linkerdNamespaceConstraints } from './linkerd-namespace';
 import { describeAuthorizationRule, describeSidecarHost, matchesEveryRequest } from './istio-rules';
 import { readRecord, readRecordList, readStringList, sourceOf } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
@@ -393,8 +394,6 @@ export const meshAdapter: Adapter = {
     ...LINKERD_KINDS,
   ],
   retainedKinds: LINKERD_RETAINED_KINDS,
-  toConstraints: (object, context) =>
-    groupOf(object.apiVersion) === LINKERD_GROUP
-      ? linkerdToConstraints(object, context)
-      : meshPolicyToConstraints(object, context),
+  namespaceConstraints: linkerdNamespaceConstraints,
+  toConstraints: orLinkerd(meshPolicyToConstraints),
 };
