@@ -28,6 +28,7 @@ import {
   quoted,
   show,
 } from './checks';
+import { parseRescanInterval } from '../services/flags/rescan-interval';
 
 export { parseGoDuration } from './checks';
 
@@ -234,13 +235,15 @@ export function resolveForewarnArgs(
   if (!isOneOf(DetailLevel, detailLevel)) {
     errors.push(`controller.detailLevel must be one of ${quoted(DetailLevel)} (got ${show(detailLevel)})`);
   }
-  if (
-    controllerArgs.rescanInterval !== undefined &&
-    parseGoDuration(controllerArgs.rescanInterval) === undefined
-  ) {
-    errors.push(
-      `controller.rescanInterval must be a duration such as "5m" (got ${show(controllerArgs.rescanInterval)})`,
-    );
+  if (controllerArgs.rescanInterval !== undefined) {
+    // The controller's own rule: a value accepted here must not stop the controller at start.
+    try {
+      parseRescanInterval(String(controllerArgs.rescanInterval));
+    } catch (failure) {
+      errors.push(
+        `controller.rescanInterval must be a duration of at least 1s such as "5m" (got ${show(controllerArgs.rescanInterval)}): ${failure instanceof Error ? failure.message : String(failure)}`,
+      );
+    }
   }
 
   const webhookArgs = args.admissionWebhook ?? {};

@@ -5,11 +5,14 @@ import { isLogLevel, type LOG_LEVELS } from '../logging/logger';
 
 export { parseBoolean, parseDuration };
 import { MISSING_RULES, type MissingRuleName } from './missing/rules';
+import { parseRescanInterval } from '../flags/rescan-interval';
 import {
   parsePodSecurityDefaults,
   PodSecurityValueError,
   type PodSecurityDefaults,
 } from '../model/pod-security';
+
+export { parseRescanInterval };
 
 // Controller flags (DESIGN.md 2), each also settable as a FOREWARN_* environment variable, parsed
 // with commander. Parsing is a pure function of argv and env so it is tested without a process.
@@ -44,16 +47,6 @@ export class ConfigError extends Error {
   ) {
     super(message);
   }
-}
-
-/** Rescans hit the API server's discovery endpoints: faster than once a second is a mistake. */
-export function parseRescanInterval(value: string): number {
-  const milliseconds = parseDuration(value);
-  if (milliseconds < 1_000)
-    throw new InvalidArgumentError(
-      `must be at least 1s (discovery is not free), got ${JSON.stringify(value)}`,
-    );
-  return milliseconds;
 }
 
 function parsePodSecurityDefaultFlag(value: string): PodSecurityDefaults {

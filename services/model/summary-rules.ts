@@ -1,5 +1,13 @@
 import { isRecord } from './kubernetes';
-import { isDetailPart, isNamePart, REDACTED, renderText, type Text, type Viewer } from './text';
+import {
+  isDetailPart,
+  isNamePart,
+  REDACTED,
+  renderText,
+  type Text,
+  type TextPart,
+  type Viewer,
+} from './text';
 
 // The rules every text a developer reads must follow (DESIGN.md section 3, "Summaries"), in one
 // place: the helpers adapters use to write such text (kinds in the plural, parameters summarised,
@@ -200,4 +208,26 @@ export function placeholdersOf(value: Text): string[] {
  */
 export function renderReadableLine(value: Text, viewer: Viewer): string {
   return readableLine(renderText(value, viewer), placeholdersOf(value));
+}
+
+/** `a, b, c, d and 3 more`: a list of plain values cut after `limit` entries. */
+export function joinLimitedStrings(values: readonly string[], limit = 4, separator = ', '): string {
+  if (values.length <= limit) return values.join(separator);
+  return `${values.slice(0, limit).join(separator)} and ${values.length - limit} more`;
+}
+
+/**
+ * Texts joined, cut after `limit` entries with `and 3 more rules` (the noun in the plural): a
+ * summary names the first few and leaves the rest to the policy itself.
+ */
+export function joinLimited(texts: readonly Text[], separator: string, limit: number, noun: string): Text {
+  const shown = texts.slice(0, limit);
+  const result: TextPart[] = [];
+  shown.forEach((item, index) => {
+    if (index > 0) result.push(separator);
+    result.push(...item);
+  });
+  const rest = texts.length - shown.length;
+  if (rest > 0) result.push(` and ${countOf(rest, `more ${noun}`, `more ${noun}s`)}`);
+  return result;
 }

@@ -31,6 +31,7 @@ export function indexLookup(
         resource: query.resource,
         // An object without labels matches only empty selectors, as the webhook asks with `labels=`.
         labels: query.labels,
+        object: query.object,
       },
       findMissingCompanions(query.object, query.namespace),
     ).constraints;

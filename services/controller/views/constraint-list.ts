@@ -1,5 +1,6 @@
 import type { ConstraintList, ListedConstraint } from '../../model/api';
-import type { Labels } from '../../model/kubernetes';
+import type { KubernetesObject, Labels } from '../../model/kubernetes';
+import { objectInQuotaScope } from '../../model/quota-scope';
 import { matchesSelector } from '../../model/selector';
 import { targetsInclude } from '../../model/resources';
 import type { ConstraintDraft, ResourceTarget } from '../../model/constraint';
@@ -15,6 +16,11 @@ export interface ConstraintListQuery {
   resource?: ResourceTarget;
   /** Only constraints whose workload selector matches these labels (the admitted pods' labels). */
   labels?: Labels;
+  /**
+   * The object itself, when known (`check`): constraints whose own scope excludes it (a quota
+   * scoped to PriorityClass `high` for a pod without it) are left out.
+   */
+  object?: KubernetesObject;
 }
 
 const listCache = new RevisionCache<readonly ListedConstraint[]>();
@@ -39,8 +45,8 @@ export function buildConstraintList(
   /** Findings about the queried object itself (companion checks at admission), merged by name. */
   prospective: readonly ConstraintDraft[] = [],
 ): ConstraintList {
-  // Without findings about the queried object the list depends on the index alone: cacheable.
-  if (prospective.length === 0)
+  // Without the object or findings about it the list depends on the index alone: cacheable.
+  if (prospective.length === 0 && query.object === undefined)
     return {
       constraints: [...listCache.get(index, queryKey(query), () => listConstraints(index, query, []))],
     };
@@ -65,6 +71,9 @@ function listConstraints(
         query.labels === undefined ||
         constraint.workloadSelector === undefined ||
         matchesSelector(constraint.workloadSelector, query.labels),
+    )
+    .filter(
+      (constraint) => query.object === undefined || objectInQuotaScope(query.object, constraint.quotaScopes),
     )
     .sort(compareBySeverityThenName);
   // The webhook's answer is unredacted: rendered as the `full` level sees it.

@@ -4,6 +4,7 @@ import { formatLabelSelector, isEmptySelector } from '../../../model/label-selec
 import { detail, joinText, namespaceName, objectName, text, type Text } from '../../../model/text';
 import { readRecord, readRecordList, readSelector, readStringList } from '../shared/object-fields';
 import { readRequiredString } from '../shared/scope-text';
+import { joinLimited, joinLimitedStrings } from '../../../model/summary-rules';
 
 // Reading and describing the rules of Cilium policies (cilium.io/v2). One object holds one rule in
 // `spec` and/or a list in `specs`; each rule selects endpoints and has up to four sections. The
@@ -87,6 +88,15 @@ export function splitEndpointSelector(selector: LabelSelector): {
 } {
   const stripped = stripSelectorPrefixes(selector);
   const pin: NamespacePin = { excludedNamespaces: [], selectsNoPod: false };
+  // A required label of another source (`reserved:health`, `reserved:host`, `cidr:...`) names an
+  // identity no pod has: the rule selects no pod (DESIGN.md section 3).
+  const requiredKeys = [
+    ...Object.keys(stripped.matchLabels ?? {}),
+    ...(stripped.matchExpressions ?? [])
+      .filter((requirement) => requirement.operator === 'In' || requirement.operator === 'Exists')
+      .map((requirement) => requirement.key),
+  ];
+  if (requiredKeys.some((key) => key.includes(':'))) pin.selectsNoPod = true;
   const podLabels: Record<string, string> = {};
   const podExpressions: LabelSelectorRequirement[] = [];
   const namespaceLabels: Record<string, string> = {};
@@ -175,6 +185,14 @@ export function readCiliumRule(value: unknown, where: string): CiliumRule | unde
   return { where, podSelector, pin, sections, defaultDeny };
 }
 
+/** An allow rule open to every peer on every port (`toEntities: [all]` without ports). */
+export function allowsEverything(rule: Record<string, unknown>, direction: CiliumDirection): boolean {
+  const prefix = direction === 'ingress' ? 'from' : 'to';
+  const entities = rule[`${prefix}Entities`];
+  const hasPorts = Array.isArray(rule.toPorts) && rule.toPorts.length > 0;
+  return Array.isArray(entities) && entities.includes('all') && !hasPorts;
+}
+
 /**
  * Whether an allow rule lets any traffic through. A rule with no peer and no port (`{}`) allows
  * nothing: Cilium's documented deny-all is `ingress: [{}]`. Ports alone allow every peer on them.
@@ -215,7 +233,7 @@ function describeCidrSets(value: unknown, where: string): Text {
     if (cidr === undefined) throw new AdapterParseError(`${where}[${index}] needs a cidr or a cidrGroupRef`);
     return except.length > 0 ? `${cidr} except ${except.join(', ')}` : cidr;
   });
-  return [detail(described.join(', '), 'an IP range')];
+  return [detail(joinLimitedStrings(described), 'an IP range')];
 }
 
 function describeServices(value: unknown, where: string, ownNamespace: string | null): Text[] {
@@ -243,7 +261,7 @@ function describeFqdns(value: unknown, where: string): Text {
       throw new AdapterParseError(`${where}[${index}] needs matchName or matchPattern`);
     return name;
   });
-  return [detail(`hosts ${names.join(', ')}`, 'some hosts')];
+  return [detail(`hosts ${joinLimitedStrings(names)}`, 'some hosts')];
 }
 
 /** What one allow or deny rule lets through (or blocks): its peers, then its ports. */
@@ -263,7 +281,7 @@ export function describeCiliumRule(
       describeEndpoints(readSelector(selector, `${where}.${prefix}Endpoints[${index}]`), ownNamespace),
     );
   const cidrs = readStringList(rule[`${prefix}CIDR`], `${where}.${prefix}CIDR`);
-  if (cidrs.length > 0) peers.push([detail(cidrs.join(', '), 'an IP range')]);
+  if (cidrs.length > 0) peers.push([detail(joinLimitedStrings(cidrs), 'an IP range')]);
   if (rule[`${prefix}CIDRSet`] !== undefined)
     peers.push(describeCidrSets(rule[`${prefix}CIDRSet`], `${where}.${prefix}CIDRSet`));
   const entities = readStringList(rule[`${prefix}Entities`], `${where}.${prefix}Entities`);
@@ -279,7 +297,11 @@ export function describeCiliumRule(
   const ports = describePorts(rule, where);
   // Without peers, ports alone admit every peer on them; a rule with neither (`{}`) admits nothing.
   const peerText =
-    peers.length > 0 ? joinText(peers, ' or ') : ports.length > 0 ? text`any peer` : text`no peer`;
+    peers.length > 0
+      ? joinLimited(peers, ' or ', 3, 'peer')
+      : ports.length > 0
+        ? text`any peer`
+        : text`no peer`;
   return ports.length === 0 ? peerText : text`${peerText} on ${ports}`;
 }
 
@@ -292,10 +314,15 @@ function describePorts(rule: Record<string, unknown>, where: string): Text {
       if (typeof port.port !== 'string' && typeof port.port !== 'number')
         throw new AdapterParseError(`${at}.ports[${portIndex}].port must be a port number or name`);
       const protocol = typeof port.protocol === 'string' ? port.protocol : 'ANY';
+      // Port 0 is Cilium's "every port" (of the protocol, or of all of them for ANY).
+      if (String(port.port) === '0') return protocol === 'ANY' ? 'any port' : `any ${protocol} port`;
       const range = port.endPort !== undefined ? `${port.port}-${String(port.endPort)}` : String(port.port);
       return `${protocol}/${range}`;
     });
     const layer7 = describeLayer7(readRecord(portRule.rules, `${at}.rules`), `${at}.rules`);
+    // TLS server names (SNI) restrict the port to connections for those names only.
+    const serverNames = readStringList(portRule.serverNames, `${at}.serverNames`);
+    if (serverNames.length > 0) layer7.unshift(`TLS SNI ${serverNames.join(', ')}`);
     const joined = ports.length > 0 ? ports.join(', ') : 'any port';
     described.push(layer7.length > 0 ? `${joined} (${layer7.join('; ')})` : joined);
   }
@@ -306,7 +333,7 @@ function describePorts(rule: Record<string, unknown>, where: string): Text {
     );
     described.push(...types);
   }
-  return described.length === 0 ? [] : [detail(described.join(', '), 'some ports')];
+  return described.length === 0 ? [] : [detail(joinLimitedStrings(described), 'some ports')];
 }
 
 function describeLayer7(rules: Record<string, unknown>, where: string): string[] {

@@ -9,8 +9,10 @@ import {
 import { groupOf, type KubernetesObject, type LabelSelector } from '../../../model/kubernetes';
 import { formatLabelSelector } from '../../../model/label-selector';
 import { WORKLOAD_RESOURCES } from '../../../model/resources';
-import { detail, joinText, objectName, text, type Text } from '../../../model/text';
+import { joinLimited } from '../../../model/summary-rules';
+import { detail, objectName, text, type Text } from '../../../model/text';
 import {
+  allowsEverything,
   allowsTraffic,
   describeCiliumRule,
   hasLayer7Rules,
@@ -18,15 +20,11 @@ import {
   type CiliumDirection,
   type CiliumRule,
 } from './cilium-rules';
-import {
-  CALICO_GLOBAL_KIND,
-  CALICO_GROUPS,
-  CALICO_NAMESPACED_KIND,
-  calicoPolicyToConstraints,
-} from './calico';
+import { calicoPolicyToConstraints } from './calico';
 import { describeObject, readList, readRecord, requireSpec, sourceOf } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep, ownerPrivilege } from '../shared/remediation';
 import { clusterScope, commonValue, podsText, quoted, scopeText, uniqueSorted } from '../shared/scope-text';
+import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
 
 // CNI network policies: Cilium here, Calico in calico.ts (routed by API group).
 // cilium.io/v2 CiliumNetworkPolicy (namespaced) and CiliumClusterwideNetworkPolicy (cluster-scoped)
@@ -83,6 +81,8 @@ function mergedClusterScope(rules: readonly CiliumRule[]): NamespaceScope {
 function describePods(rules: readonly CiliumRule[], common: LabelSelector | undefined): Text {
   if (common !== undefined || rules.length === 0) return podsText(common);
   const selectors = uniqueSorted(rules.map((rule) => formatLabelSelector(rule.podSelector)));
+  // One rule selecting every pod makes the union every pod.
+  if (selectors.includes('all pods')) return text`all pods`;
   return [detail(`pods ${selectors.join(' or ')}`, 'selected pods')];
 }
 
@@ -131,9 +131,11 @@ function describeRules(
   direction: CiliumDirection,
   ownNamespace: string | null,
 ): Text {
-  return joinText(
+  return joinLimited(
     rules.map((located) => describeCiliumRule(located.rule, direction, located.where, ownNamespace)),
     '; ',
+    3,
+    'rule',
   );
 }
 
@@ -150,7 +152,10 @@ function buildConstraint(
   const pods = plan.podsDescription;
   const deniesAll = plan.defaultDeny && !plan.allow.some((located) => allowsTraffic(located.rule, direction));
   const effect: Effect = deniesAll || plan.deny.length > 0 ? 'deny' : 'restrict';
-  const severity: Severity = effect === 'deny' ? 'Critical' : 'Warning';
+  // An allow-all rule (entities all, no ports) without deny rules restricts nothing: Info.
+  const open =
+    effect === 'restrict' && plan.allow.some((located) => allowsEverything(located.rule, direction));
+  const severity: Severity = effect === 'deny' ? 'Critical' : open ? 'Info' : 'Warning';
   // Described up front even when the summary omits them, so a malformed rule is always reported.
   const allowed = describeRules(plan.allow, direction, source.namespace);
   const denied = describeRules(plan.deny, direction, source.namespace);
@@ -168,6 +173,9 @@ function buildConstraint(
       plan.defaultDeny && plan.allow.length > 0 ? text`; allows only ${peerWord}: ${allowed}` : [];
     summary = text`${source.kind} "${policy}" denies ${direction} for ${pods} ${where} ${peerWord}: ${denied}${alsoAllowed}`;
     remediationHint = text`do not rely on the denied ${direction} peers and ports (deny rules override every allow rule), or ask the owner of ${source.kind} "${policy}" to narrow them`;
+  } else if (open) {
+    summary = text`${source.kind} "${policy}" allows all ${direction} traffic for ${pods} ${where}; nothing is restricted`;
+    remediationHint = text`nothing to do: ${source.kind} "${policy}" allows all ${direction} traffic`;
   } else {
     summary = text`${source.kind} "${policy}" allows ${direction} for ${pods} ${where} only ${peerWord}: ${allowed}`;
     remediationHint = text`send ${direction} traffic only ${peerWord} the allowed peers and ports, or extend ${source.kind} "${policy}"`;
@@ -180,7 +188,7 @@ function buildConstraint(
     direction,
     ...(deniesAll ? ['default-deny'] : []),
     ...(plan.deny.length > 0 ? ['deny-rules'] : []),
-    ...(!deniesAll && plan.allow.length > 0 ? ['allow-list'] : []),
+    ...(!deniesAll && plan.allow.length > 0 ? [open ? 'allow-all' : 'allow-list'] : []),
     ...(clusterwide ? ['clusterwide'] : []),
     ...(hasLayer7Rules(allRules) ? ['l7'] : []),
     ...(allRules.some((rule) => rule.toFQDNs !== undefined) ? ['fqdn'] : []),
@@ -227,38 +235,7 @@ export function ciliumPolicyToConstraints(object: KubernetesObject): ConstraintD
 
 export const cniAdapter: Adapter = {
   name: 'cni',
-  kinds: [
-    {
-      group: 'cilium.io',
-      versions: ['v2'],
-      kind: NAMESPACED_KIND,
-      plural: 'ciliumnetworkpolicies',
-      namespaced: true,
-    },
-    {
-      group: 'cilium.io',
-      versions: ['v2'],
-      kind: CLUSTERWIDE_KIND,
-      plural: 'ciliumclusterwidenetworkpolicies',
-      namespaced: false,
-    },
-    ...CALICO_GROUPS.flatMap((group) => [
-      {
-        group,
-        versions: [group === 'projectcalico.org' ? 'v3' : 'v1'],
-        kind: CALICO_NAMESPACED_KIND,
-        plural: 'networkpolicies',
-        namespaced: true,
-      },
-      {
-        group,
-        versions: [group === 'projectcalico.org' ? 'v3' : 'v1'],
-        kind: CALICO_GLOBAL_KIND,
-        plural: 'globalnetworkpolicies',
-        namespaced: false,
-      },
-    ]),
-  ],
+  kinds: POLICY_SOURCE_KINDS.cni.kinds,
   toConstraints: (object) =>
     groupOf(object.apiVersion) === 'cilium.io'
       ? ciliumPolicyToConstraints(object)

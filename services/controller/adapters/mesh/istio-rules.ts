@@ -2,6 +2,7 @@ import { AdapterParseError } from '../../../model/constraint';
 import { detail, joinText, namespaceName, objectName, text, type Text } from '../../../model/text';
 import { readRecord, readRecordList, readStringList } from '../shared/object-fields';
 import { namespaceListText } from '../shared/scope-text';
+import { joinLimited, joinLimitedStrings } from '../../../model/summary-rules';
 
 // Describing Istio rules privacy-aware: namespaces and service accounts (inside principals too) are
 // names a viewer of another namespace must not see; hosts, paths, ports, IPs are details.
@@ -36,21 +37,21 @@ function describeSourceField(values: string[], field: string, negated: boolean):
   const otherThan = negated ? ' other than' : '';
   switch (field) {
     case 'principals': {
-      const principals = joinText(values.map(describePrincipal), ' or ');
+      const principals = joinLimited(values.map(describePrincipal), ' or ', 3, 'principal');
       return negated ? text`principals other than ${principals}` : principals;
     }
     case 'serviceAccounts': {
-      const accounts = joinText(values.map(describeServiceAccountEntry), ' or ');
+      const accounts = joinLimited(values.map(describeServiceAccountEntry), ' or ', 3, 'service account');
       return negated ? text`service accounts other than ${accounts}` : accounts;
     }
     case 'namespaces':
       return text`${values.length === 1 && !negated ? 'namespace' : 'namespaces'}${otherThan} ${namespaceListText(values)}`;
     case 'requestPrincipals':
-      return text`request principals${otherThan} ${detail(values.join(', '), 'some request principals')}`;
+      return text`request principals${otherThan} ${detail(joinLimitedStrings(values), 'some request principals')}`;
     case 'remoteIpBlocks':
-      return text`remote IPs${otherThan} ${detail(values.join(', '), 'an IP range')}`;
+      return text`remote IPs${otherThan} ${detail(joinLimitedStrings(values), 'an IP range')}`;
     default:
-      return text`IPs${otherThan} ${detail(values.join(', '), 'an IP range')}`;
+      return text`IPs${otherThan} ${detail(joinLimitedStrings(values), 'an IP range')}`;
   }
 }
 
@@ -83,7 +84,8 @@ function describeFields(
 }
 
 function describeOperationField(values: string[], field: string, negated: boolean): Text {
-  const written = negated ? `${field} other than ${values.join(', ')}` : `${field} ${values.join(', ')}`;
+  const listed = joinLimitedStrings(values);
+  const written = negated ? `${field} other than ${listed}` : `${field} ${listed}`;
   return [detail(written, `some ${field}`)];
 }
 
@@ -103,7 +105,7 @@ export function describeAuthorizationRule(rule: Record<string, unknown>, where: 
     const fields = describeFields(readRecord(entry.source, at), SOURCE_FIELDS, at, describeSourceField);
     return fields.length === 0 ? text`any source` : joinText(fields, ' and ');
   });
-  if (sources.length > 0) parts.push(text`from ${joinText(sources, ' or ')}`);
+  if (sources.length > 0) parts.push(text`from ${joinLimited(sources, ' or ', 2, 'source')}`);
   const operations = readRecordList(rule.to, `${where}.to`).map((entry, index) => {
     const at = `${where}.to[${index}].operation`;
     const fields = describeFields(
@@ -114,21 +116,21 @@ export function describeAuthorizationRule(rule: Record<string, unknown>, where: 
     );
     return fields.length === 0 ? text`any operation` : joinText(fields, ' and ');
   });
-  if (operations.length > 0) parts.push(text`to ${joinText(operations, ' or ')}`);
+  if (operations.length > 0) parts.push(text`to ${joinLimited(operations, ' or ', 2, 'operation')}`);
   const conditions = readRecordList(rule.when, `${where}.when`).map((condition, index) => {
     const at = `${where}.when[${index}]`;
     if (typeof condition.key !== 'string') throw new AdapterParseError(`${at}.key must be a string`);
     const values = readStringList(condition.values, `${at}.values`);
     const notValues = readStringList(condition.notValues, `${at}.notValues`);
     const written = [
-      values.length > 0 ? `${condition.key} in [${values.join(', ')}]` : '',
-      notValues.length > 0 ? `${condition.key} not in [${notValues.join(', ')}]` : '',
+      values.length > 0 ? `${condition.key} in [${joinLimitedStrings(values)}]` : '',
+      notValues.length > 0 ? `${condition.key} not in [${joinLimitedStrings(notValues)}]` : '',
     ]
       .filter((part) => part !== '')
       .join(' and ');
     return [detail(written || condition.key, 'some conditions')];
   });
-  if (conditions.length > 0) parts.push(text`when ${joinText(conditions, ' and ')}`);
+  if (conditions.length > 0) parts.push(text`when ${joinLimited(conditions, ' and ', 2, 'condition')}`);
   return parts.length === 0 ? text`any request` : joinText(parts, ' ');
 }
 

@@ -10,8 +10,9 @@ import {
 import type { KubernetesObject, LabelSelector } from '../../../model/kubernetes';
 import { WORKLOAD_RESOURCES } from '../../../model/resources';
 import { detail, joinText, objectName, text, type Text } from '../../../model/text';
-import { LINKERD_KINDS, LINKERD_RETAINED_KINDS, orLinkerd } from './linkerd';
+import { LINKERD_RETAINED_KINDS, orLinkerd } from './linkerd';
 import { linkerdNamespaceConstraints } from './linkerd-namespace';
+import { joinLimited } from '../../../model/summary-rules';
 import { describeAuthorizationRule, describeSidecarHost, matchesEveryRequest } from './istio-rules';
 import { readRecord, readRecordList, readStringList, sourceOf } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
@@ -23,12 +24,10 @@ import {
   readStringMap,
   scopeText,
 } from '../shared/scope-text';
+import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
 
 // Istio security.istio.io AuthorizationPolicy and PeerAuthentication, networking.istio.io Sidecar →
 // one MeshPolicy constraint per object; root-namespace objects apply mesh-wide. Linkerd: linkerd.ts.
-
-const SECURITY_GROUP = 'security.istio.io';
-const NETWORKING_GROUP = 'networking.istio.io';
 
 /** What every mesh constraint shares: where it applies, to which pods, and how to phrase that. */
 interface MeshTarget {
@@ -119,9 +118,11 @@ const AUTHORIZATION_ACTIONS = ['ALLOW', 'DENY', 'AUDIT', 'CUSTOM'] as const;
 function authorizationOutcome(spec: Record<string, unknown>, target: MeshTarget): MeshOutcome {
   const action = readChoice(spec.action, 'spec.action', AUTHORIZATION_ACTIONS, 'ALLOW');
   const rules = readRecordList(spec.rules, 'spec.rules');
-  const described = joinText(
+  const described = joinLimited(
     rules.map((rule, index) => describeAuthorizationRule(rule, `spec.rules[${index}]`)),
     '; or ',
+    2,
+    'rule',
   );
   const policy = text`AuthorizationPolicy "${target.name}"`;
   const pods = target.appliesTo;
@@ -296,9 +297,11 @@ function sidecarOutcome(spec: Record<string, unknown>, target: MeshTarget): Mesh
       remediationHint: text`no action needed; ${sidecar} does not limit where your workload can connect`,
       tags,
     };
-  const reachable = joinText(
+  const reachable = joinLimited(
     hosts.map((host) => describeSidecarHost(host, target.source.namespace)),
     ', ',
+    4,
+    'host',
   );
   const summary =
     hosts.length === 0
@@ -369,30 +372,7 @@ export function meshPolicyToConstraints(
 
 export const meshAdapter: Adapter = {
   name: 'mesh',
-  kinds: [
-    {
-      group: SECURITY_GROUP,
-      versions: ['v1', 'v1beta1'],
-      kind: 'AuthorizationPolicy',
-      plural: 'authorizationpolicies',
-      namespaced: true,
-    },
-    {
-      group: SECURITY_GROUP,
-      versions: ['v1', 'v1beta1'],
-      kind: 'PeerAuthentication',
-      plural: 'peerauthentications',
-      namespaced: true,
-    },
-    {
-      group: NETWORKING_GROUP,
-      versions: ['v1', 'v1beta1', 'v1alpha3'],
-      kind: 'Sidecar',
-      plural: 'sidecars',
-      namespaced: true,
-    },
-    ...LINKERD_KINDS,
-  ],
+  kinds: POLICY_SOURCE_KINDS.mesh.kinds,
   retainedKinds: LINKERD_RETAINED_KINDS,
   namespaceConstraints: linkerdNamespaceConstraints,
   toConstraints: orLinkerd(meshPolicyToConstraints),

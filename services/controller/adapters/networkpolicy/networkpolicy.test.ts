@@ -39,7 +39,7 @@ describe('networkpolicy adapter', () => {
     ]);
     expect(constraints[0].workloadSelector).toEqual({ matchLabels: { app: 'api' } });
     expect(renderFullText(constraints[0].summary)).toBe(
-      'NetworkPolicy "api-both" allows ingress for pods app=api only from: pods app=frontend in shop or from namespace payments or 10.20.0.0/16 except 10.20.5.0/24 on TCP/8443, TCP/9000-9100',
+      'NetworkPolicy "api-both" allows ingress for pods app=api only from: pods app=frontend in shop or namespace payments or 10.20.0.0/16 except 10.20.5.0/24 on TCP/8443, TCP/9000-9100',
     );
   });
 

@@ -8,6 +8,7 @@ import {
 import type { KubernetesObject, LabelSelector } from '../../../model/kubernetes';
 import { formatLabelSelector } from '../../../model/label-selector';
 import { WORKLOAD_RESOURCES } from '../../../model/resources';
+import { joinLimited, joinLimitedStrings } from '../../../model/summary-rules';
 import { detail, joinText, namespaceName, objectName, text, type Text } from '../../../model/text';
 import {
   readRecord,
@@ -18,6 +19,7 @@ import {
   sourceOf,
 } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
+import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
 
 // networking.k8s.io/v1 NetworkPolicy → one NetworkIngress / NetworkEgress constraint per direction.
 
@@ -55,7 +57,8 @@ function describePeer(peer: Record<string, unknown>, where: string, ownNamespace
   }
   if (peer.podSelector !== undefined) {
     const selector = readSelector(peer.podSelector, `${where}.podSelector`);
-    parts.push([detail(`pods ${formatLabelSelector(selector)}`, 'selected pods')]);
+    const formatted = formatLabelSelector(selector);
+    parts.push([detail(formatted === 'all pods' ? 'any pod' : `pods ${formatted}`, 'selected pods')]);
   }
   if (parts.length === 0)
     throw new AdapterParseError(`${where} names no podSelector, namespaceSelector or ipBlock`);
@@ -68,7 +71,7 @@ function describeNamespaces(selector: LabelSelector): Text {
   const named = selector.matchLabels?.[NAMESPACE_NAME_LABEL];
   const otherLabels = Object.keys(selector.matchLabels ?? {}).filter((key) => key !== NAMESPACE_NAME_LABEL);
   if (named !== undefined && otherLabels.length === 0 && (selector.matchExpressions ?? []).length === 0)
-    return text`from namespace ${namespaceName(named)}`;
+    return text`namespace ${namespaceName(named)}`;
   const formatted = formatLabelSelector(selector);
   return [
     detail(formatted === 'all pods' ? 'any namespace' : `namespaces ${formatted}`, 'selected namespaces'),
@@ -90,7 +93,7 @@ function describePorts(rule: Record<string, unknown>, where: string): Text {
         : String(port.port ?? 'any');
     return `${String(protocol)}/${range}`;
   });
-  return text` on ${detail(formatted.join(', '), 'some ports')}`;
+  return text` on ${detail(joinLimitedStrings(formatted), 'some ports')}`;
 }
 
 function describeRules(
@@ -105,15 +108,29 @@ function describeRules(
     const peerText =
       peers.length === 0
         ? text`any peer`
-        : joinText(
+        : joinLimited(
             peers.map((peer, peerIndex) =>
               describePeer(peer, `${where}.${peerField}[${peerIndex}]`, ownNamespace),
             ),
             ' or ',
+            3,
+            'peer',
           );
     return [...peerText, ...describePorts(rule, where)];
   });
-  return joinText(described, '; ');
+  return joinLimited(described, '; ', 3, 'rule');
+}
+
+/** A rule with no peers and no ports admits every peer on every port: the direction is open. */
+function allowsAll(rules: Array<Record<string, unknown>>, direction: Direction): boolean {
+  const peerField = direction === 'Ingress' ? 'from' : 'to';
+  return rules.some(
+    (rule) =>
+      (rule[peerField] === undefined ||
+        rule[peerField] === null ||
+        (rule[peerField] as unknown[]).length === 0) &&
+      (rule.ports === undefined || rule.ports === null || (rule.ports as unknown[]).length === 0),
+  );
 }
 
 function buildConstraint(
@@ -130,28 +147,34 @@ function buildConstraint(
   const selected = formatLabelSelector(podSelector);
   const pods = detail(selected === 'all pods' ? selected : `pods ${selected}`, 'selected pods');
   const namespace = namespaceName(source.namespace);
+  // An open direction restricts nothing (DESIGN.md section 3): Info, and said plainly.
+  const open = effect === 'restrict' && allowsAll(rules, direction);
   const summary =
     effect === 'deny'
       ? text`NetworkPolicy "${policy}" denies all ${lower} traffic for ${pods} in ${namespace}`
-      : text`NetworkPolicy "${policy}" allows ${lower} for ${pods} only ${direction === 'Ingress' ? 'from' : 'to'}: ${describeRules(rules, direction, source.namespace)}`;
+      : open
+        ? text`NetworkPolicy "${policy}" allows all ${lower} traffic for ${pods} in ${namespace}; nothing is restricted`
+        : text`NetworkPolicy "${policy}" allows ${lower} for ${pods} only ${direction === 'Ingress' ? 'from' : 'to'}: ${describeRules(rules, direction, source.namespace)}`;
   const peerWord = direction === 'Ingress' ? 'sources' : 'destinations';
   const remediationHint =
     effect === 'deny'
       ? text`add a NetworkPolicy in ${namespace} that allows the ${lower} traffic your pods need`
-      : text`send ${lower} traffic only to/from the allowed ${peerWord} and ports, or extend NetworkPolicy "${policy}"`;
+      : open
+        ? text`nothing to do: NetworkPolicy "${policy}" allows all ${lower} traffic for these pods`
+        : text`send ${lower} traffic only to/from the allowed ${peerWord} and ports, or extend NetworkPolicy "${policy}"`;
   return {
     id: lower,
     name,
     displayName: bothDirections ? text`${policy}/${lower}` : [policy],
     type: direction === 'Ingress' ? 'NetworkIngress' : 'NetworkEgress',
-    severity: 'Warning',
+    severity: open ? 'Info' : 'Warning',
     effect,
     adapter: 'networkpolicy',
     source,
     scope: { kind: 'namespace', namespace: source.namespace },
     workloadSelector: podSelector,
     resourceTargets: [...WORKLOAD_RESOURCES],
-    tags: ['network', lower, ...(effect === 'deny' ? ['default-deny'] : ['allow-list'])],
+    tags: ['network', lower, effect === 'deny' ? 'default-deny' : open ? 'allow-all' : 'allow-list'],
     summary,
     remediationHint,
     remediation: {
@@ -181,14 +204,6 @@ export function networkPolicyToConstraints(object: KubernetesObject): Constraint
 
 export const networkPolicyAdapter: Adapter = {
   name: 'networkpolicy',
-  kinds: [
-    {
-      group: 'networking.k8s.io',
-      versions: ['v1'],
-      kind: 'NetworkPolicy',
-      plural: 'networkpolicies',
-      namespaced: true,
-    },
-  ],
+  kinds: POLICY_SOURCE_KINDS.networkpolicy.kinds,
   toConstraints: (object) => networkPolicyToConstraints(object),
 };

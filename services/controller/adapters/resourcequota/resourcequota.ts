@@ -4,14 +4,23 @@ import type { KubernetesObject } from '../../../model/kubernetes';
 import { formatPercent, percentOf } from '../../../model/quantity';
 import { WORKLOAD_RESOURCES } from '../../../model/resources';
 import { detail, namespaceName, objectName, text, type Text } from '../../../model/text';
-import { readRecord, requireSpec, sourceOf } from '../shared/object-fields';
+import { readRecord, readRecordList, readStringList, requireSpec, sourceOf } from '../shared/object-fields';
+import {
+  describeQuotaScope,
+  QUOTA_SCOPE_NAMES,
+  type QuotaScopeRequirement,
+} from '../../../model/quota-scope';
+import { readChoice } from '../shared/scope-text';
 import { readQuantityMap, type NamedQuantity } from '../shared/quantity-fields';
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
+import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
 
 // v1 ResourceQuota → one ResourceLimit constraint per quota, with exact usage metrics per resource.
 
 const CRITICAL_PERCENT = 90;
 const WARNING_PERCENT = 75;
+/** Resources named in the summary; the metrics hold every one. */
+const MAX_NAMED_RESOURCES = 6;
 
 /** `gold.storageclass.storage.k8s.io/requests.storage` limits a storage class's share. */
 const STORAGE_CLASS_INFIX = '.storageclass.storage.k8s.io/';
@@ -138,9 +147,35 @@ function closestToLimit(usages: readonly ResourceUsage[]): ResourceUsage {
   return usages.reduce((closest, usage) => (usage.percent > closest.percent ? usage : closest));
 }
 
+const SCOPE_OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const;
+
+/** `spec.scopes` (each an Exists) and `spec.scopeSelector.matchExpressions`, ANDed as Kubernetes does. */
+function readQuotaScopes(spec: Record<string, unknown>): QuotaScopeRequirement[] {
+  const scopes = readStringList(spec.scopes, 'spec.scopes').map(
+    (scopeName, index): QuotaScopeRequirement => ({
+      scopeName: readChoice(scopeName, `spec.scopes[${index}]`, QUOTA_SCOPE_NAMES, 'BestEffort'),
+      operator: 'Exists',
+    }),
+  );
+  const selector = readRecord(spec.scopeSelector, 'spec.scopeSelector');
+  readRecordList(selector.matchExpressions, 'spec.scopeSelector.matchExpressions').forEach(
+    (expression, index) => {
+      const where = `spec.scopeSelector.matchExpressions[${index}]`;
+      const values = readStringList(expression.values, `${where}.values`);
+      scopes.push({
+        scopeName: readChoice(expression.scopeName, `${where}.scopeName`, QUOTA_SCOPE_NAMES, 'BestEffort'),
+        operator: readChoice(expression.operator, `${where}.operator`, SCOPE_OPERATORS, 'In'),
+        ...(values.length > 0 ? { values } : {}),
+      });
+    },
+  );
+  return scopes;
+}
+
 function buildConstraint(
   source: SourceObject & { namespace: string },
   usages: ResourceUsage[],
+  quotaScopes: QuotaScopeRequirement[],
 ): ConstraintDraft {
   const quota = objectName(source.name, source.namespace);
   const namespace = namespaceName(source.namespace);
@@ -148,10 +183,16 @@ function buildConstraint(
   const closest = closestToLimit(usages);
   const highestPercent = anyReported ? closest.percent : 0;
   const severity = severityOf(highestPercent);
-  const resourceNames = usages.map((usage) => usage.resource).join(', ');
+  const names = usages.map((usage) => usage.resource);
+  const resourceNames =
+    names.length > MAX_NAMED_RESOURCES
+      ? `${names.slice(0, MAX_NAMED_RESOURCES).join(', ')} and ${names.length - MAX_NAMED_RESOURCES} more`
+      : names.join(', ');
+  // A scoped quota says whose usage it counts: "counts only pods with PriorityClass high and limits".
+  const counts = quotaScopes.length > 0 ? `counts only ${describeQuotaScope(quotaScopes)} and ` : '';
 
   const summary: Text = anyReported
-    ? text`ResourceQuota "${quota}" limits ${resourceNames}: ${detail(
+    ? text`ResourceQuota "${quota}" ${counts}limits ${resourceNames}: ${detail(
         usages
           .map(
             (usage) =>
@@ -160,7 +201,7 @@ function buildConstraint(
           .join('; '),
         'usage hidden',
       )}`
-    : text`ResourceQuota "${quota}" limits ${resourceNames}: ${detail(
+    : text`ResourceQuota "${quota}" ${counts}limits ${resourceNames}: ${detail(
         usages.map((usage) => `${labelOf(usage.resource)} ${usage.hard}`).join('; '),
         'limits hidden',
       )} (no usage reported yet)`;
@@ -192,9 +233,17 @@ function buildConstraint(
     adapter: 'resourcequota',
     source,
     scope: { kind: 'namespace', namespace: source.namespace },
-    resourceTargets: resourceTargetsOf(usages.map((usage) => usage.resource)),
+    // A scoped quota counts pods (or, by VolumeAttributesClass, claims) only.
+    resourceTargets:
+      quotaScopes.length === 0
+        ? resourceTargetsOf(usages.map((usage) => usage.resource))
+        : quotaScopes.some((scope) => scope.scopeName === 'VolumeAttributesClass')
+          ? [{ group: '', resource: 'persistentvolumeclaims' }]
+          : [...WORKLOAD_RESOURCES],
+    ...(quotaScopes.length > 0 ? { quotaScopes } : {}),
     tags: [
       'quota',
+      ...(quotaScopes.length > 0 ? ['scoped'] : []),
       ...(highestPercent >= 100 ? ['exhausted'] : highestPercent >= WARNING_PERCENT ? ['near-limit'] : []),
     ],
     summary,
@@ -221,11 +270,11 @@ export function resourceQuotaToConstraints(object: KubernetesObject): Constraint
   const used = readQuantityMap(status.used, 'status.used');
   // A quota without hard limits constrains nothing, so it yields no constraint.
   if (hard.length === 0) return [];
-  return [buildConstraint(source, usageOf(hard, used))];
+  return [buildConstraint(source, usageOf(hard, used), readQuotaScopes(spec))];
 }
 
 export const resourceQuotaAdapter: Adapter = {
   name: 'resourcequota',
-  kinds: [{ group: '', versions: ['v1'], kind: 'ResourceQuota', plural: 'resourcequotas', namespaced: true }],
+  kinds: POLICY_SOURCE_KINDS.resourcequota.kinds,
   toConstraints: (object) => resourceQuotaToConstraints(object),
 };

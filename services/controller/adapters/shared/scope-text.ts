@@ -1,6 +1,7 @@
 import { AdapterParseError, type NamespaceScope } from '../../../model/constraint';
 import { isRecord, type LabelSelector } from '../../../model/kubernetes';
 import { formatSelector, selectsEverything, type Selector } from '../../../model/selector';
+import { joinLimited } from '../../../model/summary-rules';
 import { detail, joinText, namespaceName, text, type Text } from '../../../model/text';
 
 // Helpers shared by the policy adapters whose sources name namespaces and selectors (cni,
@@ -9,9 +10,11 @@ import { detail, joinText, namespaceName, text, type Text } from '../../../model
 
 /** `a, b, c` with every namespace redactable on its own (a viewer sees only their own namespace). */
 export function namespaceListText(namespaces: readonly string[]): Text {
-  return joinText(
+  return joinLimited(
     namespaces.map((namespace) => [namespaceName(namespace)]),
     ', ',
+    4,
+    'namespace',
   );
 }
 
