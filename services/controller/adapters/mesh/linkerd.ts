@@ -2,7 +2,6 @@ import type { Effect, Severity } from '../../../model/api';
 import {
   AdapterParseError,
   type AdapterContext,
-  type AdapterKind,
   type ConstraintDraft,
   type SourceObject,
 } from '../../../model/constraint';
@@ -53,18 +52,6 @@ const RETAINED = [
   'NetworkAuthentication',
 ];
 
-export const LINKERD_KINDS: AdapterKind[] = RETAINED.map((kind) => ({
-  group: LINKERD_GROUP,
-  versions:
-    kind === 'Server'
-      ? ['v1beta3', 'v1beta2', 'v1beta1']
-      : kind === 'ServerAuthorization'
-        ? ['v1beta1']
-        : ['v1alpha1'],
-  kind,
-  plural: `${kind.toLowerCase()}s`.replace(/ys$/, 'ies'),
-  namespaced: true,
-}));
 export const LINKERD_RETAINED_KINDS = RETAINED.map((kind) => ({ group: LINKERD_GROUP, kind }));
 
 interface Authorizations {
