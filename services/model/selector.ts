@@ -30,6 +30,18 @@ export function matchesSelector(selector: Selector, labels: Labels): boolean {
     : matchesLabelSelector(selector, labels);
 }
 
+/** The label Calico gives every namespace with its name (`projectcalico.org/name == 'kube-system'`). */
+const CALICO_NAMESPACE_NAME_LABEL = 'projectcalico.org/name';
+
+/**
+ * Whether a namespace is selected. Calico selectors also see the namespace's name under
+ * `projectcalico.org/name`, as Calico's own namespace profiles carry it.
+ */
+export function matchesNamespaceSelector(selector: Selector, namespace: string, labels: Labels): boolean {
+  if (!isCalicoSelector(selector)) return matchesLabelSelector(selector, labels);
+  return matchesCalicoSelector(selector.tree, { ...labels, [CALICO_NAMESPACE_NAME_LABEL]: namespace });
+}
+
 /** Whether the selector selects everything (`{}`, Calico `all()` or an empty expression). */
 export function selectsEverything(selector: Selector): boolean {
   return isCalicoSelector(selector) ? selector.tree.op === 'all' : isEmptySelector(selector);
