@@ -70,7 +70,7 @@ function listConstraints(
       (constraint) =>
         query.labels === undefined ||
         constraint.workloadSelector === undefined ||
-        matchesSelector(constraint.workloadSelector, query.labels),
+        matchesSelector(constraint.workloadSelector, query.labels, query.namespace),
     )
     .filter(
       (constraint) => query.object === undefined || objectInQuotaScope(query.object, constraint.quotaScopes),
