@@ -242,6 +242,22 @@ describe('the accuracy corpus (test/fixtures/real-world)', () => {
     );
   });
 
+  it('applies Kyverno image verification only to pods running the referenced images', async () => {
+    const rule = 'verify-image-signatures/check-image';
+    expect(names(await constraintsFor(cluster, pod('shop')))).not.toContain(rule);
+    const acme = pod('shop', {}, { containers: [{ name: 'api', image: 'ghcr.io/acme/api:1.4' }] });
+    expect(names(await constraintsFor(cluster, acme))).toContain(rule);
+    const sidecar = pod(
+      'shop',
+      {},
+      {
+        containers: [{ name: 'app', image: 'nginx' }],
+        initContainers: [{ name: 'init', image: 'docker.io/acme/init@sha256:abc' }],
+      },
+    );
+    expect(names(await constraintsFor(cluster, sidecar))).toContain(rule);
+  });
+
   it('puts Cilium policies on reserved identities and nodes in no namespace', () => {
     for (const name of ['cluster-health-checks', 'host-firewall', 'reserved-host-egress'])
       expect([name, inAnyReport(cluster, name)]).toEqual([name, false]);
