@@ -1,9 +1,10 @@
-// Least-privilege access of both processes. The controller only reads (get/list/watch) the kinds its
-// adapters watch, plus namespaces and workloads; never Secrets, never a write verb. The webhook may
-// write only its own TLS Secret and patch only its own webhook configuration (self-signed mode).
+// Least-privilege access of both processes. The controller only reads (get/list/watch) the kinds it
+// watches: its adapters', the inventory's and the companions'; never Secrets, never a write verb.
+// The webhook may write only its own TLS Secret and patch only its own webhook configuration
+// (self-signed mode).
 import * as k8s from '@pulumi/kubernetes';
-import type { ResourceTarget } from '../services/model/constraint';
-import { LISTED_WORKLOAD_KINDS } from '../services/model/workload-kinds';
+import type { ResourceTarget } from '../services/model/kubernetes';
+import { controllerReadTargets } from '../services/model/watched-kinds';
 import { clusterMeta, namespacedMeta, type BuildContext } from './common';
 
 type PolicyRule = k8s.types.input.rbac.v1.PolicyRule;
@@ -23,76 +24,14 @@ export function groupResources(
   return [...byGroup].map(([group, resources]) => ({ apiGroups: [group], resources }));
 }
 
-const WORKLOAD_READ_RULES: PolicyRule[] = groupResources(
-  LISTED_WORKLOAD_KINDS.filter((entry) => entry.group !== '').map((entry) => ({
-    group: entry.group,
-    resource: entry.plural,
-  })),
-).map((rule) => ({ ...rule, verbs: READ }));
-
-/** Read access of the controller, one rule per API group. */
-export const CONTROLLER_RULES: PolicyRule[] = [
-  {
-    apiGroups: [''],
-    resources: ['namespaces', 'pods', 'services', 'resourcequotas', 'limitranges'],
-    verbs: READ,
-  },
-  ...WORKLOAD_READ_RULES,
-  { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies', 'ingresses'], verbs: READ },
-  {
-    apiGroups: ['admissionregistration.k8s.io'],
-    resources: [
-      'validatingwebhookconfigurations',
-      'mutatingwebhookconfigurations',
-      'validatingadmissionpolicies',
-      'validatingadmissionpolicybindings',
-    ],
-    verbs: READ,
-  },
-  // CRD discovery: which optional kinds (Cilium, Gatekeeper, Kyverno, Istio, ...) the cluster serves.
-  { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: READ },
-  {
-    apiGroups: ['cilium.io'],
-    resources: ['ciliumnetworkpolicies', 'ciliumclusterwidenetworkpolicies'],
-    verbs: READ,
-  },
-  {
-    apiGroups: ['projectcalico.org', 'crd.projectcalico.org'],
-    resources: ['networkpolicies', 'globalnetworkpolicies'],
-    verbs: READ,
-  },
-  {
-    apiGroups: ['policy.networking.k8s.io'],
-    resources: ['adminnetworkpolicies', 'baselineadminnetworkpolicies'],
-    verbs: READ,
-  },
-  // Gatekeeper creates one kind per ConstraintTemplate, so the group is read whole.
-  { apiGroups: ['constraints.gatekeeper.sh'], resources: ['*'], verbs: READ },
-  {
-    apiGroups: ['kyverno.io'],
-    resources: ['clusterpolicies', 'policies', 'clustercleanuppolicies', 'cleanuppolicies'],
-    verbs: READ,
-  },
-  {
-    apiGroups: ['policies.kyverno.io'],
-    resources: [
-      'validatingpolicies',
-      'imagevalidatingpolicies',
-      'mutatingpolicies',
-      'generatingpolicies',
-      'deletingpolicies',
-    ],
-    verbs: READ,
-  },
-  {
-    apiGroups: ['security.istio.io'],
-    resources: ['authorizationpolicies', 'peerauthentications'],
-    verbs: READ,
-  },
-  { apiGroups: ['networking.istio.io'], resources: ['sidecars'], verbs: READ },
-  { apiGroups: ['cert-manager.io'], resources: ['issuers', 'clusterissuers'], verbs: READ },
-  { apiGroups: ['monitoring.coreos.com'], resources: ['servicemonitors', 'podmonitors'], verbs: READ },
-];
+/**
+ * Read access of the controller, one rule per API group, derived from what it watches
+ * (services/model/watched-kinds.ts): a new policy source brings its permission with it. Groups an
+ * adapter owns whole (Gatekeeper creates one kind per ConstraintTemplate) are read whole.
+ */
+export function controllerRules(): PolicyRule[] {
+  return groupResources(controllerReadTargets()).map((rule) => ({ ...rule, verbs: READ }));
+}
 
 /** The webhook's rules on Secrets of its namespace (self-signed mode). */
 export function webhookSecretRules(tlsSecretName: string): PolicyRule[] {
@@ -124,7 +63,7 @@ export function createControllerRbac(
   const name = ctx.config.names.controller;
   const role = new k8s.rbac.v1.ClusterRole(
     name,
-    { metadata: clusterMeta(ctx, name, 'controller'), rules: CONTROLLER_RULES },
+    { metadata: clusterMeta(ctx, name, 'controller'), rules: controllerRules() },
     ctx.opts,
   );
   return new k8s.rbac.v1.ClusterRoleBinding(

@@ -116,6 +116,19 @@ const CASES: Array<[string, string, ForewarnArgs, RegExp]> = [
     /controller\.rescanInterval must be a duration/,
   ],
   [
+    // The controller refuses it at start (exit 2): the component must refuse it first.
+    'a rescanInterval under one second',
+    'fw',
+    { controller: { rescanInterval: '500ms' } },
+    /controller\.rescanInterval must be a duration of at least 1s .*must be at least 1s/,
+  ],
+  [
+    'a rescanInterval that is not a Go duration',
+    'fw',
+    { controller: { rescanInterval: '5 minutes' } },
+    /controller\.rescanInterval must be a duration/,
+  ],
+  [
     'a negative pdb.minAvailable',
     'fw',
     { admissionWebhook: { pdb: { minAvailable: -1 } } },

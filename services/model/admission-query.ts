@@ -1,5 +1,4 @@
-import type { ResourceTarget } from './constraint';
-import { isDns1123Label, isStringRecord, type Labels } from './kubernetes';
+import { isDns1123Label, isStringRecord, type Labels, type ResourceTarget } from './kubernetes';
 import { LabelSelectorError, parseLabelSet } from './label-selector';
 import { parseResourceTarget } from './resources';
 import type { WorkloadDescriptor } from './workload';

@@ -7,11 +7,15 @@ import type {
   RemediationStepType,
   Severity,
 } from './api';
-import type { KubernetesObject } from './kubernetes';
+import type { KubernetesObject, ResourceTarget } from './kubernetes';
 import type { PodSecurityDefaults } from './pod-security';
 import type { Selector } from './selector';
 import type { QuotaScopeRequirement } from './quota-scope';
 import type { Text } from './text';
+import type { PolicySourceKinds, PolicySourceName } from './watched-kinds';
+
+// Re-exported: constraints name their targets with it, and most callers import it from here.
+export type { ResourceTarget };
 
 // The constraint as the index keeps it. Views turn it into the wire shapes of api.ts at a detail
 // level; every human-readable string is a Text so the views can redact it (see text.ts).
@@ -55,10 +59,6 @@ export interface NamespaceOutcome {
 }
 
 /** A resource an admission constraint intercepts: API group and plural resource; `*` honoured. */
-export interface ResourceTarget {
-  group: string;
-  resource: string;
-}
 
 export interface SourceObject {
   kind: string;
@@ -137,24 +137,12 @@ export type ConstraintDraft = Omit<Constraint, 'lastObserved'>;
 /** Thrown by adapters on objects they cannot read; counted as a parse error, never fatal. */
 export class AdapterParseError extends Error {}
 
-export interface AdapterKind {
-  group: string;
-  /** Versions tried in order when discovering what the cluster serves. */
-  versions: string[];
-  kind: string;
-  plural: string;
-  namespaced: boolean;
-}
-
 export interface Adapter {
-  name: AdapterName;
-  /** Kinds routed to this adapter by exact group and kind. */
-  kinds: AdapterKind[];
-  /**
-   * Whole API groups whose every kind belongs to this adapter (Gatekeeper creates one CRD per
-   * constraint template in `constraints.gatekeeper.sh`). Discovered kinds are added at run time.
-   */
-  dynamicGroups?: string[];
+  name: PolicySourceName;
+  /** Kinds routed to this adapter by exact group and kind (its entry in POLICY_SOURCE_KINDS). */
+  kinds: PolicySourceKinds['kinds'];
+  /** Whole API groups whose every kind belongs to this adapter (see PolicySourceKinds). */
+  dynamicGroups?: PolicySourceKinds['dynamicGroups'];
   /**
    * Kinds kept whole by the ingest layer because constraints depend on more than one object; when one
    * of them changes, every retained object of this adapter is evaluated again.

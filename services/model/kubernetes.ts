@@ -30,6 +30,12 @@ export interface LabelSelector {
 
 export type Labels = Readonly<Record<string, string>>;
 
+/** A resource as admission rules name it: API group and plural (`apps`, `deployments`). */
+export interface ResourceTarget {
+  group: string;
+  resource: string;
+}
+
 /** `apps/v1` → `apps`; `v1` → `` (the core group). */
 export function groupOf(apiVersion: string | undefined): string {
   // Objects from files are untyped: a non-string apiVersion has no group rather than crashing.

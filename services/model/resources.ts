@@ -1,4 +1,4 @@
-import type { ResourceTarget } from './constraint';
+import type { ResourceTarget } from './kubernetes';
 import { ADMITTED_WORKLOAD_RESOURCES, WORKLOAD_KINDS } from './workload-kinds';
 
 // Kind ↔ plural resource names. Admission constraints name what they intercept by plural resource

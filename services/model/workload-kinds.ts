@@ -1,5 +1,10 @@
-import type { ResourceTarget } from './constraint';
-import { readPath, stringLabels, type KubernetesObject, type Labels } from './kubernetes';
+import {
+  readPath,
+  stringLabels,
+  type KubernetesObject,
+  type Labels,
+  type ResourceTarget,
+} from './kubernetes';
 
 // The workload kinds, once: which group and plural each has, where its pods' template lives, whether
 // the controller lists it in `affected_workloads` and whether the webhook is registered for it. The

@@ -131,7 +131,6 @@ describe('parseAdmissionReview', () => {
     ['null', null, ''],
     ['an array', [1, 2], ''],
     ['a string', 'AdmissionReview', ''],
-    ['another kind', { kind: 'Pod', request: { uid: 'u' } }, ''],
     ['no request', { kind: 'AdmissionReview' }, ''],
     ['a request without uid', review({ namespace: 'shop' }), ''],
     ['a request with a numeric uid', review({ uid: 42, namespace: 'shop' }), ''],
@@ -150,6 +149,19 @@ describe('parseAdmissionReview', () => {
       uid: 'u-cluster',
       reviewApiVersion: 'admission.k8s.io/v1',
       problem: expect.stringContaining('no namespace'),
+    });
+  });
+
+  it('keeps the uid of a review whose kind is not AdmissionReview', () => {
+    const parsed = parseAdmissionReview({
+      ...(review({ uid: 'u-kind' }) as object),
+      kind: 'SomethingElse',
+    });
+    expect(parsed).toEqual({
+      ok: false,
+      uid: 'u-kind',
+      reviewApiVersion: 'admission.k8s.io/v1',
+      problem: 'kind is "SomethingElse", expected AdmissionReview',
     });
   });
 

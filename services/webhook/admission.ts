@@ -90,13 +90,19 @@ export function parseAdmissionReview(body: unknown): ParsedReview {
     problem,
   });
   if (!isRecord(body)) return failure('', 'body is not a JSON object');
-  if (body.kind !== undefined && body.kind !== 'AdmissionReview') {
-    return failure('', `kind is ${JSON.stringify(body.kind)}, expected AdmissionReview`);
-  }
   const request = body.request;
+  // The uid is read first: every answer the API server can match, even to a malformed review,
+  // must carry it, or the API server fails the call (and a failurePolicy Fail would block).
+  const readableUid = isRecord(request) && typeof request.uid === 'string' ? request.uid : '';
+  if (body.kind !== undefined && body.kind !== 'AdmissionReview') {
+    return failure(
+      readableUid,
+      `kind is ${JSON.stringify(body.kind).slice(0, 100)}, expected AdmissionReview`,
+    );
+  }
   if (!isRecord(request)) return failure('', 'request is missing');
-  if (typeof request.uid !== 'string' || request.uid === '') return failure('', 'request.uid is missing');
-  const uid = request.uid;
+  if (readableUid === '') return failure('', 'request.uid is missing');
+  const uid = readableUid;
 
   // UPDATE and CREATE carry `object`; fall back to `oldObject` so a DELETE sent by a widened
   // registration still gets labels.

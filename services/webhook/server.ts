@@ -17,6 +17,7 @@ import type { ConstraintSource } from './controller-client';
 import { pairIdentity, type ServingPair } from './certs/certificate-check';
 import { readRequestBody } from './request-body';
 import { admissionOutcome, type AdmissionFacts, type WebhookMetrics } from './metrics';
+import { answerClientErrorsAsJson } from '../net/client-error';
 
 // The webhook's HTTP edge (spec 4.3). Rule B-1 is enforced here structurally: the admission handler
 // is the fallback for every request that is not a probe, it has no branch that sets `allowed`
@@ -222,6 +223,7 @@ export class WebhookHttpsServer {
     // The API server keeps webhook connections alive; closing them before it does races with its
     // next request on the same connection, which it would record as a webhook failure.
     this.server.keepAliveTimeout = 65_000;
+    answerClientErrorsAsJson(this.server);
     this.server.headersTimeout = 20_000;
     this.server.requestTimeout = 30_000;
     this.server.on('tlsClientError', (error: Error) => {

@@ -1,5 +1,6 @@
 import type { AdapterName } from '../../model/api';
-import type { Adapter, AdapterKind } from '../../model/constraint';
+import type { Adapter } from '../../model/constraint';
+import type { AdapterKind } from '../../model/watched-kinds';
 import { networkPolicyAdapter } from './networkpolicy/networkpolicy';
 import { resourceQuotaAdapter } from './resourcequota/resourcequota';
 import { limitRangeAdapter } from './limitrange/limitrange';

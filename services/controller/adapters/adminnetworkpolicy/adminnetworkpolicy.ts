@@ -15,6 +15,7 @@ import { readRecord, readSelector, requireSpec, sourceOf } from '../shared/objec
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
 import { clusterScope, podsText, quoted, scopeText } from '../shared/scope-text';
 import { readAnpRules, type AnpAction, type AnpDirection, type AnpRule } from './anp-rules';
+import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
 
 // policy.networking.k8s.io AdminNetworkPolicy (ANP) and BaselineAdminNetworkPolicy (BANP), both
 // cluster-scoped → one NetworkIngress / NetworkEgress constraint per direction with rules. Neither
@@ -22,7 +23,6 @@ import { readAnpRules, type AnpAction, type AnpDirection, type AnpRule } from '.
 // NetworkPolicy (Allow and Deny cannot be overridden by developers; Pass hands over to them); BANP
 // decides after them, so a developer's own NetworkPolicy can open what a BANP Deny closes.
 
-const GROUP = 'policy.networking.k8s.io';
 const ANP_KIND = 'AdminNetworkPolicy';
 const BANP_KIND = 'BaselineAdminNetworkPolicy';
 const DIRECTIONS: readonly AnpDirection[] = ['ingress', 'egress'];
@@ -148,21 +148,6 @@ export function adminNetworkPolicyToConstraints(object: KubernetesObject): Const
 
 export const adminNetworkPolicyAdapter: Adapter = {
   name: 'adminnetworkpolicy',
-  kinds: [
-    {
-      group: GROUP,
-      versions: ['v1alpha1'],
-      kind: ANP_KIND,
-      plural: 'adminnetworkpolicies',
-      namespaced: false,
-    },
-    {
-      group: GROUP,
-      versions: ['v1alpha1'],
-      kind: BANP_KIND,
-      plural: 'baselineadminnetworkpolicies',
-      namespaced: false,
-    },
-  ],
+  kinds: POLICY_SOURCE_KINDS.adminnetworkpolicy.kinds,
   toConstraints: (object) => adminNetworkPolicyToConstraints(object),
 };

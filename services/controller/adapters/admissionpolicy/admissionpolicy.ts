@@ -31,6 +31,7 @@ import {
   sourceOf,
 } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
+import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
 
 // admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy + ValidatingAdmissionPolicyBinding →
 // one Admission constraint per binding, named after the binding. A policy enforces nothing until a
@@ -300,23 +301,7 @@ export function admissionPolicyToConstraints(
 
 export const admissionPolicyAdapter: Adapter = {
   name: 'admissionpolicy',
-  kinds: [
-    // v1beta1 (Kubernetes 1.28-1.29) has the same shape, so clusters that serve only it are covered too.
-    {
-      group: GROUP,
-      versions: ['v1', 'v1beta1'],
-      kind: POLICY_KIND,
-      plural: 'validatingadmissionpolicies',
-      namespaced: false,
-    },
-    {
-      group: GROUP,
-      versions: ['v1', 'v1beta1'],
-      kind: BINDING_KIND,
-      plural: 'validatingadmissionpolicybindings',
-      namespaced: false,
-    },
-  ],
+  kinds: POLICY_SOURCE_KINDS.admissionpolicy.kinds,
   retainedKinds: [
     { group: GROUP, kind: POLICY_KIND },
     { group: GROUP, kind: BINDING_KIND },

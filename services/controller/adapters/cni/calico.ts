@@ -21,7 +21,6 @@ import { clusterScope, podsText, quoted, scopeText } from '../shared/scope-text'
 // Allow, Deny or Pass that matches decides, Log continues; traffic no rule decides is dropped at the
 // end of the tier. So a direction with no deciding rule denies all traffic.
 
-export const CALICO_GROUPS = ['projectcalico.org', 'crd.projectcalico.org'] as const;
 export const CALICO_NAMESPACED_KIND = 'NetworkPolicy';
 export const CALICO_GLOBAL_KIND = 'GlobalNetworkPolicy';
 

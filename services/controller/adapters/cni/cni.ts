@@ -20,15 +20,11 @@ import {
   type CiliumDirection,
   type CiliumRule,
 } from './cilium-rules';
-import {
-  CALICO_GLOBAL_KIND,
-  CALICO_GROUPS,
-  CALICO_NAMESPACED_KIND,
-  calicoPolicyToConstraints,
-} from './calico';
+import { calicoPolicyToConstraints } from './calico';
 import { describeObject, readList, readRecord, requireSpec, sourceOf } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep, ownerPrivilege } from '../shared/remediation';
 import { clusterScope, commonValue, podsText, quoted, scopeText, uniqueSorted } from '../shared/scope-text';
+import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
 
 // CNI network policies: Cilium here, Calico in calico.ts (routed by API group).
 // cilium.io/v2 CiliumNetworkPolicy (namespaced) and CiliumClusterwideNetworkPolicy (cluster-scoped)
@@ -246,38 +242,7 @@ export function ciliumPolicyToConstraints(object: KubernetesObject): ConstraintD
 
 export const cniAdapter: Adapter = {
   name: 'cni',
-  kinds: [
-    {
-      group: 'cilium.io',
-      versions: ['v2'],
-      kind: NAMESPACED_KIND,
-      plural: 'ciliumnetworkpolicies',
-      namespaced: true,
-    },
-    {
-      group: 'cilium.io',
-      versions: ['v2'],
-      kind: CLUSTERWIDE_KIND,
-      plural: 'ciliumclusterwidenetworkpolicies',
-      namespaced: false,
-    },
-    ...CALICO_GROUPS.flatMap((group) => [
-      {
-        group,
-        versions: [group === 'projectcalico.org' ? 'v3' : 'v1'],
-        kind: CALICO_NAMESPACED_KIND,
-        plural: 'networkpolicies',
-        namespaced: true,
-      },
-      {
-        group,
-        versions: [group === 'projectcalico.org' ? 'v3' : 'v1'],
-        kind: CALICO_GLOBAL_KIND,
-        plural: 'globalnetworkpolicies',
-        namespaced: false,
-      },
-    ]),
-  ],
+  kinds: POLICY_SOURCE_KINDS.cni.kinds,
   toConstraints: (object) =>
     groupOf(object.apiVersion) === 'cilium.io'
       ? ciliumPolicyToConstraints(object)

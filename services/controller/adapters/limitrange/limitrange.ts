@@ -11,6 +11,7 @@ import { detail, joinText, namespaceName, objectName, text, type Text } from '..
 import { readRecordList, requireSpec, sourceOf } from '../shared/object-fields';
 import { readQuantityMap, type NamedQuantity } from '../shared/quantity-fields';
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
+import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
 
 // v1 LimitRange → one Info ResourceLimit constraint describing its defaults and bounds per type.
 //
@@ -138,6 +139,6 @@ export function limitRangeToConstraints(object: KubernetesObject): ConstraintDra
 
 export const limitRangeAdapter: Adapter = {
   name: 'limitrange',
-  kinds: [{ group: '', versions: ['v1'], kind: 'LimitRange', plural: 'limitranges', namespaced: true }],
+  kinds: POLICY_SOURCE_KINDS.limitrange.kinds,
   toConstraints: (object) => limitRangeToConstraints(object),
 };

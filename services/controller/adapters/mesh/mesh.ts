@@ -22,12 +22,10 @@ import {
   readStringMap,
   scopeText,
 } from '../shared/scope-text';
+import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
 
 // Istio security.istio.io AuthorizationPolicy and PeerAuthentication, networking.istio.io Sidecar →
 // one MeshPolicy constraint per object. Objects in the mesh root namespace apply mesh-wide.
-
-const SECURITY_GROUP = 'security.istio.io';
-const NETWORKING_GROUP = 'networking.istio.io';
 
 /** What every mesh constraint shares: where it applies, to which pods, and how to phrase that. */
 interface MeshTarget {
@@ -372,28 +370,6 @@ export function meshPolicyToConstraints(
 
 export const meshAdapter: Adapter = {
   name: 'mesh',
-  kinds: [
-    {
-      group: SECURITY_GROUP,
-      versions: ['v1', 'v1beta1'],
-      kind: 'AuthorizationPolicy',
-      plural: 'authorizationpolicies',
-      namespaced: true,
-    },
-    {
-      group: SECURITY_GROUP,
-      versions: ['v1', 'v1beta1'],
-      kind: 'PeerAuthentication',
-      plural: 'peerauthentications',
-      namespaced: true,
-    },
-    {
-      group: NETWORKING_GROUP,
-      versions: ['v1', 'v1beta1', 'v1alpha3'],
-      kind: 'Sidecar',
-      plural: 'sidecars',
-      namespaced: true,
-    },
-  ],
+  kinds: POLICY_SOURCE_KINDS.mesh.kinds,
   toConstraints: (object, context) => meshPolicyToConstraints(object, context),
 };

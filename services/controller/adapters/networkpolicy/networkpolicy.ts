@@ -19,6 +19,7 @@ import {
   sourceOf,
 } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
+import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
 
 // networking.k8s.io/v1 NetworkPolicy → one NetworkIngress / NetworkEgress constraint per direction.
 
@@ -203,14 +204,6 @@ export function networkPolicyToConstraints(object: KubernetesObject): Constraint
 
 export const networkPolicyAdapter: Adapter = {
   name: 'networkpolicy',
-  kinds: [
-    {
-      group: 'networking.k8s.io',
-      versions: ['v1'],
-      kind: 'NetworkPolicy',
-      plural: 'networkpolicies',
-      namespaced: true,
-    },
-  ],
+  kinds: POLICY_SOURCE_KINDS.networkpolicy.kinds,
   toConstraints: (object) => networkPolicyToConstraints(object),
 };

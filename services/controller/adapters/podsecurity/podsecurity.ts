@@ -18,6 +18,7 @@ import {
 import { WORKLOAD_RESOURCES } from '../../../model/resources';
 import { namespaceName, text, type Text } from '../../../model/text';
 import { askOwnerStep } from '../shared/remediation';
+import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
 
 // Pod Security Admission → one Admission constraint per mode (enforce, warn, audit) whose level is
 // not `privileged`, read from the Namespace's labels `pod-security.kubernetes.io/<mode>[-version]`,
@@ -160,6 +161,6 @@ export function podSecurityToConstraints(
 
 export const podSecurityAdapter: Adapter = {
   name: 'podsecurity',
-  kinds: [{ group: '', versions: ['v1'], kind: 'Namespace', plural: 'namespaces', namespaced: false }],
+  kinds: POLICY_SOURCE_KINDS.podsecurity.kinds,
   toConstraints: (object, context) => podSecurityToConstraints(object, context),
 };

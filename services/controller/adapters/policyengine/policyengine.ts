@@ -2,7 +2,8 @@ import { AdapterParseError, type Adapter, type ConstraintDraft } from '../../../
 import { groupOf, type KubernetesObject } from '../../../model/kubernetes';
 import { GATEKEEPER_GROUP, gatekeeperConstraintToConstraints } from './gatekeeper';
 import { KYVERNO_GROUP, kyvernoPolicyToConstraints } from './kyverno';
-import { KYVERNO_CEL_GROUP, KYVERNO_CEL_KINDS, kyvernoCelPolicyToConstraints } from './kyverno-cel';
+import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
+import { KYVERNO_CEL_GROUP, kyvernoCelPolicyToConstraints } from './kyverno-cel';
 import { CLEANUP_KINDS, kyvernoCleanupPolicyToConstraints } from './kyverno-cleanup';
 
 // The policy-engine adapter: Gatekeeper constraints (every kind of their API group, discovered at
@@ -23,36 +24,7 @@ export function policyEngineToConstraints(object: KubernetesObject): ConstraintD
 
 export const policyEngineAdapter: Adapter = {
   name: 'policyengine',
-  kinds: [
-    {
-      group: KYVERNO_GROUP,
-      versions: ['v1', 'v2beta1'],
-      kind: 'ClusterPolicy',
-      plural: 'clusterpolicies',
-      namespaced: false,
-    },
-    {
-      group: KYVERNO_GROUP,
-      versions: ['v1', 'v2beta1'],
-      kind: 'Policy',
-      plural: 'policies',
-      namespaced: true,
-    },
-    ...CLEANUP_KINDS.map((kind) => ({
-      group: KYVERNO_GROUP,
-      versions: ['v2', 'v2beta1', 'v2alpha1'],
-      kind,
-      plural: kind === 'CleanupPolicy' ? 'cleanuppolicies' : 'clustercleanuppolicies',
-      namespaced: kind === 'CleanupPolicy',
-    })),
-    ...KYVERNO_CEL_KINDS.map((kind) => ({
-      group: KYVERNO_CEL_GROUP,
-      versions: ['v1', 'v1beta1', 'v1alpha1'],
-      kind,
-      plural: `${kind.toLowerCase().slice(0, -1)}ies`,
-      namespaced: false,
-    })),
-  ],
-  dynamicGroups: [GATEKEEPER_GROUP],
+  kinds: POLICY_SOURCE_KINDS.policyengine.kinds,
+  dynamicGroups: POLICY_SOURCE_KINDS.policyengine.dynamicGroups,
   toConstraints: (object) => policyEngineToConstraints(object),
 };

@@ -13,6 +13,7 @@ import {
 import { readChoice } from '../shared/scope-text';
 import { readQuantityMap, type NamedQuantity } from '../shared/quantity-fields';
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
+import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
 
 // v1 ResourceQuota → one ResourceLimit constraint per quota, with exact usage metrics per resource.
 
@@ -288,6 +289,6 @@ export function resourceQuotaToConstraints(object: KubernetesObject): Constraint
 
 export const resourceQuotaAdapter: Adapter = {
   name: 'resourcequota',
-  kinds: [{ group: '', versions: ['v1'], kind: 'ResourceQuota', plural: 'resourcequotas', namespaced: true }],
+  kinds: POLICY_SOURCE_KINDS.resourcequota.kinds,
   toConstraints: (object) => resourceQuotaToConstraints(object),
 };

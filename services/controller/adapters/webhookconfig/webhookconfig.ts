@@ -23,12 +23,12 @@ import {
   sourceOf,
 } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
+import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
 
 // admissionregistration.k8s.io/v1 Validating- and MutatingWebhookConfiguration → one Admission
 // constraint per entry of `webhooks[]`, named `<configuration>/<webhook>` even when there is one
 // entry, so a name never changes when entries are added (DESIGN.md section 3).
 
-const GROUP = 'admissionregistration.k8s.io';
 const VALIDATING = 'ValidatingWebhookConfiguration';
 const MUTATING = 'MutatingWebhookConfiguration';
 
@@ -185,21 +185,6 @@ export function webhookConfigurationToConstraints(
 
 export const webhookConfigurationAdapter: Adapter = {
   name: 'webhookconfig',
-  kinds: [
-    {
-      group: GROUP,
-      versions: ['v1'],
-      kind: VALIDATING,
-      plural: 'validatingwebhookconfigurations',
-      namespaced: false,
-    },
-    {
-      group: GROUP,
-      versions: ['v1'],
-      kind: MUTATING,
-      plural: 'mutatingwebhookconfigurations',
-      namespaced: false,
-    },
-  ],
+  kinds: POLICY_SOURCE_KINDS.webhookconfig.kinds,
   toConstraints: (object, context) => webhookConfigurationToConstraints(object, context),
 };

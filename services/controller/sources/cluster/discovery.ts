@@ -1,6 +1,6 @@
 import type { AdapterName } from '../../../model/api';
 import { isRecord } from '../../../model/kubernetes';
-import { LISTED_WORKLOAD_KINDS } from '../../../model/workload-kinds';
+import { COMPANION_KINDS, INVENTORY_KINDS, type AdapterKind } from '../../../model/watched-kinds';
 import type { AdapterRegistry } from '../../adapters/registry';
 
 // Which kinds to watch, decided from API discovery: a pure function of the discovery documents and
@@ -12,7 +12,7 @@ export type WatchOwner = AdapterName | 'inventory';
 export interface WatchCandidate {
   group: string;
   /** Tried in order; the first one the cluster serves is watched. */
-  versions: string[];
+  versions: readonly string[];
   kind: string;
   owner: WatchOwner;
 }
@@ -37,29 +37,15 @@ export interface DiscoveryDocument {
   groups: Map<string, { preferredVersion: string; versions: Map<string, ServedResource[]> }>;
 }
 
+function inventoryCandidate({ group, versions, kind }: AdapterKind): WatchCandidate {
+  return { group, versions, kind, owner: 'inventory' };
+}
+
 /** Kinds watched for everything that is not a policy: namespace labels, workload labels, CRDs. */
-export const INVENTORY_CANDIDATES: readonly WatchCandidate[] = [
-  { group: '', versions: ['v1'], kind: 'Namespace', owner: 'inventory' },
-  ...LISTED_WORKLOAD_KINDS.map(({ group, versions, kind }) => ({
-    group,
-    versions: [...versions],
-    kind,
-    owner: 'inventory' as const,
-  })),
-  { group: 'apiextensions.k8s.io', versions: ['v1'], kind: 'CustomResourceDefinition', owner: 'inventory' },
-];
+export const INVENTORY_CANDIDATES: readonly WatchCandidate[] = INVENTORY_KINDS.map(inventoryCandidate);
 
 /** Kinds the companion-resource rules look for (MissingResource). */
-export const COMPANION_CANDIDATES: readonly WatchCandidate[] = [
-  { group: '', versions: ['v1'], kind: 'Service', owner: 'inventory' },
-  { group: 'networking.k8s.io', versions: ['v1', 'v1beta1'], kind: 'Ingress', owner: 'inventory' },
-  { group: 'policy', versions: ['v1', 'v1beta1'], kind: 'PodDisruptionBudget', owner: 'inventory' },
-  { group: 'autoscaling', versions: ['v2', 'v1'], kind: 'HorizontalPodAutoscaler', owner: 'inventory' },
-  { group: 'cert-manager.io', versions: ['v1'], kind: 'Issuer', owner: 'inventory' },
-  { group: 'cert-manager.io', versions: ['v1'], kind: 'ClusterIssuer', owner: 'inventory' },
-  { group: 'monitoring.coreos.com', versions: ['v1'], kind: 'ServiceMonitor', owner: 'inventory' },
-  { group: 'monitoring.coreos.com', versions: ['v1'], kind: 'PodMonitor', owner: 'inventory' },
-];
+export const COMPANION_CANDIDATES: readonly WatchCandidate[] = COMPANION_KINDS.map(inventoryCandidate);
 
 export function candidatesOf(
   registry: AdapterRegistry,
