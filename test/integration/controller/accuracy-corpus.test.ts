@@ -219,6 +219,7 @@ describe('the accuracy corpus (test/fixtures/real-world)', () => {
       'rbac-guard/rbac-guard.acme.example',
       'service-cidr-guard-binding',
       'csr-validity-binding',
+      'cluster-objects-labelled-binding',
       'restrict-csr-signers/allowed-signers',
       'restrict-clusterrole-binding/no-cluster-admin',
       'csr-signers',
