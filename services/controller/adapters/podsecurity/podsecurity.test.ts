@@ -1,6 +1,10 @@
 import path from 'node:path';
 import type { AdapterContext } from '../../../model/constraint';
-import { parsePodSecurityDefaults, PodSecurityValueError } from '../../../model/pod-security';
+import {
+  parsePodSecurityDefaults,
+  podSecurityPolicyOfTags,
+  PodSecurityValueError,
+} from '../../../model/pod-security';
 import { renderFullText, renderText } from '../../../model/text';
 import { renderConstraintTexts, testAdapterContext } from '../../../../test/support/render-constraint';
 import { fixture, loadFixtureObjects } from '../../../../test/support/yaml-fixtures';
@@ -15,9 +19,15 @@ describe('podsecurity adapter (Pod Security Admission)', () => {
   it('makes one constraint per mode: enforce Critical, warn Warning, audit Info', () => {
     const constraints = constraintsOf('shop');
     expect(constraints.map((c) => [c.name, c.type, c.severity, c.effect, c.tags])).toEqual([
-      ['pod-security/enforce', 'Admission', 'Critical', 'deny', ['pod-security', 'enforce', 'baseline']],
-      ['pod-security/warn', 'Admission', 'Warning', 'warn', ['pod-security', 'warn', 'restricted']],
-      ['pod-security/audit', 'Admission', 'Info', 'audit', ['pod-security', 'audit', 'restricted']],
+      [
+        'pod-security/enforce',
+        'Admission',
+        'Critical',
+        'deny',
+        ['pod-security', 'enforce', 'baseline', 'v1.29'],
+      ],
+      ['pod-security/warn', 'Admission', 'Warning', 'warn', ['pod-security', 'warn', 'restricted', 'latest']],
+      ['pod-security/audit', 'Admission', 'Info', 'audit', ['pod-security', 'audit', 'restricted', 'latest']],
     ]);
     expect(constraints[0]).toMatchObject({
       adapter: 'podsecurity',
@@ -41,7 +51,7 @@ describe('podsecurity adapter (Pod Security Admission)', () => {
     expect(renderFullText(warn.summary)).toContain('"baseline" Pod Security Standard (version latest)');
     const [typo] = constraintsOf('typo');
     expect(typo).toMatchObject({ name: 'pod-security/enforce', severity: 'Critical' });
-    expect(typo.tags).toEqual(['pod-security', 'enforce', 'restricted', 'invalid-label']);
+    expect(typo.tags).toEqual(['pod-security', 'enforce', 'restricted', 'latest', 'invalid-label']);
     expect(renderFullText(typo.summary)).toContain('Pod Security Admission applies restricted');
     expect(constraintsOf('plain')).toEqual([]);
     expect(constraintsOf('version-only')).toEqual([]);
@@ -57,6 +67,24 @@ describe('podsecurity adapter (Pod Security Admission)', () => {
     expect(renderFullText(constraintsOf('version-only', context)[0].summary)).toContain('(version v1.30)');
     // A namespace's own label wins over the default.
     expect(constraintsOf('infra', context).map((c) => c.name)).toEqual(['pod-security/warn']);
+  });
+
+  it('carries the level and version that apply in its tags, for the verdict evaluator', () => {
+    const [enforce] = constraintsOf('shop');
+    expect(podSecurityPolicyOfTags(enforce.tags)).toEqual({ level: 'baseline', version: 'v1.29' });
+    expect(podSecurityPolicyOfTags(constraintsOf('typo')[0].tags)).toEqual({
+      level: 'restricted',
+      version: 'latest',
+    });
+    const context = {
+      ...testAdapterContext(),
+      podSecurityDefaults: parsePodSecurityDefaults('baseline:v1.30'),
+    };
+    expect(podSecurityPolicyOfTags(constraintsOf('plain', context)[0].tags)).toEqual({
+      level: 'baseline',
+      version: 'v1.30',
+    });
+    expect(podSecurityPolicyOfTags(['network'])).toBeUndefined();
   });
 
   it('parses --pod-security-default values', () => {

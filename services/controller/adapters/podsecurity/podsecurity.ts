@@ -132,7 +132,10 @@ function buildConstraint(policy: ModePolicy, source: SourceObject & { namespace:
     tags: [
       'pod-security',
       policy.mode,
+      // Level and version as tags too: the verdict evaluator reads what applies from the constraint
+      // (podSecurityPolicyOfTags), the cluster default and the invalid-label rule included.
       policy.level,
+      policy.version,
       ...(policy.origin === 'default' ? ['cluster-default'] : []),
       ...(policy.origin === 'invalid-level' ? ['invalid-label'] : []),
     ],
