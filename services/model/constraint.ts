@@ -109,6 +109,8 @@ export interface Constraint {
   metrics?: Metrics;
   /** A scoped ResourceQuota's scope: it applies only to objects in it (quota-scope.ts). */
   quotaScopes?: QuotaScopeRequirement[];
+  /** Applies only to pods running one of these images (Kyverno `imageReferences`; image-references.ts). */
+  imageReferences?: string[];
   /** Per-namespace outcomes of a cluster-wide constraint; the index applies them (constraint-index.ts). */
   namespaceOutcomes?: NamespaceOutcome[];
   /** ISO 8601: when the source object was last seen. */
