@@ -80,9 +80,7 @@ describe('cni adapter (Calico)', () => {
     expect(scopeAdmits(constraint.scope, 'payments', { env: 'prod' })).toBe(true);
     expect(scopeAdmits(constraint.scope, 'payments', { env: 'prod', exempt: 'yes' })).toBe(false);
     expect(scopeAdmits(constraint.scope, 'payments', { env: 'dev' })).toBe(false);
-    expect(renderFullText(constraint.summary)).toContain(
-      `pods app starts with 'pay' of service accounts audited == 'yes'`,
-    );
+    expect(renderFullText(constraint.summary)).toContain(`pods app starts with 'pay' in namespaces labelled`);
     expect(renderFullText(constraint.summary)).toContain('Service "postgres"');
   });
 
@@ -129,8 +127,7 @@ describe('cni adapter (Calico)', () => {
       '8443',
       '5000',
       ':53',
-      'order',
-      'audited',
+
       'pay',
     ];
     for (const name of ['api-allow', 'quarantine', 'no-metadata', 'prod-egress', 'pass-to-developers'])

@@ -36,10 +36,10 @@ describe('podsecurity adapter (Pod Security Admission)', () => {
     });
     expect(constraints[0].workloadSelector).toBeUndefined();
     expect(renderFullText(constraints[0].summary)).toBe(
-      'Pod Security Admission enforces the "baseline" Pod Security Standard (version v1.29) in shop: Pods that break it are rejected; Deployments and other pod controllers are still admitted, but their Pods are not created',
+      'Pod Security Admission enforces PodSecurity "baseline:v1.29" in shop: Pods that break it are rejected; Deployments and other pod controllers are admitted, but their Pods are not created',
     );
     expect(renderFullText(constraints[1].summary)).toBe(
-      'Pod Security Admission warns when Pods or pod templates in shop break the "restricted" Pod Security Standard (version latest); they are still admitted',
+      'Pod Security Admission warns when Pods or pod templates in shop break PodSecurity "restricted:latest"; they are still admitted',
     );
     expect(renderFullText(constraints[1].remediationHint)).toContain('runAsNonRoot: true');
   });
@@ -48,7 +48,7 @@ describe('podsecurity adapter (Pod Security Admission)', () => {
     const [warn, ...rest] = constraintsOf('infra');
     expect(rest).toHaveLength(0);
     expect(warn.name).toBe('pod-security/warn');
-    expect(renderFullText(warn.summary)).toContain('"baseline" Pod Security Standard (version latest)');
+    expect(renderFullText(warn.summary)).toContain('PodSecurity "baseline:latest"');
     const [typo] = constraintsOf('typo');
     expect(typo).toMatchObject({ name: 'pod-security/enforce', severity: 'Critical' });
     expect(typo.tags).toEqual(['pod-security', 'enforce', 'restricted', 'latest', 'invalid-label']);
@@ -63,8 +63,10 @@ describe('podsecurity adapter (Pod Security Admission)', () => {
     expect(rest).toHaveLength(0);
     expect(plain).toMatchObject({ name: 'pod-security/enforce', severity: 'Critical' });
     expect(plain.tags).toContain('cluster-default');
-    expect(renderFullText(plain.summary)).toContain('(version latest) in plain (the cluster default');
-    expect(renderFullText(constraintsOf('version-only', context)[0].summary)).toContain('(version v1.30)');
+    expect(renderFullText(plain.summary)).toContain(
+      'PodSecurity "baseline:latest" in plain (the cluster default',
+    );
+    expect(renderFullText(constraintsOf('version-only', context)[0].summary)).toContain('"baseline:v1.30"');
     // A namespace's own label wins over the default.
     expect(constraintsOf('infra', context).map((c) => c.name)).toEqual(['pod-security/warn']);
   });
@@ -108,7 +110,7 @@ describe('podsecurity adapter (Pod Security Admission)', () => {
     }
     const own = renderText(constraintsOf('shop')[0].summary, { level: 'summary', namespace: 'shop' });
     expect(own).toContain('in shop');
-    expect(own).toContain('"baseline"');
+    expect(own).toContain('"baseline:v1.29"');
   });
 
   it('is routed Namespaces by the registry', () => {
