@@ -1,4 +1,5 @@
-import { buildControllerCommand, ConfigError, parseControllerConfig, type ControllerConfig } from './config';
+import { UsageError } from '../flags/command-line';
+import { buildControllerCommand, parseControllerConfig, type ControllerConfig } from './config';
 
 // Controller flags (DESIGN.md 2) and their FOREWARN_* environment equivalents. parseControllerConfig
 // is pure in argv and env, so nothing here touches the real process environment.
@@ -104,14 +105,14 @@ const INVALID: Array<{ flag: string; env: string; value: string }> = [
   { flag: '--log-level', env: 'FOREWARN_LOG_LEVEL', value: 'loud' },
 ];
 
-function configError(run: () => unknown): ConfigError {
+function configError(run: () => unknown): UsageError {
   try {
     run();
   } catch (error) {
-    if (error instanceof ConfigError) return error;
+    if (error instanceof UsageError) return error;
     throw error;
   }
-  throw new Error('expected a ConfigError');
+  throw new Error('expected a UsageError');
 }
 
 describe('controller configuration', () => {

@@ -1,6 +1,7 @@
 import type { ConstraintList, ListedConstraint } from '../../model/api';
 import type { KubernetesObject, Labels } from '../../model/kubernetes';
 import { objectInQuotaScope } from '../../model/quota-scope';
+import { objectRunsReferencedImage } from '../../model/image-references';
 import { matchesSelector } from '../../model/selector';
 import { targetsInclude } from '../../model/resources';
 import type { ConstraintDraft, ResourceTarget } from '../../model/constraint';
@@ -71,10 +72,13 @@ export function matchingConstraints(
       (constraint) =>
         query.labels === undefined ||
         constraint.workloadSelector === undefined ||
-        matchesSelector(constraint.workloadSelector, query.labels),
+        matchesSelector(constraint.workloadSelector, query.labels, query.namespace),
     )
     .filter(
-      (constraint) => query.object === undefined || objectInQuotaScope(query.object, constraint.quotaScopes),
+      (constraint) =>
+        query.object === undefined ||
+        (objectInQuotaScope(query.object, constraint.quotaScopes) &&
+          objectRunsReferencedImage(query.object, constraint.imageReferences)),
     )
     .sort(compareBySeverityThenName);
   return constraints;
