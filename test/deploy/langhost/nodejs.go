@@ -33,7 +33,11 @@ func findPulumiSDKFile(dir, file string) (string, error) {
 // configEnvironment is how the engine's configuration reaches the SDKs: PULUMI_CONFIG and
 // PULUMI_CONFIG_SECRET_KEYS, both JSON.
 func configEnvironment(req *pulumirpc.RunRequest) ([]string, error) {
-	config, err := json.Marshal(req.Config)
+	values := req.Config
+	if values == nil {
+		values = map[string]string{} // the SDKs parse PULUMI_CONFIG as an object, never null
+	}
+	config, err := json.Marshal(values)
 	if err != nil {
 		return nil, err
 	}
