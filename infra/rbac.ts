@@ -21,6 +21,9 @@ export const CONTROLLER_RULES: PolicyRule[] = [
   { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: READ },
   { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: READ },
   { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies', 'ingresses'], verbs: READ },
+  // Companion kinds the missing-resource rules look for (PodDisruptionBudget, HorizontalPodAutoscaler).
+  { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: READ },
+  { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: READ },
   {
     apiGroups: ['admissionregistration.k8s.io'],
     resources: [
@@ -73,6 +76,11 @@ export function webhookConfigurationRules(webhookConfigurationName: string): Pol
   ];
 }
 
+/** The controller's rules: what the component grants and what the e2e tier binds its identity to. */
+export function controllerRules(): PolicyRule[] {
+  return CONTROLLER_RULES;
+}
+
 /** ClusterRole + ClusterRoleBinding of the controller's ServiceAccount. Returns the binding. */
 export function createControllerRbac(
   ctx: BuildContext,
@@ -81,7 +89,7 @@ export function createControllerRbac(
   const name = ctx.config.names.controller;
   const role = new k8s.rbac.v1.ClusterRole(
     name,
-    { metadata: clusterMeta(ctx, name, 'controller'), rules: CONTROLLER_RULES },
+    { metadata: clusterMeta(ctx, name, 'controller'), rules: controllerRules() },
     ctx.opts,
   );
   return new k8s.rbac.v1.ClusterRoleBinding(

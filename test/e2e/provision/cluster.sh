@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Runs a throw-away Kubernetes control plane (etcd + kube-apiserver v1.20.2) on loopback for the
-# end-to-end tier. Binaries come from build-apiserver.sh's cache. See docs/e2e.md.
+# Runs a throw-away Kubernetes control plane (etcd + kube-apiserver + kube-controller-manager of a
+# current release) on loopback for the end-to-end tier. Binaries come from build-tools.sh's cache.
+# See docs/e2e.md.
 #
-#   cluster.sh start                      fresh data dir, certificates, etcd, kube-apiserver; waits for
-#                                         /readyz; prints the env file (KEY='value' lines) on stdout
-#   cluster.sh stop            [DATA_DIR] SIGTERM then SIGKILL both, remove the data dir (idempotent)
+#   cluster.sh start                      fresh data dir, certificates, etcd, kube-apiserver (waits for
+#                                         /readyz), kube-controller-manager (waits for the `default`
+#                                         ServiceAccount); prints the env file (KEY='value' lines) on stdout
+#   cluster.sh stop            [DATA_DIR] SIGTERM then SIGKILL all, remove the data dir (idempotent)
 #   cluster.sh kill-apiserver  [DATA_DIR] SIGKILL the API server only (etcd keeps the state)
 #   cluster.sh start-apiserver [DATA_DIR] start it again on the same port with the same flags
 #   cluster.sh status          [DATA_DIR] print which processes are running
@@ -12,14 +14,14 @@
 # DATA_DIR defaults to $FOREWARN_E2E_DATA_DIR. Logs go to stderr; only the env file goes to stdout.
 #
 # Environment for `start`:
-#   FOREWARN_E2E_BIN_DIR        dir with kube-apiserver and kubectl
-#                               (default ${FOREWARN_E2E_CACHE:-/var/cache/forewarn-e2e}/v1.20.2)
+#   FOREWARN_TOOLS_BIN          dir with etcd, kube-apiserver, kube-controller-manager and kubectl (the
+#                               last line of build-tools.sh; FOREWARN_E2E_BIN_DIR is read as well)
+#   FOREWARN_E2E_CONTROLLER_MANAGER=0  do not start kube-controller-manager
 #   FOREWARN_E2E_OWNER_PID      when set, a watchdog stops the cluster once this process is gone
 #   FOREWARN_E2E_READY_TIMEOUT  seconds to wait for etcd and for the API server (default 60)
 #   FOREWARN_E2E_APISERVER_EXTRA_ARGS  extra kube-apiserver flags, space separated
 set -euo pipefail
 
-readonly KUBERNETES_VERSION="v1.20.2"
 readonly SERVICE_CLUSTER_IP_RANGE="10.0.0.0/24"
 readonly SERVICE_ACCOUNT_ISSUER="https://kubernetes.default.svc"
 readonly DATA_DIR_MARKER=".forewarn-e2e-cluster"
@@ -127,6 +129,13 @@ generate_certificates() { # pki-dir
       "extendedKeyUsage=serverAuth" \
       "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:10.0.0.1"
   )"
+  # The controller-manager's own identity, bound by the API server's bootstrap RBAC policy.
+  sign_leaf controller-manager "/CN=system:kube-controller-manager" "$(
+    printf '%s\n' \
+      "basicConstraints=critical,CA:FALSE" \
+      "keyUsage=critical,digitalSignature,keyEncipherment" \
+      "extendedKeyUsage=clientAuth"
+  )"
   # O=system:masters: the admin user bypasses RBAC, like a cluster-admin kubeconfig.
   sign_leaf admin "/O=system:masters/CN=forewarn-e2e-admin" "$(
     printf '%s\n' \
@@ -147,11 +156,11 @@ generate_certificates() { # pki-dir
   chmod 600 "$pki"/*.key "$pki/tokens.csv" "$pki/admin.token"
 }
 
-write_kubeconfig() { # path server pki-dir
-  local ca client_cert client_key
+write_kubeconfig() { # path server pki-dir [client certificate name, default admin]
+  local ca client_cert client_key identity=${4:-admin}
   ca=$(base64 -w0 <"$3/ca.crt")
-  client_cert=$(base64 -w0 <"$3/admin.crt")
-  client_key=$(base64 -w0 <"$3/admin.key")
+  client_cert=$(base64 -w0 <"$3/$identity.crt")
+  client_key=$(base64 -w0 <"$3/$identity.key")
   cat >"$1" <<EOF
 apiVersion: v1
 kind: Config
@@ -161,7 +170,7 @@ clusters:
       server: $2
       certificate-authority-data: $ca
 users:
-  - name: forewarn-e2e-admin
+  - name: forewarn-e2e-$identity
     user:
       client-certificate-data: $client_cert
       client-key-data: $client_key
@@ -169,7 +178,7 @@ contexts:
   - name: forewarn-e2e
     context:
       cluster: forewarn-e2e
-      user: forewarn-e2e-admin
+      user: forewarn-e2e-$identity
       namespace: default
 current-context: forewarn-e2e
 EOF
@@ -177,10 +186,10 @@ EOF
 }
 
 # ---------------------------------------------------------------- etcd
-start_etcd() { # data-dir client-port peer-port
+start_etcd() { # data-dir client-port peer-port bin-dir
   local dir=$1 client_url="http://127.0.0.1:$2" peer_url="http://127.0.0.1:$3"
   : >"$dir/etcd.log"
-  setsid etcd \
+  setsid "$4/etcd" \
     --name forewarn-e2e \
     --data-dir "$dir/etcd-data" \
     --listen-client-urls "$client_url" --advertise-client-urls "$client_url" \
@@ -222,10 +231,10 @@ write_apiserver_args() { # data-dir api-port etcd-port
       "--service-account-key-file=$pki/service-account.pub" \
       "--service-account-signing-key-file=$pki/service-account.key" \
       "--service-account-issuer=$SERVICE_ACCOUNT_ISSUER" \
+      "--api-audiences=$SERVICE_ACCOUNT_ISSUER" \
       "--service-cluster-ip-range=$SERVICE_CLUSTER_IP_RANGE" \
-      "--authorization-mode=RBAC" \
-      "--enable-admission-plugins=ValidatingAdmissionWebhook,MutatingAdmissionWebhook,ResourceQuota,LimitRanger,NamespaceLifecycle" \
-      "--disable-admission-plugins=ServiceAccount" \
+      "--authorization-mode=Node,RBAC" \
+      "--enable-admission-plugins=NodeRestriction" \
       "--allow-privileged=true" \
       "--endpoint-reconciler-type=none" \
       "--profiling=false" \
@@ -283,6 +292,53 @@ launch_apiserver_and_wait() { # data-dir
   log "kube-apiserver ready on $(env_value "$dir" FOREWARN_E2E_API_URL) in $((SECONDS - started))s (pid $(read_pid_file "$dir/apiserver.pid"))"
 }
 
+# ---------------------------------------------------------------- kube-controller-manager
+# Namespace deletion, garbage collection, quota usage, ServiceAccounts (and their `default` in every
+# namespace), Deployments -> ReplicaSets -> Pods. Each controller runs as its own ServiceAccount, as in
+# a kubeadm cluster. No serving port (--secure-port=0): readiness is the `default` ServiceAccount.
+start_controller_manager() { # data-dir
+  local dir=$1 bin_dir pki=$1/pki
+  bin_dir=$(env_value "$dir" FOREWARN_E2E_BIN_DIR)
+  printf '=== kube-controller-manager started %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >>"$dir/controller-manager.log"
+  setsid "$bin_dir/kube-controller-manager" \
+    "--kubeconfig=$dir/controller-manager.kubeconfig" \
+    "--secure-port=0" \
+    "--leader-elect=false" \
+    "--use-service-account-credentials=true" \
+    "--service-account-private-key-file=$pki/service-account.key" \
+    "--root-ca-file=$pki/ca.crt" \
+    "--service-cluster-ip-range=$SERVICE_CLUSTER_IP_RANGE" \
+    "--cluster-signing-cert-file=$pki/ca.crt" \
+    "--cluster-signing-key-file=$pki/ca.key" \
+    "--concurrent-gc-syncs=5" \
+    "--profiling=false" \
+    "--v=1" \
+    </dev/null >>"$dir/controller-manager.log" 2>&1 &
+  printf '%s\n' "$!" >"$dir/controller-manager.pid"
+}
+
+launch_controller_manager_and_wait() { # data-dir
+  local dir=$1 started=$SECONDS pid deadline
+  start_controller_manager "$dir"
+  pid=$(read_pid_file "$dir/controller-manager.pid")
+  deadline=$((SECONDS + READY_TIMEOUT))
+  until "$(env_value "$dir" FOREWARN_E2E_KUBECTL)" --kubeconfig="$dir/kubeconfig" --request-timeout=5s \
+    -n default get serviceaccount default >/dev/null 2>&1; do
+    if ! pid_is_ours "$pid" kube-controller-manager "$dir"; then
+      tail -n 30 "$dir/controller-manager.log" >&2 || true
+      fail "kube-controller-manager exited during startup (log: $dir/controller-manager.log, last lines above)" "read the log"
+    fi
+    if ((SECONDS >= deadline)); then
+      tail -n 30 "$dir/controller-manager.log" >&2 || true
+      fail "kube-controller-manager created no default ServiceAccount within ${READY_TIMEOUT}s (log: $dir/controller-manager.log)" \
+        "the machine may be overloaded: raise FOREWARN_E2E_READY_TIMEOUT, or read the log"
+    fi
+    sleep 0.25
+  done
+  set_env_value "$dir" FOREWARN_E2E_CONTROLLER_MANAGER_PID "$pid"
+  log "kube-controller-manager ready in $((SECONDS - started))s (pid $pid)"
+}
+
 # ---------------------------------------------------------------- env file
 env_value() { # data-dir key
   sed -n "s/^$2='\\(.*\\)'\$/\\1/p" "$1/cluster.env" | tail -n 1
@@ -309,16 +365,19 @@ start_watchdog() { # data-dir owner-pid
 
 # ---------------------------------------------------------------- subcommands
 command_start() {
-  local cache_root=${FOREWARN_E2E_CACHE:-/var/cache/forewarn-e2e}
-  local bin_dir=${FOREWARN_E2E_BIN_DIR:-$cache_root/$KUBERNETES_VERSION}
+  local bin_dir=${FOREWARN_TOOLS_BIN:-${FOREWARN_E2E_BIN_DIR:-}}
+  [[ -n $bin_dir ]] ||
+    fail "no bin dir: FOREWARN_TOOLS_BIN is not set" "set it to the last line of: FOREWARN_TOOLS_ONLY='kubernetes etcd' bash test/e2e/provision/build-tools.sh"
   local tool
-  for tool in "$bin_dir/kube-apiserver" "$bin_dir/kubectl"; do
-    [[ -x $tool ]] || fail "$tool is missing" "build it first: bash test/e2e/provision/build-apiserver.sh"
+  for tool in etcd kube-apiserver kube-controller-manager kubectl; do
+    [[ -x $bin_dir/$tool ]] ||
+      fail "$bin_dir/$tool is missing" "build it first: FOREWARN_TOOLS_ONLY='kubernetes etcd' bash test/e2e/provision/build-tools.sh"
   done
-  for tool in etcd openssl curl setsid base64; do
-    command -v "$tool" >/dev/null 2>&1 ||
-      fail "'$tool' is not installed" "run test/e2e/provision/build-apiserver.sh (it installs etcd-server, openssl, curl)"
+  for tool in openssl curl setsid base64; do
+    command -v "$tool" >/dev/null 2>&1 || fail "'$tool' is not installed" "apt-get install openssl curl coreutils util-linux"
   done
+  local kubernetes_version
+  kubernetes_version=$("$bin_dir/kube-apiserver" --version | awk '{print $2}')
 
   local dir
   dir=$(mktemp -d "${TMPDIR:-/tmp}/forewarn-e2e.XXXXXX")
@@ -338,7 +397,7 @@ command_start() {
     peer_port=$(pick_free_port "$etcd_port")
     rm -rf "$dir/etcd-data"
     started=$SECONDS
-    start_etcd "$dir" "$etcd_port" "$peer_port"
+    start_etcd "$dir" "$etcd_port" "$peer_port" "$bin_dir"
     status=0
     wait_for_etcd "$dir" "$etcd_port" || status=$?
     ((status == 0)) && break
@@ -348,7 +407,7 @@ command_start() {
       continue
     fi
     tail -n 20 "$dir/etcd.log" >&2 || true
-    fail "etcd did not become healthy (log above, from $dir/etcd.log)" "check that etcd-server is installed and runs: etcd --version"
+    fail "etcd did not become healthy (log above, from $dir/etcd.log)" "check that it runs: $bin_dir/etcd --version"
   done
   log "etcd ready on 127.0.0.1:$etcd_port in $((SECONDS - started))s (pid $(read_pid_file "$dir/etcd.pid"))"
 
@@ -362,15 +421,18 @@ command_start() {
       FOREWARN_E2E_ETCD_URL "http://127.0.0.1:$etcd_port" \
       FOREWARN_E2E_ETCD_PID "$(read_pid_file "$dir/etcd.pid")" \
       FOREWARN_E2E_BIN_DIR "$bin_dir" \
+      FOREWARN_E2E_KUBERNETES_VERSION "$kubernetes_version" \
       FOREWARN_E2E_KUBECTL "$bin_dir/kubectl" \
       FOREWARN_E2E_CA_FILE "$dir/pki/ca.crt" \
       FOREWARN_E2E_CLIENT_CERT_FILE "$dir/pki/admin.crt" \
       FOREWARN_E2E_CLIENT_KEY_FILE "$dir/pki/admin.key" \
       FOREWARN_E2E_ADMIN_TOKEN_FILE "$dir/pki/admin.token" \
       FOREWARN_E2E_APISERVER_LOG "$dir/apiserver.log" \
-      FOREWARN_E2E_ETCD_LOG "$dir/etcd.log"
+      FOREWARN_E2E_ETCD_LOG "$dir/etcd.log" \
+      FOREWARN_E2E_CONTROLLER_MANAGER_LOG "$dir/controller-manager.log"
   } >"$dir/cluster.env"
   write_kubeconfig "$dir/kubeconfig" "https://127.0.0.1:$api_port" "$dir/pki"
+  write_kubeconfig "$dir/controller-manager.kubeconfig" "https://127.0.0.1:$api_port" "$dir/pki" controller-manager
   write_apiserver_args "$dir" "$api_port" "$etcd_port"
 
   if [[ -n ${FOREWARN_E2E_OWNER_PID:-} ]]; then
@@ -379,6 +441,7 @@ command_start() {
   fi
 
   launch_apiserver_and_wait "$dir"
+  if [[ ${FOREWARN_E2E_CONTROLLER_MANAGER:-1} != 0 ]]; then launch_controller_manager_and_wait "$dir"; fi
   trap - EXIT
   log "cluster up in $((SECONDS - script_start))s; env file $dir/cluster.env"
   cat "$dir/cluster.env"
@@ -398,6 +461,7 @@ command_stop() {
     kill -KILL "$watchdog_pid" 2>/dev/null || true
   fi
   # SIGTERM is graceful and waits for open watches: give it a short grace, then SIGKILL.
+  stop_process kube-controller-manager "$dir/controller-manager.pid" kube-controller-manager "$dir" 3 TERM
   stop_process kube-apiserver "$dir/apiserver.pid" kube-apiserver "$dir" 5 TERM
   stop_process etcd "$dir/etcd.pid" etcd "$dir" 10 TERM
   rm -rf "$dir"
@@ -437,7 +501,7 @@ command_status() {
   local dir name pid
   dir=$(resolve_data_dir "${1:-}")
   require_cluster_dir "$dir"
-  for name in etcd kube-apiserver; do
+  for name in etcd kube-apiserver kube-controller-manager; do
     pid=$(read_pid_file "$dir/${name#kube-}.pid")
     if pid_is_ours "$pid" "$name" "$dir"; then echo "$name running (pid $pid)"; else echo "$name stopped"; fi
   done
