@@ -17,9 +17,6 @@ export const CONTROLLER_RULES: PolicyRule[] = [
   },
   { apiGroups: ['apps'], resources: ['deployments', 'statefulsets', 'daemonsets'], verbs: READ },
   { apiGroups: ['batch'], resources: ['cronjobs'], verbs: READ },
-  // Companion kinds of the missing-resource rules (a workload without its disruption budget, ...).
-  { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: READ },
-  { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: READ },
   { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies', 'ingresses'], verbs: READ },
   // Companion kinds the missing-resource rules look for (PodDisruptionBudget, HorizontalPodAutoscaler).
   { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: READ },
