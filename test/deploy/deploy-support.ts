@@ -130,10 +130,13 @@ export async function objectExists(cluster: Cluster, args: readonly string[]): P
   throw new Error(`kubectl get ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
 }
 
-/** A nested field of a JSON object, e.g. at(obj, 'data', 'ca.crt'). */
+/** A nested field of a JSON value, e.g. at(obj, 'data', 'ca.crt') or at(obj, 'webhooks', '0', 'name'). */
 export function at(value: unknown, ...keys: string[]): unknown {
   let current = value;
-  for (const key of keys) current = isJsonObject(current) ? current[key] : undefined;
+  for (const key of keys) {
+    if (Array.isArray(current)) current = current[Number(key)];
+    else current = isJsonObject(current) ? current[key] : undefined;
+  }
   return current;
 }
 

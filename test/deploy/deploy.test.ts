@@ -25,6 +25,7 @@ import {
   type RunningController,
 } from './forewarn-processes';
 import { PulumiWorkspace, tail } from './pulumi-cli';
+import { SHOP_MANIFEST, deploymentManifest } from './shop';
 import { deployToolDirs, skipAwaitConfig, testNeedingProviders } from './tools';
 
 const withProviders = testNeedingProviders('deploy.test.ts');
@@ -35,31 +36,6 @@ let pulumi: PulumiWorkspace;
 let project: string;
 let controller: RunningController | undefined;
 const processes: Array<{ stop: () => Promise<unknown> }> = [];
-
-const SHOP_MANIFEST = `
-apiVersion: v1
-kind: Namespace
-metadata: { name: shop, labels: { forewarn.dev/tier: constrained } }
----
-apiVersion: networking.k8s.io/v1
-kind: NetworkPolicy
-metadata: { name: default-deny-ingress, namespace: shop }
-spec: { podSelector: {}, policyTypes: [Ingress] }
-`;
-
-function deploymentManifest(name: string): string {
-  return `
-apiVersion: apps/v1
-kind: Deployment
-metadata: { name: ${name}, namespace: shop, labels: { app: ${name} } }
-spec:
-  replicas: 1
-  selector: { matchLabels: { app: ${name} } }
-  template:
-    metadata: { labels: { app: ${name} } }
-    spec: { containers: [{ name: web, image: nginx:1.27 }] }
-`;
-}
 
 /** `pulumi stack init` and the stack's configuration (YAML lines under `config:`). */
 async function initStack(stack: string, configLines: readonly string[]): Promise<void> {
