@@ -44,15 +44,29 @@ export async function startControllerAs(cluster: Cluster, logDir: string): Promi
     ],
     {},
   );
-  const listening = await started.waitForLogLine(
-    (line) => line.msg === 'HTTP API listening',
-    30_000,
-    'listening',
-  );
-  const url = `http://127.0.0.1:${String(listening.port)}`;
-  const api = new ControllerApi(url);
-  await waitFor(() => api.isReady(), 90_000, { description: 'controller /readyz', intervalMs: 200 });
-  return { process: started, api, url };
+  return stoppedOnFailure(started, async () => {
+    const listening = await started.waitForLogLine(
+      (line) => line.msg === 'HTTP API listening',
+      30_000,
+      'listening',
+    );
+    const url = `http://127.0.0.1:${String(listening.port)}`;
+    const api = new ControllerApi(url);
+    await waitFor(() => api.isReady(), 90_000, { description: 'controller /readyz', intervalMs: 200 });
+    return { process: started, api, url };
+  });
+}
+
+/** Runs `wait`; when it fails, stops the process (so jest can exit) and adds its last log lines. */
+async function stoppedOnFailure<T>(started: ManagedProcess, wait: () => Promise<T>): Promise<T> {
+  try {
+    return await wait();
+  } catch (error) {
+    await started.stop('SIGKILL');
+    throw new Error(
+      `${(error as Error).message}\n----- ${started.name}, last lines -----\n${started.tail(30)}`,
+    );
+  }
 }
 
 /** Log lines of a process that report an authorization failure (HTTP 403 / Forbidden). */
@@ -93,10 +107,8 @@ export async function startWebhookAs(
     ],
     {},
   );
-  const settled = await started.waitForLogLine(
-    (line) => line.event === 'tls_secret_settled',
-    60_000,
-    'event tls_secret_settled',
+  const settled = await stoppedOnFailure(started, () =>
+    started.waitForLogLine((line) => line.event === 'tls_secret_settled', 60_000, 'event tls_secret_settled'),
   );
   return { process: started, settled };
 }
