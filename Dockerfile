@@ -8,12 +8,17 @@
 #     node /app/dist/services/controller/main.js --manifests /app/examples/manifests
 
 # Node LTS on Debian 12. package.json requires Node >= 20.19; 22 is an LTS line it supports.
-ARG NODE_IMAGE=node:22-bookworm-slim
+# Pinned to a full version so a rebuild gives the same image. To update: pick the newest
+# `22.x.y-bookworm-slim` tag (https://hub.docker.com/_/node), change it here and in docs/deploy.md,
+# run `npm test` and the end-to-end tier; for a byte-identical base, append its digest
+# (`docker buildx imagetools inspect node:22.x.y-bookworm-slim` prints it) as `@sha256:...`.
+ARG NODE_IMAGE=node:22.23.3-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 # Dependencies first, so a source change does not reinstall them. --ignore-scripts: nothing here needs an
-# install script, and @pulumi/kubernetes' script would try to download a provider plugin.
+# install script, and @pulumi/kubernetes' script would try to download a provider plugin. The build
+# stage installs the Pulumi packages (dev and peer dependencies: infra/ compiles against them).
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
@@ -25,7 +30,8 @@ FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+# --omit=peer: the Pulumi packages (about 39 MB) are for the component's users, never run here.
+RUN npm ci --omit=dev --omit=peer --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY examples/manifests ./examples/manifests
 # The webhook's entry point. `exec` makes node PID 1, so SIGTERM reaches it and it drains cleanly.

@@ -1,55 +1,37 @@
-// Least-privilege access of both processes. The controller only reads (get/list/watch) the kinds its
-// adapters watch, plus namespaces and workloads; never Secrets, never a write verb. The webhook may
-// write only its own TLS Secret and patch only its own webhook configuration (self-signed mode).
+// Least-privilege access of both processes. The controller only reads (get/list/watch) the kinds it
+// watches: its adapters', the inventory's and the companions'; never Secrets, never a write verb.
+// The webhook may write only its own TLS Secret and patch only its own webhook configuration
+// (self-signed mode).
 import * as k8s from '@pulumi/kubernetes';
+import type { ResourceTarget } from '../services/model/kubernetes';
+import { controllerReadTargets } from '../services/model/watched-kinds';
 import { clusterMeta, namespacedMeta, type BuildContext } from './common';
 
 type PolicyRule = k8s.types.input.rbac.v1.PolicyRule;
 
 const READ = ['get', 'list', 'watch'];
 
-/** Read access of the controller, one rule per API group. */
-export const CONTROLLER_RULES: PolicyRule[] = [
-  {
-    apiGroups: [''],
-    resources: ['namespaces', 'pods', 'services', 'resourcequotas', 'limitranges'],
-    verbs: READ,
-  },
-  { apiGroups: ['apps'], resources: ['deployments', 'statefulsets', 'daemonsets'], verbs: READ },
-  { apiGroups: ['batch'], resources: ['cronjobs'], verbs: READ },
-  { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies', 'ingresses'], verbs: READ },
-  // Companion kinds the missing-resource rules look for (PodDisruptionBudget, HorizontalPodAutoscaler).
-  { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: READ },
-  { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: READ },
-  {
-    apiGroups: ['admissionregistration.k8s.io'],
-    resources: [
-      'validatingwebhookconfigurations',
-      'mutatingwebhookconfigurations',
-      'validatingadmissionpolicies',
-      'validatingadmissionpolicybindings',
-    ],
-    verbs: READ,
-  },
-  // CRD discovery: which optional kinds (Cilium, Gatekeeper, Kyverno, Istio, ...) the cluster serves.
-  { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: READ },
-  {
-    apiGroups: ['cilium.io'],
-    resources: ['ciliumnetworkpolicies', 'ciliumclusterwidenetworkpolicies'],
-    verbs: READ,
-  },
-  // Gatekeeper creates one kind per ConstraintTemplate, so the group is read whole.
-  { apiGroups: ['constraints.gatekeeper.sh'], resources: ['*'], verbs: READ },
-  { apiGroups: ['kyverno.io'], resources: ['clusterpolicies', 'policies'], verbs: READ },
-  {
-    apiGroups: ['security.istio.io'],
-    resources: ['authorizationpolicies', 'peerauthentications'],
-    verbs: READ,
-  },
-  { apiGroups: ['networking.istio.io'], resources: ['sidecars'], verbs: READ },
-  { apiGroups: ['cert-manager.io'], resources: ['issuers', 'clusterissuers'], verbs: READ },
-  { apiGroups: ['monitoring.coreos.com'], resources: ['servicemonitors', 'podmonitors'], verbs: READ },
-];
+/** Resources grouped by API group, groups and resources in first-seen order, without repeats. */
+export function groupResources(
+  targets: readonly ResourceTarget[],
+): Array<{ apiGroups: string[]; resources: string[] }> {
+  const byGroup = new Map<string, string[]>();
+  for (const { group, resource } of targets) {
+    const resources = byGroup.get(group) ?? [];
+    if (!resources.includes(resource)) resources.push(resource);
+    byGroup.set(group, resources);
+  }
+  return [...byGroup].map(([group, resources]) => ({ apiGroups: [group], resources }));
+}
+
+/**
+ * Read access of the controller, one rule per API group, derived from what it watches
+ * (services/model/watched-kinds.ts): a new policy source brings its permission with it. Groups an
+ * adapter owns whole (Gatekeeper creates one kind per ConstraintTemplate) are read whole.
+ */
+export function controllerRules(): PolicyRule[] {
+  return groupResources(controllerReadTargets()).map((rule) => ({ ...rule, verbs: READ }));
+}
 
 /** The webhook's rules on Secrets of its namespace (self-signed mode). */
 export function webhookSecretRules(tlsSecretName: string): PolicyRule[] {
@@ -71,11 +53,6 @@ export function webhookConfigurationRules(webhookConfigurationName: string): Pol
       verbs: ['get', 'update', 'patch'],
     },
   ];
-}
-
-/** The controller's rules: what the component grants and what the e2e tier binds its identity to. */
-export function controllerRules(): PolicyRule[] {
-  return CONTROLLER_RULES;
 }
 
 /** ClusterRole + ClusterRoleBinding of the controller's ServiceAccount. Returns the binding. */

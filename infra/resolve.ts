@@ -28,6 +28,7 @@ import {
   quoted,
   show,
 } from './checks';
+import { rescanIntervalProblem } from '../services/model/duration';
 
 export { parseGoDuration } from './checks';
 
@@ -234,13 +235,14 @@ export function resolveForewarnArgs(
   if (!isOneOf(DetailLevel, detailLevel)) {
     errors.push(`controller.detailLevel must be one of ${quoted(DetailLevel)} (got ${show(detailLevel)})`);
   }
-  if (
-    controllerArgs.rescanInterval !== undefined &&
-    parseGoDuration(controllerArgs.rescanInterval) === undefined
-  ) {
-    errors.push(
-      `controller.rescanInterval must be a duration such as "5m" (got ${show(controllerArgs.rescanInterval)})`,
-    );
+  if (controllerArgs.rescanInterval !== undefined) {
+    // The controller's own rule: a value accepted here must not stop the controller at start.
+    const milliseconds = parseGoDuration(String(controllerArgs.rescanInterval));
+    const problem = milliseconds === undefined ? 'not a duration' : rescanIntervalProblem(milliseconds);
+    if (problem)
+      errors.push(
+        `controller.rescanInterval must be a duration of at least 1s such as "5m" (got ${show(controllerArgs.rescanInterval)}): ${problem}`,
+      );
   }
 
   const webhookArgs = args.admissionWebhook ?? {};

@@ -15,7 +15,8 @@ import {
   type BuildContext,
 } from './common';
 import { CONTROLLER_HTTP_PORT } from './controller';
-import { createWebhookRbac } from './rbac';
+import { createWebhookRbac, groupResources } from './rbac';
+import { WEBHOOK_RESOURCES } from '../services/model/resources';
 import { createManagedCertificate, createSelfSignedTls, selfSignedRegistrationOptions } from './tls';
 
 export const WEBHOOK_PORT = 8443;
@@ -26,11 +27,12 @@ export const MANAGED_CERT_DIR = '/etc/webhook/certs';
 type RuleWithOperations = k8s.types.input.admissionregistration.v1.RuleWithOperations;
 
 /** What the webhook intercepts (spec 4.4): CREATE and UPDATE of namespaced workloads and their companions. */
-export const WEBHOOK_RULES: RuleWithOperations[] = [
-  { apiGroups: [''], resources: ['pods', 'services', 'configmaps'] },
-  { apiGroups: ['apps'], resources: ['deployments', 'statefulsets', 'daemonsets', 'replicasets'] },
-  { apiGroups: ['batch'], resources: ['jobs', 'cronjobs'] },
-].map((rule) => ({ ...rule, apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], scope: 'Namespaced' }));
+export const WEBHOOK_RULES: RuleWithOperations[] = groupResources(WEBHOOK_RESOURCES).map((rule) => ({
+  ...rule,
+  apiVersions: ['v1'],
+  operations: ['CREATE', 'UPDATE'],
+  scope: 'Namespaced',
+}));
 
 export interface WebhookResources {
   service: k8s.core.v1.Service;

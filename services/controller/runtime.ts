@@ -17,6 +17,7 @@ import { prospectiveFindings, prospectiveFindingsForObject } from './missing/pro
 import { startMcpService, type RunningMcpService } from './mcp/mcp-service';
 import type { WatchObserver } from './sources/cluster/reflector';
 import type { FlowObserverState, McpState, RuntimeState } from './views/health';
+import { answerClientErrorsAsJson } from '../net/client-error';
 
 // Wires one controller: index, ingestion, a source, the HTTP server. I/O pieces are created here
 // (or injected by tests) so everything below stays pure.
@@ -127,6 +128,7 @@ export async function startController(
       defaultContact: config.contact,
       ownWebhookName: config.ownWebhook,
       meshRootNamespace: config.meshRootNamespace,
+      podSecurityDefaults: config.podSecurityDefaults,
     },
     clock,
   );
@@ -178,6 +180,7 @@ export async function startController(
   });
   const httpServer = createServer(app);
   httpServer.keepAliveTimeout = 65_000;
+  answerClientErrorsAsJson(httpServer);
   const port = await listen(httpServer, config.port, config.address);
   logger.info({ port, address: config.address }, 'HTTP API listening');
   if (config.mcp) {

@@ -31,6 +31,7 @@ export const EFFECTS = [
   'audit',
   'require',
   'missing',
+  'delete',
 ] as const;
 export type Effect = (typeof EFFECTS)[number];
 
@@ -44,6 +45,8 @@ export const ADAPTER_NAMES = [
   'policyengine',
   'mesh',
   'missingresource',
+  'adminnetworkpolicy',
+  'podsecurity',
 ] as const;
 export type AdapterName = (typeof ADAPTER_NAMES)[number];
 
@@ -205,4 +208,26 @@ export function severityRank(severity: Severity): number {
 /** Detail levels are ordered: a request may lower the configured level, never raise it. */
 export function detailLevelRank(level: DetailLevel): number {
   return DETAIL_LEVELS.indexOf(level);
+}
+
+/** DESIGN.md 7b: what the admitted object itself will meet. */
+export const VERDICTS = ['violates', 'passes', 'applies', 'unknown'] as const;
+export type VerdictName = (typeof VERDICTS)[number];
+
+export interface EvidenceEntry {
+  /** Field path in the object: `spec.template.spec.containers[1].resources.limits.memory`. */
+  path: string;
+  message: string;
+}
+
+/** An entry of `POST /api/v1/admission-check`: the list entry plus the verdict on the object. */
+export interface CheckedConstraint extends ListedConstraint {
+  verdict: VerdictName;
+  evidence: EvidenceEntry[];
+  /** Why the verdict is `unknown`, or a note such as the defaults a LimitRange will set. */
+  reason?: string;
+}
+
+export interface AdmissionCheck {
+  constraints: CheckedConstraint[];
 }

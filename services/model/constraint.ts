@@ -7,8 +7,15 @@ import type {
   RemediationStepType,
   Severity,
 } from './api';
-import type { KubernetesObject, LabelSelector } from './kubernetes';
+import type { KubernetesObject, ResourceTarget } from './kubernetes';
+import type { PodSecurityDefaults } from './pod-security';
+import type { Selector } from './selector';
+import type { QuotaScopeRequirement } from './quota-scope';
 import type { Text } from './text';
+import type { PolicySourceKinds, PolicySourceName } from './watched-kinds';
+
+// Re-exported: constraints name their targets with it, and most callers import it from here.
+export type { ResourceTarget };
 
 // The constraint as the index keeps it. Views turn it into the wire shapes of api.ts at a detail
 // level; every human-readable string is a Text so the views can redact it (see text.ts).
@@ -27,14 +34,31 @@ export type NamespaceScope =
       namespaces?: string[];
       /** Never these namespaces; wildcards as in `namespaces`. */
       excludedNamespaces?: string[];
-      namespaceSelector?: LabelSelector;
-    };
+      /** Evaluated against the Namespace's labels (a Calico expression for Calico sources). */
+      namespaceSelector?: Selector;
+    }
+  /**
+   * In no namespace's report: the source selects no pod (Cilium `reserved:*` identities, node
+   * selectors) or intercepts only cluster-scoped resources (CertificateSigningRequests, ...). The
+   * constraint is still indexed and counted; `reason` says why it reaches no namespace.
+   */
+  | { kind: 'none'; reason: string };
+
+/**
+ * A different outcome of one cluster-wide constraint in some namespaces (Kyverno
+ * `validationFailureActionOverrides`, rule-level `failureActionOverrides`): in a namespace the first
+ * override whose scope admits it replaces severity, effect, summary and hint.
+ */
+export interface NamespaceOutcome {
+  scope: NamespaceScope;
+  severity: Severity;
+  effect: Effect;
+  summary: Text;
+  remediationHint: Text;
+  tags: string[];
+}
 
 /** A resource an admission constraint intercepts: API group and plural resource; `*` honoured. */
-export interface ResourceTarget {
-  group: string;
-  resource: string;
-}
 
 export interface SourceObject {
   kind: string;
@@ -68,8 +92,11 @@ export interface Constraint {
   adapter: AdapterName;
   source: SourceObject;
   scope: NamespaceScope;
-  /** Pods this applies to; undefined means every workload of the namespace. */
-  workloadSelector?: LabelSelector;
+  /**
+   * Pods this applies to, by their labels; undefined means every workload of the namespace. A label
+   * selector, or a Calico expression for Calico sources (selector.ts evaluates both).
+   */
+  workloadSelector?: Selector;
   /** Resources this intercepts; undefined means any resource. */
   resourceTargets?: ResourceTarget[];
   tags: string[];
@@ -80,6 +107,12 @@ export interface Constraint {
   remediation: { summary: Text; steps: RemediationStepTemplate[] };
   /** Only for ResourceLimit constraints. */
   metrics?: Metrics;
+  /** A scoped ResourceQuota's scope: it applies only to objects in it (quota-scope.ts). */
+  quotaScopes?: QuotaScopeRequirement[];
+  /** Applies only to pods running one of these images (Kyverno `imageReferences`; image-references.ts). */
+  imageReferences?: string[];
+  /** Per-namespace outcomes of a cluster-wide constraint; the index applies them (constraint-index.ts). */
+  namespaceOutcomes?: NamespaceOutcome[];
   /** ISO 8601: when the source object was last seen. */
   lastObserved: string;
 }
@@ -92,8 +125,12 @@ export interface AdapterContext {
   ownWebhookName: string;
   /** Mesh root namespace whose policies apply mesh-wide. */
   meshRootNamespace: string;
+  /** Pod Security Admission defaults of the cluster (`--pod-security-default`); unknown when absent. */
+  podSecurityDefaults?: PodSecurityDefaults;
   /** Related objects retained by the ingest layer (e.g. a ValidatingAdmissionPolicy for its binding). */
   lookup(apiVersionKind: { group: string; kind: string }, namespace: string | null, name: string): unknown;
+  /** Every retained object of one kind in a namespace (null: cluster-scoped), e.g. a Server's authorizations. */
+  lookupAll(groupKind: { group: string; kind: string }, namespace: string | null): unknown[];
 }
 
 /** A constraint before the ingest layer stamps observation time and applies annotation overrides. */
@@ -102,28 +139,21 @@ export type ConstraintDraft = Omit<Constraint, 'lastObserved'>;
 /** Thrown by adapters on objects they cannot read; counted as a parse error, never fatal. */
 export class AdapterParseError extends Error {}
 
-export interface AdapterKind {
-  group: string;
-  /** Versions tried in order when discovering what the cluster serves. */
-  versions: string[];
-  kind: string;
-  plural: string;
-  namespaced: boolean;
-}
-
 export interface Adapter {
-  name: AdapterName;
-  /** Kinds routed to this adapter by exact group and kind. */
-  kinds: AdapterKind[];
-  /**
-   * Whole API groups whose every kind belongs to this adapter (Gatekeeper creates one CRD per
-   * constraint template in `constraints.gatekeeper.sh`). Discovered kinds are added at run time.
-   */
-  dynamicGroups?: string[];
+  name: PolicySourceName;
+  /** Kinds routed to this adapter by exact group and kind (its entry in POLICY_SOURCE_KINDS). */
+  kinds: PolicySourceKinds['kinds'];
+  /** Whole API groups whose every kind belongs to this adapter (see PolicySourceKinds). */
+  dynamicGroups?: PolicySourceKinds['dynamicGroups'];
   /**
    * Kinds kept whole by the ingest layer because constraints depend on more than one object; when one
    * of them changes, every retained object of this adapter is evaluated again.
    */
   retainedKinds?: Array<{ group: string; kind: string }>;
   toConstraints(object: KubernetesObject, context: AdapterContext): ConstraintDraft[];
+  /**
+   * Constraints this adapter reads from every Namespace (annotations such as Linkerd's default
+   * inbound policy), besides the adapter the Namespace kind is routed to. Same error contract.
+   */
+  namespaceConstraints?(namespace: KubernetesObject, context: AdapterContext): ConstraintDraft[];
 }

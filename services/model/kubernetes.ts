@@ -30,6 +30,12 @@ export interface LabelSelector {
 
 export type Labels = Readonly<Record<string, string>>;
 
+/** A resource as admission rules name it: API group and plural (`apps`, `deployments`). */
+export interface ResourceTarget {
+  group: string;
+  resource: string;
+}
+
 /** `apps/v1` → `apps`; `v1` → `` (the core group). */
 export function groupOf(apiVersion: string | undefined): string {
   // Objects from files are untyped: a non-string apiVersion has no group rather than crashing.
@@ -73,6 +79,25 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 
 export function isStringRecord(value: unknown): value is Record<string, string> {
   return isRecord(value) && Object.values(value).every((entry) => typeof entry === 'string');
+}
+
+/** The value at a path of nested records; undefined as soon as one step is not a record. */
+export function readPath(value: unknown, path: readonly string[]): unknown {
+  let current = value;
+  for (const key of path) {
+    if (!isRecord(current)) return undefined;
+    current = current[key];
+  }
+  return current;
+}
+
+/** The string entries of a label map; a partly malformed map keeps its good entries. */
+export function stringLabels(value: unknown): Labels {
+  if (!isRecord(value)) return {};
+  if (isStringRecord(value)) return value;
+  return Object.fromEntries(
+    Object.entries(value).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+  );
 }
 
 // Kubernetes name rules (apimachinery validation): used to reject bad path parameters early.

@@ -1,4 +1,5 @@
-import type { ResourceTarget } from './constraint';
+import type { ResourceTarget } from './kubernetes';
+import { ADMITTED_WORKLOAD_RESOURCES, WORKLOAD_KINDS } from './workload-kinds';
 
 // Kind ↔ plural resource names. Admission constraints name what they intercept by plural resource
 // (`ingresses`), policy engines by kind (`Ingress`); both are compared as plural resources.
@@ -40,12 +41,7 @@ const KNOWN_KIND_GROUPS: Record<string, string> = {
   Namespace: '',
   ServiceAccount: '',
   PersistentVolumeClaim: '',
-  Deployment: 'apps',
-  StatefulSet: 'apps',
-  DaemonSet: 'apps',
-  ReplicaSet: 'apps',
-  Job: 'batch',
-  CronJob: 'batch',
+  ...Object.fromEntries(WORKLOAD_KINDS.map((entry) => [entry.kind, entry.group])),
   Ingress: 'networking.k8s.io',
   NetworkPolicy: 'networking.k8s.io',
 };
@@ -54,16 +50,8 @@ export function groupOfKnownKind(kind: string): string | undefined {
   return KNOWN_KIND_GROUPS[kind];
 }
 
-/** The resources the webhook is registered for (spec 4.4): workloads plus services and configmaps. */
-export const WORKLOAD_RESOURCES: readonly ResourceTarget[] = [
-  { group: '', resource: 'pods' },
-  { group: 'apps', resource: 'deployments' },
-  { group: 'apps', resource: 'statefulsets' },
-  { group: 'apps', resource: 'daemonsets' },
-  { group: 'apps', resource: 'replicasets' },
-  { group: 'batch', resource: 'jobs' },
-  { group: 'batch', resource: 'cronjobs' },
-];
+/** The workload resources the webhook is registered for (spec 4.4), from the workload kinds table. */
+export const WORKLOAD_RESOURCES: readonly ResourceTarget[] = ADMITTED_WORKLOAD_RESOURCES;
 
 /** Everything the webhook is registered for (spec 4.4): workloads, Services and ConfigMaps. */
 export const WEBHOOK_RESOURCES: readonly ResourceTarget[] = [

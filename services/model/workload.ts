@@ -1,4 +1,5 @@
-import { isRecord, isStringRecord, type KubernetesObject, type Labels } from './kubernetes';
+import { isRecord, isStringRecord, readPath, type KubernetesObject, type Labels } from './kubernetes';
+import { podTemplateOf, workloadKindNamed } from './workload-kinds';
 
 // What companion checks need to know about a workload (or Ingress): its pod labels, what it
 // references through annotations, and the ports it exposes. Shared by the controller's inventory
@@ -16,22 +17,20 @@ export interface WorkloadDescriptor {
   portNames: string[];
 }
 
-const WORKLOAD_TEMPLATE_PATHS: Record<string, string[]> = {
-  Deployment: ['spec', 'template'],
-  StatefulSet: ['spec', 'template'],
-  DaemonSet: ['spec', 'template'],
-  ReplicaSet: ['spec', 'template'],
-  Job: ['spec', 'template'],
-  CronJob: ['spec', 'jobTemplate', 'spec', 'template'],
-};
+/** Where a pod's metadata and spec live in an object: the object itself for a Pod. */
+export interface PodTemplateLocation {
+  /** The pod template (or the Pod): `{metadata, spec}`. */
+  template: Record<string, unknown>;
+  /** Its path in the object, `[]` for a Pod, `['spec', 'template']` for a Deployment. */
+  path: readonly string[];
+}
 
-function readPath(value: unknown, path: readonly string[]): unknown {
-  let current = value;
-  for (const key of path) {
-    if (!isRecord(current)) return undefined;
-    current = current[key];
-  }
-  return current;
+/** The pods an object creates, described by its pod template and where it is; undefined for other kinds. */
+export function podTemplateLocationOf(object: KubernetesObject): PodTemplateLocation | undefined {
+  const workload = workloadKindNamed(object.kind ?? '');
+  if (!workload) return undefined;
+  const template = podTemplateOf(object, workload);
+  return isRecord(template) ? { template, path: workload.podTemplatePath } : undefined;
 }
 
 /** Workload kinds, bare Pods and Ingresses are what reference companions. */
@@ -42,9 +41,9 @@ export function describeWorkload(
   const kind = object.kind ?? '';
   const name = object.metadata?.name;
   if (typeof name !== 'string' || name === '') return undefined;
-  const templatePath = WORKLOAD_TEMPLATE_PATHS[kind];
-  if (!templatePath && kind !== 'Pod' && kind !== 'Ingress') return undefined;
-  const podTemplate = templatePath ? readPath(object, templatePath) : object;
+  const workload = workloadKindNamed(kind);
+  if (!workload && kind !== 'Ingress') return undefined;
+  const podTemplate = workload ? podTemplateOf(object, workload) : object;
   const podLabels = readPath(podTemplate, ['metadata', 'labels']);
   const podAnnotations = readPath(podTemplate, ['metadata', 'annotations']);
   const containers = readPath(podTemplate, ['spec', 'containers']);

@@ -1,6 +1,6 @@
-import { type ListedConstraint, type Severity } from '../model/api';
-import { isRecord, isStringRecord, type Labels } from '../model/kubernetes';
+import { isRecord, readPath, type Labels } from '../model/kubernetes';
 import { companionAnnotations, describeWorkload } from '../model/workload';
+import { workloadLabels } from '../model/workload-kinds';
 
 // The admission core (spec 4.5, DESIGN.md 7): pure functions from an untrusted request body to the
 // query the webhook makes, and from the controller's answer to the AdmissionReview it returns.
@@ -9,10 +9,6 @@ import { companionAnnotations, describeWorkload } from '../model/workload';
 
 export const ADMISSION_V1 = 'admission.k8s.io/v1';
 const ADMISSION_V1BETA1 = 'admission.k8s.io/v1beta1';
-
-/** The API server truncates longer warnings (256 runes); we shorten first so the ellipsis is ours. */
-export const MAX_WARNING_LENGTH = 256;
-const ELLIPSIS = '…';
 
 export interface GroupVersionResource {
   group: string;
@@ -36,10 +32,16 @@ export interface AdmissionRequestSummary {
   operation: string;
   resource: GroupVersionResource | null;
   kind: GroupVersionKind | null;
-  /** Labels the controller matches workload selectors against (see workloadLabels). */
-  labels: Labels;
+  /**
+   * Labels the controller matches workload selectors against (see workloadLabels); `{}` for an
+   * object without labels (it matches only empty selectors), null when the review carries no object.
+   */
+  labels: Labels | null;
   /** What companion checks need about the admitted object (missing issuers, monitors, ...). */
   companions: { annotations: Record<string, string>; portNames: string[] } | null;
+  /** The admitted object and its previous version, for the controller's verdicts. */
+  object: Record<string, unknown> | null;
+  oldObject: Record<string, unknown> | null;
 }
 
 export type ParsedReview =
@@ -76,53 +78,6 @@ function kindOfObject(object: Record<string, unknown>): GroupVersionKind | null 
   };
 }
 
-function stringLabels(value: unknown): Labels {
-  if (!isRecord(value)) return {};
-  if (isStringRecord(value)) return value;
-  // Keep the string entries of a partly malformed map rather than losing all of them.
-  return Object.fromEntries(
-    Object.entries(value).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
-  );
-}
-
-function path(value: unknown, ...keys: string[]): unknown {
-  let current = value;
-  for (const key of keys) {
-    if (!isRecord(current)) return undefined;
-    current = current[key];
-  }
-  return current;
-}
-
-// Controllers whose pods are described by `spec.template`: policies select the pods, so the pods'
-// labels are what the controller must match, not the controller object's own labels.
-const POD_TEMPLATE_KINDS = new Set([
-  'apps/Deployment',
-  'apps/StatefulSet',
-  'apps/DaemonSet',
-  'apps/ReplicaSet',
-  'batch/Job',
-  '/ReplicationController',
-]);
-
-/**
- * The labels selectors are evaluated against: pod-template labels for workload controllers,
- * `spec.jobTemplate.spec.template.metadata.labels` for CronJobs, the object's own labels otherwise
- * (Pods, Services, ConfigMaps).
- */
-export function workloadLabels(
-  kind: Pick<GroupVersionKind, 'group' | 'kind'> | null,
-  object: unknown,
-): Labels {
-  const key = kind ? `${kind.group}/${kind.kind}` : '';
-  if (POD_TEMPLATE_KINDS.has(key))
-    return stringLabels(path(object, 'spec', 'template', 'metadata', 'labels'));
-  if (key === 'batch/CronJob') {
-    return stringLabels(path(object, 'spec', 'jobTemplate', 'spec', 'template', 'metadata', 'labels'));
-  }
-  return stringLabels(path(object, 'metadata', 'labels'));
-}
-
 function reviewApiVersionOf(body: unknown): string {
   // A v1beta1 review must be answered in v1beta1; everything else gets v1.
   return isRecord(body) && body.apiVersion === ADMISSION_V1BETA1 ? ADMISSION_V1BETA1 : ADMISSION_V1;
@@ -138,13 +93,19 @@ export function parseAdmissionReview(body: unknown): ParsedReview {
     problem,
   });
   if (!isRecord(body)) return failure('', 'body is not a JSON object');
-  if (body.kind !== undefined && body.kind !== 'AdmissionReview') {
-    return failure('', `kind is ${JSON.stringify(body.kind)}, expected AdmissionReview`);
-  }
   const request = body.request;
+  // The uid is read first: every answer the API server can match, even to a malformed review,
+  // must carry it, or the API server fails the call (and a failurePolicy Fail would block).
+  const readableUid = isRecord(request) && typeof request.uid === 'string' ? request.uid : '';
+  if (body.kind !== undefined && body.kind !== 'AdmissionReview') {
+    return failure(
+      readableUid,
+      `kind is ${JSON.stringify(body.kind).slice(0, 100)}, expected AdmissionReview`,
+    );
+  }
   if (!isRecord(request)) return failure('', 'request is missing');
-  if (typeof request.uid !== 'string' || request.uid === '') return failure('', 'request.uid is missing');
-  const uid = request.uid;
+  if (readableUid === '') return failure('', 'request.uid is missing');
+  const uid = readableUid;
 
   // UPDATE and CREATE carry `object`; fall back to `oldObject` so a DELETE sent by a widened
   // registration still gets labels.
@@ -156,13 +117,15 @@ export function parseAdmissionReview(body: unknown): ParsedReview {
   const namespace =
     typeof request.namespace === 'string' && request.namespace !== ''
       ? request.namespace
-      : path(object, 'metadata', 'namespace');
+      : readPath(object, ['metadata', 'namespace']);
   if (typeof namespace !== 'string' || namespace === '') {
     return failure(uid, 'request has no namespace (cluster-scoped objects have no namespace constraints)');
   }
   const kind = readGroupVersionKind(request.kind) ?? (object ? kindOfObject(object) : null);
   const name =
-    typeof request.name === 'string' && request.name !== '' ? request.name : path(object, 'metadata', 'name');
+    typeof request.name === 'string' && request.name !== ''
+      ? request.name
+      : readPath(object, ['metadata', 'name']);
 
   return {
     ok: true,
@@ -174,8 +137,10 @@ export function parseAdmissionReview(body: unknown): ParsedReview {
       operation: typeof request.operation === 'string' ? request.operation : '',
       resource: readGroupVersionResource(request.resource),
       kind,
-      labels: workloadLabels(kind, object),
+      labels: object ? workloadLabels(kind, object) : null,
       companions: companionHintsOf(object, kind),
+      object: isRecord(request.object) ? request.object : null,
+      oldObject: isRecord(request.oldObject) ? request.oldObject : null,
     },
   };
 }
@@ -214,66 +179,6 @@ const LEADING_UID = /"request"\s*:\s*\{\s*"uid"\s*:\s*"([A-Za-z0-9._:-]{1,128})"
 /** The uid of a review from the first bytes of its text, when it is where the API server puts it. */
 export function uidFromReviewPrefix(prefix: string): string {
   return LEADING_UID.exec(prefix)?.[1] ?? '';
-}
-
-/** The inputs of one warning: a subset of the controller's ListedConstraint. */
-export type WarningSource = Pick<ListedConstraint, 'severity' | 'summary' | 'remediationHint'>;
-
-const SEVERITY_PREFIX: Record<Severity, string | null> = {
-  Critical: '[CRITICAL]',
-  Warning: '[WARNING]',
-  Info: null,
-};
-
-// Printable ASCII words separated by single spaces: nothing for singleLine to change. Most
-// summaries look like this, and skipping the two Unicode-aware replacements for them took the
-// warning formatting from ~10% to ~1% of the webhook's CPU per review (docs/benchmarks.md).
-const PLAIN_SINGLE_LINE = /^[!-~]+(?: [!-~]+)*$/;
-
-// Warnings travel in an HTTP `Warning` header: control characters (newlines from a multi-line
-// annotation, tabs) would corrupt it, so they become spaces.
-function singleLine(text: string): string {
-  if (PLAIN_SINGLE_LINE.test(text)) return text;
-  return text
-    .replace(/\p{Cc}/gu, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
-}
-
-/** Shortens to at most `max` characters (code points, as the API server counts runes), ending in `…`. */
-export function shortenWarning(text: string, max = MAX_WARNING_LENGTH): string {
-  // A string never has more code points than UTF-16 units: short ones need no counting.
-  if (text.length <= max) return text;
-  // Count code points in place (a surrogate pair is one) instead of splitting the text into an
-  // array of them: long warnings are common, and the array was ~8% of the webhook's CPU per review.
-  let index = 0;
-  let cut = 0;
-  for (let counted = 0; index < text.length; counted++) {
-    if (counted === max - 1) cut = index;
-    if (counted === max) return `${text.slice(0, cut).trimEnd()}${ELLIPSIS}`;
-    index += (text.codePointAt(index) ?? 0) > 0xffff ? 2 : 1;
-  }
-  return text;
-}
-
-/** `[CRITICAL] <summary> - <remediation hint>`; null for Info, which never becomes a warning. */
-export function formatWarning(constraint: WarningSource): string | null {
-  const prefix = SEVERITY_PREFIX[constraint.severity];
-  if (!prefix) return null;
-  const summary = singleLine(constraint.summary);
-  const hint = singleLine(constraint.remediationHint);
-  // A constraint without a hint still warns; a dangling " - " would read as a formatting bug.
-  return shortenWarning(hint ? `${prefix} ${summary} - ${hint}` : `${prefix} ${summary}`);
-}
-
-/** Warning and Critical constraints as warnings: Critical first, order kept otherwise, no duplicates. */
-export function buildWarnings(constraints: readonly WarningSource[]): string[] {
-  const ordered = [
-    ...constraints.filter((constraint) => constraint.severity === 'Critical'),
-    ...constraints.filter((constraint) => constraint.severity === 'Warning'),
-  ];
-  const warnings = ordered.map(formatWarning).filter((warning): warning is string => warning !== null);
-  return [...new Set(warnings)];
 }
 
 export interface AdmissionReviewResponse {

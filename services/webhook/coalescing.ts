@@ -1,9 +1,5 @@
-import {
-  constraintQueryPath,
-  type ConstraintQuery,
-  type ConstraintQueryResult,
-  type ControllerClient,
-} from './controller-client';
+import { constraintQueryPath, type ConstraintQuery } from '../model/admission-query';
+import type { ConstraintQueryResult, ControllerClient } from './controller-client';
 
 // Identical admission reviews arrive together (a ReplicaSet creating fifty equal pods, a rollout
 // across replicas): they share one controller query that is already in flight instead of sending
@@ -15,7 +11,8 @@ export function coalesceIdenticalQueries(client: ControllerClient): ControllerCl
   const inFlight = new Map<string, Promise<ConstraintQueryResult>>();
   return {
     query(query: ConstraintQuery): Promise<ConstraintQueryResult> {
-      const key = constraintQueryPath('', query);
+      // Identical admission-check bodies share a query too; the body is the object, so it is the key.
+      const key = query.checkBody === undefined ? constraintQueryPath('', query) : `POST ${query.checkBody}`;
       const pending = inFlight.get(key);
       if (pending) return pending;
       const started = client.query(query).finally(() => inFlight.delete(key));

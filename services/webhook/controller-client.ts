@@ -1,25 +1,23 @@
 import { Agent } from 'undici';
-import { isSeverity, type ListedConstraint } from '../model/api';
-import { isRecord, type Labels } from '../model/kubernetes';
+import { isSeverity, VERDICTS, type ListedConstraint, type VerdictName } from '../model/api';
+import { isRecord } from '../model/kubernetes';
+import { ADMISSION_CHECK_PATH, constraintQueryPath, type ConstraintQuery } from '../model/admission-query';
 
 // The webhook's only dependency at admission time: `GET /api/v1/constraints` on the controller
 // (spec 4.2, DESIGN.md 5). Every failure is a value, never an exception, so the handler can answer
 // `allowed: true` without a try/catch around each call (rule B-1). Limits follow spec section 8.
 
-export interface ConstraintQuery {
-  namespace: string;
-  /** `request.resource` of the review; null leaves the controller's resource filter off. */
-  resource: { group: string; resource: string } | null;
-  labels: Labels;
-  /**
-   * The admitted object itself, so the controller can check its companions before it exists
-   * (a Deployment naming a missing ClusterIssuer). Absent for objects without a name.
-   */
-  subject?: { kind: string; name: string; annotations: Record<string, string>; portNames: string[] };
-}
+/** The fields the webhook reads from each listed constraint, and the verdict when it asked for one. */
+export type AdmissionConstraint = Pick<
+  ListedConstraint,
+  'name' | 'severity' | 'summary' | 'remediationHint'
+> & {
+  verdict?: VerdictName;
+};
 
-/** The fields the webhook reads from each listed constraint. */
-export type AdmissionConstraint = Pick<ListedConstraint, 'name' | 'severity' | 'summary' | 'remediationHint'>;
+function isVerdict(value: unknown): value is VerdictName {
+  return typeof value === 'string' && (VERDICTS as readonly string[]).includes(value);
+}
 
 export type ConstraintQueryFailure = 'timeout' | 'unreachable' | 'bad_status' | 'bad_body';
 
@@ -54,39 +52,6 @@ export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 const POOL_CONNECTIONS_PER_ORIGIN = 10;
 const POOL_IDLE_TIMEOUT_MS = 90_000;
 
-/** `pods` for the core group, `apps/deployments` otherwise (the controller's `resource` parameter). */
-export function formatResourceParameter(resource: { group: string; resource: string }): string {
-  return resource.group === '' ? resource.resource : `${resource.group}/${resource.resource}`;
-}
-
-/** `k=v,k2=v2`, keys sorted so equal label sets give equal URLs. */
-export function formatLabelsParameter(labels: Labels): string {
-  return Object.keys(labels)
-    .sort()
-    .map((key) => `${key}=${labels[key]}`)
-    .join(',');
-}
-
-/**
- * Path and query of the list request. `labels` is omitted when the object has none: the
- * controller then does not filter by workload selector, which errs towards one warning too many
- * rather than none.
- */
-export function constraintQueryPath(basePath: string, query: ConstraintQuery): string {
-  const parameters = new URLSearchParams({ namespace: query.namespace });
-  if (query.resource) parameters.set('resource', formatResourceParameter(query.resource));
-  const labels = formatLabelsParameter(query.labels);
-  if (labels) parameters.set('labels', labels);
-  if (query.subject) {
-    parameters.set('kind', query.subject.kind);
-    parameters.set('name', query.subject.name);
-    if (Object.keys(query.subject.annotations).length > 0)
-      parameters.set('annotations', JSON.stringify(query.subject.annotations));
-    if (query.subject.portNames.length > 0) parameters.set('ports', query.subject.portNames.join(','));
-  }
-  return `${basePath.replace(/\/+$/, '')}/api/v1/constraints?${parameters.toString()}`;
-}
-
 type ParsedList =
   { ok: true; constraints: AdmissionConstraint[]; skippedEntries: number } | { ok: false; detail: string };
 
@@ -111,12 +76,14 @@ export function parseConstraintList(body: unknown): ParsedList {
       skippedEntries += 1;
       continue;
     }
-    constraints.push({
+    const constraint: AdmissionConstraint = {
       name: typeof entry.name === 'string' ? entry.name : '',
       severity: entry.severity,
       summary: entry.summary,
       remediationHint: typeof entry.remediationHint === 'string' ? entry.remediationHint : '',
-    });
+    };
+    if (isVerdict(entry.verdict)) constraint.verdict = entry.verdict;
+    constraints.push(constraint);
   }
   return { ok: true, constraints, skippedEntries };
 }
@@ -180,13 +147,24 @@ export function createControllerClient(options: ControllerClientOptions): Contro
   async function query(constraintQuery: ConstraintQuery): Promise<ConstraintQueryResult> {
     const deadline = AbortSignal.timeout(timeoutMs);
     try {
-      const response = await agent.request({
-        origin: base.origin,
-        path: constraintQueryPath(base.pathname, constraintQuery),
-        method: 'GET',
-        headers: { accept: 'application/json' },
-        signal: deadline,
-      });
+      const response = await agent.request(
+        constraintQuery.checkBody === undefined
+          ? {
+              origin: base.origin,
+              path: constraintQueryPath(base.pathname, constraintQuery),
+              method: 'GET',
+              headers: { accept: 'application/json' },
+              signal: deadline,
+            }
+          : {
+              origin: base.origin,
+              path: `${base.pathname.replace(/\/+$/, '')}${ADMISSION_CHECK_PATH}`,
+              method: 'POST',
+              headers: { accept: 'application/json', 'content-type': 'application/json' },
+              body: constraintQuery.checkBody,
+              signal: deadline,
+            },
+      );
       if (response.statusCode !== 200) {
         // Drop the body (bounded) so the connection can go back to the pool.
         await response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);

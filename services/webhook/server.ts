@@ -5,18 +5,20 @@ import { createSecureContext } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../logging/logger';
+import { buildWarnings } from '../model/warnings';
 import {
   ADMISSION_V1,
   buildAdmissionResponse,
-  buildWarnings,
   parseAdmissionReviewText,
   uidFromReviewPrefix,
   type AdmissionRequestSummary,
 } from './admission';
+import { admissionCheckBody } from '../model/admission-query';
 import type { ConstraintSource } from './controller-client';
 import { pairIdentity, type ServingPair } from './certs/certificate-check';
 import { readRequestBody } from './request-body';
 import { admissionOutcome, type AdmissionFacts, type WebhookMetrics } from './metrics';
+import { answerClientErrorsAsJson } from '../net/client-error';
 
 // The webhook's HTTP edge (spec 4.3). Rule B-1 is enforced here structurally: the admission handler
 // is the fallback for every request that is not a probe, it has no branch that sets `allowed`
@@ -133,6 +135,15 @@ export function createWebhookApp(options: WebhookAppOptions): Express {
           review.companions && review.kind && review.name
             ? { kind: review.kind.kind, name: review.name, ...review.companions }
             : undefined,
+        checkBody: review.kind
+          ? admissionCheckBody(review.operation, review.object, review.oldObject, {
+              apiVersion: review.kind.group
+                ? `${review.kind.group}/${review.kind.version}`
+                : review.kind.version,
+              kind: review.kind.kind,
+              namespace: review.namespace,
+            })
+          : undefined,
       });
       metrics?.observeControllerQuery(
         result.ok ? 'ok' : result.reason,
@@ -222,6 +233,7 @@ export class WebhookHttpsServer {
     // The API server keeps webhook connections alive; closing them before it does races with its
     // next request on the same connection, which it would record as a webhook failure.
     this.server.keepAliveTimeout = 65_000;
+    answerClientErrorsAsJson(this.server);
     this.server.headersTimeout = 20_000;
     this.server.requestTimeout = 30_000;
     this.server.on('tlsClientError', (error: Error) => {

@@ -2,8 +2,7 @@
 // directory, and small readers of Kubernetes objects fetched with kubectl.
 import { copyFile, mkdir, symlink } from 'node:fs/promises';
 import path from 'node:path';
-import { AdapterRegistry } from '../../services/controller/adapters/registry';
-import { COMPANION_CANDIDATES } from '../../services/controller/sources/cluster/discovery';
+import { COMPANION_KINDS, INVENTORY_KINDS, POLICY_SOURCE_KINDS } from '../../services/model/watched-kinds';
 import type { Cluster } from '../e2e/harness';
 import { asJsonObject, isJsonObject, repositoryRoot, type JsonObject } from '../e2e/forewarn-support';
 
@@ -15,42 +14,37 @@ export interface CrdDescription {
   namespaced: boolean;
 }
 
-/** Groups kube-apiserver serves itself; every other group needs a CRD. */
-function isBuiltInGroup(group: string): boolean {
-  return group === '' || !group.includes('.') || group.endsWith('.k8s.io');
-}
-
-function defaultPlural(kind: string): string {
-  const lower = kind.toLowerCase();
-  if (lower.endsWith('s')) return `${lower}es`;
-  if (lower.endsWith('y')) return `${lower.slice(0, -1)}ies`;
-  return `${lower}s`;
-}
-
-/** The cluster-scoped issuer kinds; every other companion kind of a CRD group is namespaced. */
-const CLUSTER_SCOPED_COMPANIONS = new Set(['ClusterIssuer']);
+/** API groups kube-apiserver serves itself; every other group the controller reads needs a CRD. */
+const BUILT_IN_GROUPS = new Set([
+  '',
+  'apps',
+  'batch',
+  'autoscaling',
+  'policy',
+  'networking.k8s.io',
+  'admissionregistration.k8s.io',
+  'apiextensions.k8s.io',
+  'rbac.authorization.k8s.io',
+  'coordination.k8s.io',
+  'discovery.k8s.io',
+  'storage.k8s.io',
+  'scheduling.k8s.io',
+  'node.k8s.io',
+  'certificates.k8s.io',
+]);
 
 /**
- * CRDs of every kind the controller may watch (derived from the adapter registry and the companion
- * rules, so a new adapter is covered automatically), one Gatekeeper constraint kind for the dynamic
- * group, and cert-manager's Certificate for managed mode.
+ * CRDs of every kind the controller may watch, from the model's registry of watched kinds (so a new
+ * policy source is covered automatically), one constraint kind for each dynamic group (Gatekeeper),
+ * and cert-manager's Certificate for managed mode.
  */
 export function watchedKindCrds(): CrdDescription[] {
-  const registry = new AdapterRegistry();
-  const crds: CrdDescription[] = registry
-    .allKinds()
-    .filter(({ kind }) => !isBuiltInGroup(kind.group))
-    .map(({ kind }) => ({ ...kind, version: kind.versions[0] }));
-  for (const candidate of COMPANION_CANDIDATES.filter((c) => !isBuiltInGroup(c.group))) {
-    crds.push({
-      group: candidate.group,
-      version: candidate.versions[0],
-      kind: candidate.kind,
-      plural: defaultPlural(candidate.kind),
-      namespaced: !CLUSTER_SCOPED_COMPANIONS.has(candidate.kind),
-    });
-  }
-  for (const group of registry.adapters.flatMap((adapter) => adapter.dynamicGroups ?? [])) {
+  const sources = Object.values(POLICY_SOURCE_KINDS);
+  const kinds = [...sources.flatMap((source) => source.kinds), ...INVENTORY_KINDS, ...COMPANION_KINDS];
+  const crds: CrdDescription[] = kinds
+    .filter((kind) => !BUILT_IN_GROUPS.has(kind.group))
+    .map((kind) => ({ ...kind, version: kind.versions[0] }));
+  for (const group of sources.flatMap((source) => source.dynamicGroups ?? [])) {
     crds.push({
       group,
       version: 'v1beta1',

@@ -11,7 +11,7 @@ import { Forewarn, CertManagement, IssuerKind, type ForewarnArgs } from '../../i
 import { generateSelfSignedBundle } from '../../services/webhook/certs/self-signed';
 import { startCluster, waitFor, type Cluster } from '../e2e/harness';
 import { admissionWarnings, requireBuiltEntries, unusedLoopbackPort } from '../e2e/forewarn-support';
-import { installMocks, isKubernetes, manifest, settle, type JsonObject } from '../unit/infra/harness';
+import { installMocks, isKubernetes, manifest, settle, type JsonObject } from '../support/infra-harness';
 import { at, crdManifest, kubectlJson, kubectlOk, watchedKindCrds } from './deploy-support';
 import {
   STACK_NAMES,

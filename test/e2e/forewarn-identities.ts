@@ -98,23 +98,35 @@ export function identitiesManifest(names: IdentityNames): string {
   return JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
 }
 
-const AUTHORIZATION_ERROR = /\b403\b|forbidden/i;
+/** An API server's denial: its "... is forbidden: User ..." message, or a 403 status named as such. */
+const AUTHORIZATION_ERROR = /forbidden|\b(?:HTTP|status|statusCode|code|answered)\W{0,3}403\b/i;
 /** Authorization failures are logged at warn or above (services/logging writes the level's label). */
 const WARN_OR_ABOVE = new Set<unknown>(['warn', 'error', 'fatal', 40, 50, 60]);
 
+/** A time span (epoch milliseconds, inclusive) whose log lines are not counted. */
+export interface IgnoredWindow {
+  from: number;
+  to: number;
+}
+
 /**
  * Log lines reporting an authorization error: JSON lines at warn level or above, and any other
- * (non-JSON) line, that mention 403 or "forbidden".
+ * (non-JSON) line, that name a denial. JSON lines whose `time` falls in an ignored window are skipped
+ * (a restarting API server denies requests until its RBAC cache is filled, before /readyz).
  */
-export function authorizationErrors(logText: string): string[] {
+export function authorizationErrors(logText: string, ignored: readonly IgnoredWindow[] = []): string[] {
   return logText.split('\n').filter((line) => {
     if (!AUTHORIZATION_ERROR.test(line)) return false;
+    let parsed: unknown;
     try {
-      const parsed: unknown = JSON.parse(line);
-      if (typeof parsed !== 'object' || parsed === null) return true;
-      return WARN_OR_ABOVE.has((parsed as Record<string, unknown>).level);
+      parsed = JSON.parse(line);
     } catch {
       return true;
     }
+    if (typeof parsed !== 'object' || parsed === null) return true;
+    const { level, time } = parsed as Record<string, unknown>;
+    const at = typeof time === 'string' ? Date.parse(time) : Number.NaN;
+    if (ignored.some((window) => at >= window.from && at <= window.to)) return false;
+    return WARN_OR_ABOVE.has(level);
   });
 }

@@ -5,15 +5,17 @@ import { Agent } from 'undici';
 import { silentLogger } from '../../services/logging/logger';
 import {
   buildAdmissionResponse,
-  buildWarnings,
-  MAX_WARNING_LENGTH,
   parseAdmissionReview,
   parseAdmissionReviewText,
-  shortenWarning,
   uidFromReviewPrefix,
   type ParsedReview,
-  type WarningSource,
 } from '../../services/webhook/admission';
+import {
+  buildWarnings,
+  MAX_WARNING_LENGTH,
+  shortenWarning,
+  type WarningSource,
+} from '../../services/model/warnings';
 import {
   createControllerClient,
   parseConstraintList,
@@ -108,7 +110,7 @@ function expectSaneParse(parsed: ParsedReview): void {
   expect(parsed.request.uid).not.toBe('');
   expect(typeof parsed.request.namespace).toBe('string');
   expect(parsed.request.namespace).not.toBe('');
-  for (const value of Object.values(parsed.request.labels)) expect(typeof value).toBe('string');
+  for (const value of Object.values(parsed.request.labels ?? {})) expect(typeof value).toBe('string');
 }
 
 /** The definition shortenWarning's in-place counting must match: code points, then `…`. */

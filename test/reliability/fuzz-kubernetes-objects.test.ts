@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { ADAPTERS } from '../../services/controller/adapters/registry';
-import { GATEKEEPER_GROUP } from '../../services/controller/adapters/gatekeeper';
+import { GATEKEEPER_GROUP } from '../../services/controller/adapters/policyengine/gatekeeper';
 import { answerResourceRequest } from '../../services/controller/http/resource-requests';
 import { MissingResourceTracker } from '../../services/controller/missing/tracker';
 import { buildConstraintList } from '../../services/controller/views/constraint-list';
@@ -23,7 +23,7 @@ import { loadFixtureObjects } from '../support/yaml-fixtures';
 // serialises to JSON; and deleting everything that was added leaves an empty index with no parse
 // error left behind.
 
-const adapterFixtures = path.join(__dirname, '../../services/controller/adapters/fixtures');
+const adapterFixtures = path.join(__dirname, '../../services/controller/adapters');
 const missingFixtures = path.join(__dirname, '../../services/controller/missing/fixtures');
 
 function fixtureFiles(directory: string): string[] {
@@ -154,7 +154,7 @@ function exerciseViews(cluster: ReturnType<typeof indexObjects>): void {
   for (const namespace of namespaces) {
     for (const level of DETAIL_LEVELS) {
       for (const resource of ['reports', 'health', 'capabilities']) {
-        const answer = answerResourceRequest(dependencies, { resource, params: { namespace } }, level);
+        const answer = answerResourceRequest(dependencies, { resource, params: { namespace } }, [level]);
         JSON.stringify(answer.body);
         // A 400 is a fine answer for a namespace name the fuzzer made up; a 500 never is.
         expect(answer.status).toBeLessThan(500);
@@ -163,7 +163,7 @@ function exerciseViews(cluster: ReturnType<typeof indexObjects>): void {
         const answer = answerResourceRequest(
           dependencies,
           { resource: 'constraints', params: { namespace, name: constraint.name } },
-          level,
+          [level],
         );
         JSON.stringify(answer.body);
         expect(answer.status).toBeLessThan(500);

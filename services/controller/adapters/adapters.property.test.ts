@@ -1,38 +1,32 @@
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { AdapterParseError, type Adapter } from '../../model/constraint';
-import { canonicalJson } from './scope-text';
+import { ADAPTERS } from './registry';
+import { canonicalJson } from './shared/scope-text';
 import { pathsOf, replaceAt } from '../../../test/support/mutate-object';
 import { testAdapterContext } from '../../../test/support/render-constraint';
 import { loadFixtureObjects } from '../../../test/support/yaml-fixtures';
-import { admissionPolicyAdapter } from './admissionpolicy';
-import { cniAdapter } from './cni';
-import { limitRangeAdapter } from './limitrange';
-import { meshAdapter } from './mesh';
-import { networkPolicyAdapter } from './networkpolicy';
-import { policyEngineAdapter } from './policyengine';
-import { resourceQuotaAdapter } from './resourcequota';
-import { webhookConfigurationAdapter } from './webhookconfig';
 
 // Defensive reading and determinism, checked by brute force on every adapter: any field of a
 // fixture replaced by any value yields constraints or an AdapterParseError, never another
 // exception, and the same object always yields the same constraints. (Values as JSON or YAML
 // parsing produces them: null-prototype objects cannot come from a parsed manifest.)
 
-const cases: Array<[string, Adapter, string]> = [
-  ['networkpolicy', networkPolicyAdapter, 'networkpolicy/networkpolicies.yaml'],
-  ['resourcequota', resourceQuotaAdapter, 'resourcequota/resourcequotas.yaml'],
-  ['limitrange', limitRangeAdapter, 'limitrange/limitranges.yaml'],
-  ['webhookconfig', webhookConfigurationAdapter, 'webhookconfig/webhookconfigurations.yaml'],
-  ['admissionpolicy', admissionPolicyAdapter, 'admissionpolicy/admissionpolicies.yaml'],
-  ['cni', cniAdapter, 'cni/cilium-policies.yaml'],
-  ['policyengine (Gatekeeper)', policyEngineAdapter, 'policyengine/gatekeeper.yaml'],
-  ['policyengine (Kyverno)', policyEngineAdapter, 'policyengine/kyverno.yaml'],
-  ['mesh', meshAdapter, 'mesh/istio-policies.yaml'],
-];
+/** Every fixture file of every adapter in the registry: `adapters/<name>/fixtures/*.yaml`. */
+const cases: Array<[string, Adapter, string]> = ADAPTERS.flatMap((adapter) => {
+  const directory = path.join(__dirname, adapter.name, 'fixtures');
+  return readdirSync(directory)
+    .filter((file) => file.endsWith('.yaml'))
+    .map((file): [string, Adapter, string] => [
+      `${adapter.name} (${file})`,
+      adapter,
+      path.join(directory, file),
+    ]);
+});
 
 describe.each(cases)('%s adapter on mutated fixtures', (_name, adapter, file) => {
-  const objects = [...loadFixtureObjects(path.join(__dirname, 'fixtures', file)).values()];
+  const objects = [...loadFixtureObjects(file).values()];
   const context = testAdapterContext(objects);
   const mutated = fc
     .constantFrom(...objects)

@@ -1,13 +1,16 @@
 import type { AdapterName } from '../../model/api';
-import type { Adapter, AdapterKind } from '../../model/constraint';
-import { networkPolicyAdapter } from './networkpolicy';
-import { resourceQuotaAdapter } from './resourcequota';
-import { limitRangeAdapter } from './limitrange';
-import { webhookConfigurationAdapter } from './webhookconfig';
-import { admissionPolicyAdapter } from './admissionpolicy';
-import { cniAdapter } from './cni';
-import { policyEngineAdapter } from './policyengine';
-import { meshAdapter } from './mesh';
+import type { Adapter } from '../../model/constraint';
+import type { AdapterKind } from '../../model/watched-kinds';
+import { networkPolicyAdapter } from './networkpolicy/networkpolicy';
+import { resourceQuotaAdapter } from './resourcequota/resourcequota';
+import { limitRangeAdapter } from './limitrange/limitrange';
+import { webhookConfigurationAdapter } from './webhookconfig/webhookconfig';
+import { admissionPolicyAdapter } from './admissionpolicy/admissionpolicy';
+import { cniAdapter } from './cni/cni';
+import { policyEngineAdapter } from './policyengine/policyengine';
+import { meshAdapter } from './mesh/mesh';
+import { adminNetworkPolicyAdapter } from './adminnetworkpolicy/adminnetworkpolicy';
+import { podSecurityAdapter } from './podsecurity/podsecurity';
 
 // Every adapter, and routing of an object to its adapter by exact API group and kind (never by
 // whole group, except for groups an adapter declares dynamic, where every kind is a policy kind).
@@ -21,6 +24,8 @@ export const ADAPTERS: readonly Adapter[] = [
   cniAdapter,
   policyEngineAdapter,
   meshAdapter,
+  adminNetworkPolicyAdapter,
+  podSecurityAdapter,
 ];
 
 export class AdapterRegistry {

@@ -1,35 +1,49 @@
-import type { ListedConstraint, Severity } from '../../model/api';
+import type { CheckedConstraint, ListedConstraint, Severity } from '../../model/api';
+import { formatResourceParameter } from '../../model/admission-query';
 import type { ResourceTarget } from '../../model/constraint';
 import { groupOf, type KubernetesObject, type Labels } from '../../model/kubernetes';
 import { pluralOfKind, WEBHOOK_RESOURCES } from '../../model/resources';
-import { buildWarnings, workloadLabels } from '../../webhook/admission';
-import { isClusterScoped, parseManifest, type ManifestProblem } from '../sources/manifest-parsing';
+import { orderedWarnings, type AdmissionWarning } from '../../model/warnings';
+import { workloadLabels } from '../../model/workload-kinds';
+import { parseManifestIsolated } from '../sources/isolated-parsing';
+import { isClusterScoped, type ManifestProblem } from '../sources/manifest-parsing';
 
 // `check`: the admission warnings a manifest would get, without applying it. Shared by the MCP
 // `check` tool and `forewarn check` (offline against a manifests directory, or against a running
 // controller): each object is turned into the query the webhook would send (namespace,
-// `request.resource`, pod-template labels) and the answer into warnings with the webhook's own
-// functions, so the three can only differ in where the constraints come from.
-
-export { WEBHOOK_RESOURCES };
+// `request.resource`, pod-template labels) and the answer into warnings by the model's warning
+// functions the webhook uses too, so the three can only differ in where the constraints come from.
 
 /** The question the webhook asks the controller for one admitted object. */
 export interface AdmissionQuery {
   namespace: string;
   resource: ResourceTarget;
-  /** Pod-template labels (or the object's own); empty means "do not filter by selector", as the webhook does. */
+  /** Pod-template labels (or the object's own); empty: the object has none and matches only empty selectors. */
   labels: Labels;
   /** The object itself, for companion checks (missing resources it references). */
   object: KubernetesObject;
 }
 
-/** Where constraints come from: an in-process index, or a controller's `GET /api/v1/constraints`. */
-export type ConstraintLookup = (query: AdmissionQuery) => Promise<readonly ListedConstraint[]>;
+/** A constraint as a lookup gives it: with the verdict on the object when it was evaluated. */
+export type LookedUpConstraint = ListedConstraint &
+  Partial<Pick<CheckedConstraint, 'verdict' | 'evidence' | 'reason'>>;
 
-/** A constraint behind one of the warnings (Warning or Critical; Info never warns). */
+/** Where constraints come from: an in-process index, or a controller's `POST /api/v1/admission-check`. */
+export type ConstraintLookup = (query: AdmissionQuery) => Promise<readonly LookedUpConstraint[]>;
+
+/** A constraint behind one of the warnings (Warning or Critical; Info never warns), or one passed. */
 export type CheckFinding = Pick<
-  ListedConstraint,
-  'name' | 'constraintType' | 'severity' | 'effect' | 'summary' | 'remediationHint' | 'sourceKind'
+  LookedUpConstraint,
+  | 'name'
+  | 'constraintType'
+  | 'severity'
+  | 'effect'
+  | 'summary'
+  | 'remediationHint'
+  | 'sourceKind'
+  | 'verdict'
+  | 'evidence'
+  | 'reason'
 >;
 
 export interface CheckedObject {
@@ -45,6 +59,8 @@ export interface CheckedObject {
   /** Exactly the admission warnings, Critical first. */
   warnings: string[];
   findings: CheckFinding[];
+  /** Constraints evaluated on the object that it passes: no warning. */
+  passed: CheckFinding[];
 }
 
 export interface ManifestCheckReport {
@@ -54,15 +70,13 @@ export interface ManifestCheckReport {
   problems: ManifestProblem[];
   criticalCount: number;
   warningCount: number;
+  /** Violations of a denying source: objects (or their pods) the cluster will reject. */
+  rejectionCount: number;
 }
 
 export interface ManifestCheckOptions {
   /** Namespace for objects that set none (`kubectl apply -n`); default `default`. */
   namespace?: string;
-}
-
-function resourceText(resource: ResourceTarget): string {
-  return resource.group === '' ? resource.resource : `${resource.group}/${resource.resource}`;
 }
 
 function isInterceptedByWebhook(resource: ResourceTarget): boolean {
@@ -79,16 +93,10 @@ function skipReason(
   if (isClusterScoped(object.apiVersion, object.kind))
     return 'cluster-scoped: the webhook only sees namespaced objects';
   if (!isInterceptedByWebhook(resource))
-    return `the webhook is not registered for ${resourceText(resource)}, so it never warns about it`;
+    return `the webhook is not registered for ${formatResourceParameter(resource)}, so it never warns about it`;
   const namespace = object.metadata?.namespace;
   if (requestedNamespace !== undefined && namespace !== requestedNamespace)
     return `the manifest sets namespace ${namespace}, not ${requestedNamespace}; kubectl apply -n ${requestedNamespace} would refuse it`;
-  return undefined;
-}
-
-function severityOfWarning(warning: string): Severity | undefined {
-  if (warning.startsWith('[CRITICAL]')) return 'Critical';
-  if (warning.startsWith('[WARNING]')) return 'Warning';
   return undefined;
 }
 
@@ -96,7 +104,7 @@ async function checkObject(
   object: KubernetesObject,
   lookup: ConstraintLookup,
   requestedNamespace: string | undefined,
-): Promise<CheckedObject> {
+): Promise<{ checked: CheckedObject; warnings: AdmissionWarning[] }> {
   const kind = object.kind ?? '';
   const apiVersion = object.apiVersion ?? '';
   const group = groupOf(apiVersion);
@@ -107,31 +115,57 @@ async function checkObject(
     apiVersion,
     name: object.metadata?.name ?? '',
     namespace: object.metadata?.namespace ?? null,
-    resource: resourceText(resource),
+    resource: formatResourceParameter(resource),
     warnings: [],
     findings: [],
+    passed: [],
   };
-  if (skipped !== undefined) return { ...checked, skipped };
+  if (skipped !== undefined) return { checked: { ...checked, skipped }, warnings: [] };
   const constraints = await lookup({
     namespace: object.metadata?.namespace ?? 'default',
     resource,
     labels: workloadLabels({ group, kind }, object),
     object,
   });
-  const warned = constraints.filter((constraint) => constraint.severity !== 'Info');
+  const warned = constraints.filter(
+    (constraint) => constraint.severity !== 'Info' && constraint.verdict !== 'passes',
+  );
+  const warnings = orderedWarnings(warned);
+  const findings = warned.map(findingOf);
+  const passed = constraints.filter((constraint) => constraint.verdict === 'passes').map(findingOf);
   return {
-    ...checked,
-    warnings: buildWarnings(warned),
-    findings: warned.map((constraint) => ({
-      name: constraint.name,
-      constraintType: constraint.constraintType,
-      severity: constraint.severity,
-      effect: constraint.effect,
-      summary: constraint.summary,
-      remediationHint: constraint.remediationHint,
-      sourceKind: constraint.sourceKind,
-    })),
+    checked: { ...checked, warnings: warnings.map((warning) => warning.text), findings, passed },
+    warnings,
   };
+}
+
+function findingOf(constraint: LookedUpConstraint): CheckFinding {
+  const finding: CheckFinding = {
+    name: constraint.name,
+    constraintType: constraint.constraintType,
+    severity: constraint.severity,
+    effect: constraint.effect,
+    summary: constraint.summary,
+    remediationHint: constraint.remediationHint,
+    sourceKind: constraint.sourceKind,
+  };
+  if (constraint.verdict) finding.verdict = constraint.verdict;
+  if (constraint.evidence) finding.evidence = constraint.evidence;
+  if (constraint.reason) finding.reason = constraint.reason;
+  return finding;
+}
+
+/**
+ * What the cluster will reject: Critical violations. A lookup without verdicts (an older controller)
+ * falls back to every Critical warning, as before verdicts existed.
+ */
+function rejectionsOf(objects: readonly CheckedObject[]): number {
+  const findings = objects.flatMap((object) => object.findings);
+  const withVerdicts =
+    objects.some((object) => object.passed.length > 0) || findings.some((finding) => finding.verdict);
+  return findings.filter(
+    (finding) => finding.severity === 'Critical' && (!withVerdicts || finding.verdict === 'violates'),
+  ).length;
 }
 
 /** Parses a manifest (multi-document YAML or JSON) and checks each object; never applies anything. */
@@ -141,16 +175,24 @@ export async function checkManifest(
   lookup: ConstraintLookup,
   options: ManifestCheckOptions = {},
 ): Promise<ManifestCheckReport> {
-  const parsed = parseManifest(file, content, { defaultNamespace: options.namespace ?? 'default' });
+  // Isolated: the MCP `check` tool takes up to 1 MiB and runs on the controller's event loop.
+  const parsed = await parseManifestIsolated(file, content, {
+    defaultNamespace: options.namespace ?? 'default',
+  });
   const objects: CheckedObject[] = [];
+  const severities: Severity[] = [];
   // One at a time: against a controller this keeps the load of a large manifest to one request.
-  for (const object of parsed.objects) objects.push(await checkObject(object, lookup, options.namespace));
-  const severities = objects.flatMap((object) => object.warnings.map(severityOfWarning));
+  for (const object of parsed.objects) {
+    const { checked, warnings } = await checkObject(object, lookup, options.namespace);
+    objects.push(checked);
+    severities.push(...warnings.map((warning) => warning.severity));
+  }
   return {
     file,
     objects,
     problems: parsed.problems,
     criticalCount: severities.filter((severity) => severity === 'Critical').length,
     warningCount: severities.filter((severity) => severity === 'Warning').length,
+    rejectionCount: rejectionsOf(objects),
   };
 }

@@ -6,14 +6,17 @@ import express, {
   type Response,
 } from 'express';
 import helmet from 'helmet';
-import { LabelSelectorError, parseLabelSet } from '../../model/label-selector';
-import { isDns1123Label, isStringRecord } from '../../model/kubernetes';
+import {
+  CONSTRAINT_LIST_PATH,
+  decodeConstraintFilter,
+  decodeQuerySubject,
+} from '../../model/admission-query';
 import type { ConstraintDraft } from '../../model/constraint';
 import type { WorkloadDescriptor } from '../../model/workload';
-import { parseResourceTarget } from '../../model/resources';
 import type { Logger } from '../../logging/logger';
 import { buildConstraintList } from '../views/constraint-list';
 import { buildApiHealth } from '../views/health';
+import { admissionCheckHandler } from './admission-check-route';
 import { answerResourceRequest, type ResourceAnswer, type ResourceDependencies } from './resource-requests';
 
 // The controller's HTTP surface (spec 4.1, 4.2; DESIGN.md 5): read-only JSON, errors as
@@ -33,6 +36,36 @@ const BODY_LIMIT = '64kb';
 
 function send(response: Response, answer: ResourceAnswer): void {
   response.status(answer.status).json(answer.body);
+}
+
+/**
+ * Every value the query gives for the detail level, however it was spelled: repeated
+ * (`?detail_level=a&detail_level=b`) or with brackets (`?detail_level[]=a`). Each one counts, so a
+ * caller cannot get more than the lowest level it asked for by repeating the parameter.
+ */
+function queryDetailLevels(request: Request): string[] {
+  const values: string[] = [];
+  for (const [key, value] of Object.entries(request.query)) {
+    if (!/^detail_?level(\[[^\]]*\])?$/i.test(key)) continue;
+    for (const item of Array.isArray(value) ? value : [value])
+      if (typeof item === 'string') values.push(item);
+  }
+  return values;
+}
+
+/**
+ * `POST /resources` takes `application/json` in UTF-8 only: `text/plain` and form types can be sent
+ * cross-site without a CORS preflight, and other charsets were never decoded as such.
+ */
+function unsupportedBodyType(request: Request): string | undefined {
+  const contentType = request.headers['content-type'];
+  if (contentType === undefined) return 'request body must be sent with Content-Type: application/json';
+  if (request.is('application/json') !== 'application/json')
+    return 'request body must be sent with Content-Type: application/json';
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType)?.[1];
+  if (charset !== undefined && charset.toLowerCase() !== 'utf-8' && charset.toLowerCase() !== 'utf8')
+    return 'request body must be UTF-8 JSON, uncompressed or compressed with gzip, deflate or br';
+  return undefined;
 }
 
 function queryString(request: Request, name: string): string | undefined {
@@ -63,44 +96,6 @@ function describeClientError(failure: unknown): { status: number; message: strin
   return undefined;
 }
 
-/**
- * The admitted object, when the webhook describes it (`kind`, `name`, `annotations` as JSON, `ports`
- * as port names): companion checks then cover an object that is not in the cluster yet.
- */
-function admittedWorkload(
-  request: Request,
-  namespace: string,
-  group: string,
-  podLabels: Record<string, string>,
-): WorkloadDescriptor | undefined | 'invalid' {
-  const kind = queryString(request, 'kind');
-  const name = queryString(request, 'name');
-  if (kind === undefined || name === undefined) return undefined;
-  if (!/^[A-Za-z][A-Za-z0-9]{0,62}$/.test(kind) || !/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(name))
-    return 'invalid';
-  let annotations: Record<string, string> = {};
-  const annotationsParameter = queryString(request, 'annotations');
-  if (annotationsParameter) {
-    try {
-      const parsed: unknown = JSON.parse(annotationsParameter);
-      if (!isStringRecord(parsed)) return 'invalid';
-      annotations = parsed;
-    } catch {
-      return 'invalid';
-    }
-  }
-  const ports = queryString(request, 'ports');
-  return {
-    kind,
-    apiVersion: group ? `${group}/v1` : 'v1',
-    name,
-    namespace,
-    podLabels,
-    annotations,
-    portNames: ports ? ports.split(',').filter((port) => port !== '') : [],
-  };
-}
-
 /** Registers a read-only route: the method given answers, every other method gets 405. */
 function readOnlyRoute(app: Express, path: string, allowed: 'GET' | 'POST', handler: RequestHandler): void {
   app[allowed === 'GET' ? 'get' : 'post'](path, handler);
@@ -124,7 +119,7 @@ export function createControllerApp(dependencies: ControllerAppDependencies): Ex
   if (dependencies.requestObserver) app.use(dependencies.requestObserver);
 
   const resource = (request: Request, response: Response, body: Record<string, unknown>) =>
-    send(response, answerResourceRequest(dependencies, body, queryString(request, 'detail_level')));
+    send(response, answerResourceRequest(dependencies, body, queryDetailLevels(request)));
 
   readOnlyRoute(app, '/resources/reports/:namespace', 'GET', (request, response) =>
     resource(request, response, { resource: 'reports', params: { namespace: request.params.namespace } }),
@@ -143,52 +138,38 @@ export function createControllerApp(dependencies: ControllerAppDependencies): Ex
     resource(request, response, { resource: 'capabilities' }),
   );
   readOnlyRoute(app, '/resources', 'POST', (request, response, next) => {
+    const typeProblem = unsupportedBodyType(request);
+    if (typeProblem) return send(response, { status: 415, body: { error: typeProblem } });
     express.json({ limit: BODY_LIMIT, type: () => true })(request, response, (failure?: unknown) => {
       if (failure) return next(failure);
-      send(response, answerResourceRequest(dependencies, request.body, queryString(request, 'detail_level')));
+      // This callback runs after the body stream ended, outside express's own try/catch: a throw
+      // here would end the process, so it goes to the error handler instead.
+      try {
+        send(response, answerResourceRequest(dependencies, request.body, queryDetailLevels(request)));
+      } catch (unexpected) {
+        next(unexpected);
+      }
     });
   });
 
-  readOnlyRoute(app, '/api/v1/constraints', 'GET', (request, response) => {
-    const namespace = queryString(request, 'namespace');
-    if (!namespace)
-      return send(response, { status: 400, body: { error: 'query parameter namespace is required' } });
-    if (!isDns1123Label(namespace))
-      return send(response, {
-        status: 400,
-        body: { error: `invalid namespace ${JSON.stringify(namespace.slice(0, 100))}` },
-      });
-    const resourceParameter = queryString(request, 'resource');
-    if (resourceParameter !== undefined && !/^([a-z0-9.-]+\/)?[a-z0-9.-]+$/.test(resourceParameter))
-      return send(response, {
-        status: 400,
-        body: { error: 'resource must be written group/plural, e.g. apps/deployments' },
-      });
-    const labelsParameter = queryString(request, 'labels');
-    let labels: Record<string, string> | undefined;
-    try {
-      labels = labelsParameter === undefined ? undefined : parseLabelSet(labelsParameter);
-    } catch (failure) {
-      if (failure instanceof LabelSelectorError)
-        return send(response, { status: 400, body: { error: failure.message } });
-      throw failure;
-    }
+  readOnlyRoute(app, CONSTRAINT_LIST_PATH, 'GET', (request, response) => {
+    const parameter = (name: string) => queryString(request, name);
+    const filter = decodeConstraintFilter(parameter);
+    if (!filter.ok) return send(response, { status: 400, body: { error: filter.error } });
     if (!dependencies.runtimeState().source.synced)
       return send(response, {
         status: 503,
         body: { error: 'the index has not completed its first sync yet' },
       });
-    const resource = resourceParameter === undefined ? undefined : parseResourceTarget(resourceParameter);
-    const workload = admittedWorkload(request, namespace, resource?.group ?? '', labels ?? {});
-    if (workload === 'invalid')
-      return send(response, {
-        status: 400,
-        body: { error: 'annotations must be a JSON object of strings; kind and name must be plain names' },
-      });
+    const subject = decodeQuerySubject(parameter, filter.value);
+    if (!subject.ok) return send(response, { status: 400, body: { error: subject.error } });
     const prospective =
-      workload && dependencies.prospectiveFindings ? dependencies.prospectiveFindings(workload) : [];
-    response.json(buildConstraintList(dependencies.index, { namespace, resource, labels }, prospective));
+      subject.value && dependencies.prospectiveFindings
+        ? dependencies.prospectiveFindings(subject.value)
+        : [];
+    response.json(buildConstraintList(dependencies.index, filter.value, prospective));
   });
+  readOnlyRoute(app, '/api/v1/admission-check', 'POST', admissionCheckHandler(dependencies));
   readOnlyRoute(app, '/api/v1/health', 'GET', (_request, response) => {
     const health = buildApiHealth(dependencies.runtimeState());
     response.status(health.synced ? 200 : 503).json(health);

@@ -2,7 +2,7 @@ import type { DetailLevel } from '../../model/api';
 import { isDns1123Label, isRecord } from '../../model/kubernetes';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { buildConstraintView, findConstraint } from '../views/constraint-view';
-import { DetailLevelError, resolveDetailLevel } from '../views/detail-level';
+import { DetailLevelError, describeValue, resolveDetailLevel } from '../views/detail-level';
 import { buildCapabilities, buildHealth, type RuntimeState } from '../views/health';
 import { buildNamespaceReport } from '../views/report';
 
@@ -55,16 +55,20 @@ function namespaceProblem(namespace: unknown): ResourceAnswer | undefined {
 export function answerResourceRequest(
   dependencies: ResourceDependencies,
   request: unknown,
-  requestedDetailLevel?: unknown,
+  queryDetailLevels: readonly string[] = [],
 ): ResourceAnswer {
   if (!isRecord(request) || typeof request.resource !== 'string')
     return error(400, 'the request must be a JSON object {"resource": "...", "params": {...}}');
   const params = request.params === undefined ? {} : request.params;
   if (!isRecord(params)) return error(400, 'params must be a JSON object');
-  const levelRequest = requestedDetailLevel ?? params.detail_level ?? params.detailLevel;
   let level: DetailLevel;
   try {
-    level = resolveDetailLevel(dependencies.configuredDetailLevel, levelRequest);
+    level = resolveDetailLevel(
+      dependencies.configuredDetailLevel,
+      ...queryDetailLevels,
+      params.detail_level,
+      params.detailLevel,
+    );
   } catch (failure) {
     if (failure instanceof DetailLevelError) return error(400, failure.message);
     throw failure;
@@ -96,11 +100,11 @@ export function answerResourceRequest(
       const problem = namespaceProblem(params.namespace);
       if (problem) return problem;
       const namespace = params.namespace as string;
-      if (typeof params.name !== 'string' || !isValidConstraintName(params.name))
-        return error(
-          400,
-          `invalid constraint name ${JSON.stringify(String(params.name ?? '').slice(0, 100))}`,
-        );
+      if (params.name === undefined) return error(400, 'params.name is required');
+      if (typeof params.name !== 'string')
+        return error(400, `params.name must be a string, not ${describeValue(params.name)}`);
+      if (!isValidConstraintName(params.name))
+        return error(400, `invalid constraint name ${describeValue(params.name)}`);
       if (!state.source.synced) return notSynced();
       const constraint = findConstraint(dependencies.index, namespace, params.name, level);
       if (!constraint) return error(404, `constraint ${namespace}/${params.name} not found`);

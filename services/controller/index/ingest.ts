@@ -8,16 +8,22 @@ import {
 } from '../../model/constraint';
 import {
   groupOf,
-  isRecord,
   isStringRecord,
   objectKey,
   referenceKey,
   type KubernetesObject,
-  type Labels,
 } from '../../model/kubernetes';
-import { describeObject } from '../adapters/object-fields';
+import {
+  isRepresentedByOwner,
+  workloadKind,
+  workloadLabels,
+  type WorkloadKind,
+} from '../../model/workload-kinds';
+import { describeObject } from '../adapters/shared/object-fields';
+import type { PodSecurityDefaults } from '../../model/pod-security';
 import type { AdapterRegistry } from '../adapters/registry';
 import type { ConstraintIndex } from './constraint-index';
+import { scopeReachingTargets } from '../../model/resource-scope';
 
 // The bridge between sources (files, watches) and the index: routes each object to its adapter,
 // stamps observation time, applies the `forewarn.io/*` annotation overrides, records workloads and
@@ -31,6 +37,7 @@ export interface IngestSettings {
   defaultContact: string;
   ownWebhookName: string;
   meshRootNamespace: string;
+  podSecurityDefaults?: PodSecurityDefaults;
 }
 
 export const DEFAULT_INGEST_SETTINGS: IngestSettings = {
@@ -88,36 +95,15 @@ export class ParseErrorCounter {
   }
 }
 
-const WORKLOAD_KINDS: Record<string, string> = {
-  'apps/Deployment': 'Deployment',
-  'apps/StatefulSet': 'StatefulSet',
-  'apps/DaemonSet': 'DaemonSet',
-  'batch/CronJob': 'CronJob',
-  '/Pod': 'Pod',
-};
-
-function podLabelsOf(object: KubernetesObject): Labels | undefined {
-  if (object.kind === 'Pod') {
-    // Pods owned by a controller are represented by that controller.
-    const owners = object.metadata && (object.metadata as Record<string, unknown>).ownerReferences;
-    if (Array.isArray(owners) && owners.length > 0) return undefined;
-    return isStringRecord(object.metadata?.labels) ? object.metadata.labels : {};
-  }
-  const spec = isRecord(object.spec) ? object.spec : {};
-  const template =
-    object.kind === 'CronJob'
-      ? readPath(spec, ['jobTemplate', 'spec', 'template', 'metadata', 'labels'])
-      : readPath(spec, ['template', 'metadata', 'labels']);
-  return isStringRecord(template) ? template : {};
+/** The workload kinds named in `affected_workloads`. */
+function listedWorkload(group: string, kind: string): WorkloadKind | undefined {
+  const entry = workloadKind(group, kind);
+  return entry?.listed ? entry : undefined;
 }
 
-function readPath(value: unknown, path: string[]): unknown {
-  let current = value;
-  for (const key of path) {
-    if (!isRecord(current)) return undefined;
-    current = current[key];
-  }
-  return current;
+/** Index key of what an adapter reads from a Namespace's annotations, apart from its own kind's. */
+function namespaceReaderKey(object: KubernetesObject, adapter: Adapter): string {
+  return `${objectKey(object)}@${adapter.name}`;
 }
 
 export type IngestListener = (object: KubernetesObject, removed: boolean) => void;
@@ -157,19 +143,15 @@ export class Ingestor {
     const rawName: unknown = object.metadata?.name;
     // Objects from files or fuzzers may carry anything; adapters report bad names as parse errors.
     const name = typeof rawName === 'string' ? rawName : '';
-    if (group === '' && kind === 'Namespace') {
-      if (!name) return undefined;
-      this.index.setNamespace(name, isStringRecord(object.metadata?.labels) ? object.metadata.labels : {});
-      return undefined;
-    }
-    const workloadKind = WORKLOAD_KINDS[`${group}/${kind}`];
-    if (workloadKind) {
+    if (group === '' && kind === 'Namespace') return name ? this.upsertNamespace(object, name) : undefined;
+    const workload = listedWorkload(group, kind);
+    if (workload) {
       if (!name) return undefined;
       const namespace =
         typeof object.metadata?.namespace === 'string' ? object.metadata.namespace : 'default';
-      const podLabels = podLabelsOf(object);
-      if (podLabels) this.index.setWorkload({ kind: workloadKind, name, namespace, podLabels });
-      else this.index.removeWorkload(namespace, workloadKind, name);
+      // Pods of a ReplicaSet or Jobs of a CronJob are represented by their owner.
+      if (isRepresentedByOwner(workload, object)) this.index.removeWorkload(namespace, kind, name);
+      else this.index.setWorkload({ kind, name, namespace, podLabels: workloadLabels(workload, object) });
       return undefined;
     }
     const adapter = this.registry.adapterFor(group, kind);
@@ -194,11 +176,17 @@ export class Ingestor {
     const name = object.metadata?.name ?? '';
     if (group === '' && kind === 'Namespace') {
       this.index.removeNamespace(name);
+      for (const key of [
+        objectKey(object),
+        ...this.namespaceReaders().map((reader) => namespaceReaderKey(object, reader)),
+      ]) {
+        this.index.removeObject(key);
+        this.errors.clear(key);
+      }
       return;
     }
-    const workloadKind = WORKLOAD_KINDS[`${group}/${kind}`];
-    if (workloadKind) {
-      this.index.removeWorkload(object.metadata?.namespace ?? 'default', workloadKind, name);
+    if (listedWorkload(group, kind)) {
+      this.index.removeWorkload(object.metadata?.namespace ?? 'default', kind, name);
       return;
     }
     this.index.removeObject(objectKey(object));
@@ -250,16 +238,47 @@ export class Ingestor {
       defaultContact: this.settings.defaultContact,
       ownWebhookName: this.settings.ownWebhookName,
       meshRootNamespace: this.settings.meshRootNamespace,
+      podSecurityDefaults: this.settings.podSecurityDefaults,
       lookup: (groupKind, namespace, name) =>
         this.retained.get(referenceKey({ group: groupKind.group, kind: groupKind.kind, namespace, name })),
+      lookupAll: (groupKind, namespace) => {
+        const prefix = referenceKey({ group: groupKind.group, kind: groupKind.kind, namespace, name: '' });
+        return [...this.retained].filter(([key]) => key.startsWith(prefix)).map(([, object]) => object);
+      },
     };
   }
 
-  private evaluate(adapter: Adapter, object: KubernetesObject): void {
-    const key = objectKey(object);
+  /**
+   * Namespaces are inventory (labels for selectors) and policy sources: the adapter routed the kind
+   * (Pod Security Admission labels) and every adapter reading namespace annotations (Linkerd's
+   * default inbound policy), each under its own index key.
+   */
+  private upsertNamespace(object: KubernetesObject, name: string): AdapterName | undefined {
+    this.index.setNamespace(name, isStringRecord(object.metadata?.labels) ? object.metadata.labels : {});
+    for (const reader of this.namespaceReaders())
+      this.evaluate(reader, object, namespaceReaderKey(object, reader), reader.namespaceConstraints);
+    const namespaceAdapter = this.registry.adapterFor('', 'Namespace');
+    if (!namespaceAdapter) return undefined;
+    this.evaluate(namespaceAdapter, object);
+    return namespaceAdapter.name;
+  }
+
+  private namespaceReaders(): Array<Adapter & Required<Pick<Adapter, 'namespaceConstraints'>>> {
+    return this.registry.adapters.filter(
+      (adapter): adapter is Adapter & Required<Pick<Adapter, 'namespaceConstraints'>> =>
+        adapter.namespaceConstraints !== undefined,
+    );
+  }
+
+  private evaluate(
+    adapter: Adapter,
+    object: KubernetesObject,
+    key = objectKey(object),
+    produce: Adapter['toConstraints'] = adapter.toConstraints,
+  ): void {
     let drafts: ConstraintDraft[];
     try {
-      drafts = adapter.toConstraints(object, this.context());
+      drafts = produce(object, this.context());
     } catch (error) {
       // A malformed object must not keep stale constraints from its previous, valid version.
       this.index.removeObject(key);
@@ -275,7 +294,7 @@ export class Ingestor {
     this.errors.clear(key);
     const observedAt = this.clock().toISOString();
     const constraints = drafts.map((draft) => this.finish(draft, object, key, observedAt));
-    this.index.replaceObject(key, constraints);
+    this.index.replaceObject(key, constraints, object);
   }
 
   private finish(
@@ -288,11 +307,19 @@ export class Ingestor {
     const contact = annotations[ANNOTATION_CONTACT] ?? this.settings.defaultContact;
     const severity = annotations[ANNOTATION_SEVERITY];
     const summary = annotations[ANNOTATION_SUMMARY];
+    const namespaceOutcomes = draft.namespaceOutcomes?.map((outcome) => ({
+      ...outcome,
+      severity: isSeverity(severity) ? severity : outcome.severity,
+      summary: summary ? [summary] : outcome.summary,
+    }));
     return {
       ...draft,
       id: `${key}#${draft.id}`,
+      // An admission rule on cluster-scoped resources only reaches no namespace (DESIGN.md 3).
+      scope: scopeReachingTargets(draft.scope, draft.resourceTargets),
       severity: isSeverity(severity) ? severity : draft.severity,
       summary: summary ? [summary] : draft.summary,
+      ...(namespaceOutcomes === undefined ? {} : { namespaceOutcomes }),
       remediation: {
         summary: draft.remediation.summary,
         steps: draft.remediation.steps.map((step) =>

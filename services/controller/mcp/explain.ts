@@ -6,7 +6,7 @@ import {
   type Severity,
 } from '../../model/api';
 import type { Constraint } from '../../model/constraint';
-import { isDetailVisible, isNameVisible, renderFullText, renderText, type Viewer } from '../../model/text';
+import { isDetailVisible, isNameVisible, renderFullText, type Viewer } from '../../model/text';
 import { renderName } from '../views/constraint-rendering';
 import { readMessageFacts, type MessageFacts } from './explain-facts';
 import {
@@ -17,6 +17,7 @@ import {
   type ExplainRule,
   type AssessContext,
 } from './explain-rules';
+import { renderReadableLine } from '../../model/summary-rules';
 
 // The `explain` tool: from an error message a developer saw to the constraints of the namespace that
 // most likely caused it, ranked, each with why. Pure: the rules are in explain-rules.ts, the
@@ -143,8 +144,8 @@ export function explainMessage(
       severity: constraint.severity,
       effect: constraint.effect,
       source: constraint.source.kind,
-      summary: renderText(constraint.summary, viewer),
-      remediationHint: renderText(constraint.remediationHint, viewer),
+      summary: renderReadableLine(constraint.summary, viewer),
+      remediationHint: renderReadableLine(constraint.remediationHint, viewer),
       confidence: confidenceOf(assessment.score),
       reasons: assessment.reasons,
     })),

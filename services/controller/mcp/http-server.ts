@@ -6,6 +6,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import express, { type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
 import type { Logger } from '../../logging/logger';
+import { answerClientErrorsAsJson } from '../../net/client-error';
 
 // The MCP port (DESIGN.md 2, 5): the legacy SSE transport (GET /sse + POST /messages, what health
 // reports as `transport: "sse"`) and Streamable HTTP (/mcp, stateful sessions) side by side, so
@@ -65,6 +66,7 @@ export class McpHttpServer {
     this.maxSessions = options.maxSessions ?? 100;
     this.sessionIdleMs = options.sessionIdleMs ?? 30 * 60_000;
     this.httpServer = createServer(this.createApp());
+    answerClientErrorsAsJson(this.httpServer);
   }
 
   /** Sessions open right now, by transport (for metrics). */

@@ -1,9 +1,10 @@
 import type { ConstraintType, DetailLevel, ReportEntry, Severity } from '../../model/api';
 import type { Labels } from '../../model/kubernetes';
-import { matchesLabelSelector } from '../../model/label-selector';
-import { renderText, type Viewer } from '../../model/text';
+import { matchesSelector } from '../../model/selector';
+import type { Viewer } from '../../model/text';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { buildReportEntry, sortedForViewer } from '../views/report';
+import { renderReadableLine } from '../../model/summary-rules';
 
 // The `query` tool: the report of a namespace narrowed to what one workload (by its pod labels),
 // one constraint type or one severity meets. Entries are report entries (same rendering, same
@@ -43,11 +44,11 @@ export function queryConstraints(
       (constraint) =>
         input.labels === undefined ||
         constraint.workloadSelector === undefined ||
-        matchesLabelSelector(constraint.workloadSelector, input.labels),
+        matchesSelector(constraint.workloadSelector, input.labels, input.namespace),
     );
   const constraints = sortedForViewer(matching, viewer).map(({ constraint, name }) => ({
     ...buildReportEntry(constraint, name, viewer),
-    summary: renderText(constraint.summary, viewer),
+    summary: renderReadableLine(constraint.summary, viewer),
   }));
   const filters: QueryResult['filters'] = {};
   if (input.labels !== undefined) filters.labels = input.labels;

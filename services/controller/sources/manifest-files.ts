@@ -1,11 +1,12 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
 import { ADAPTER_NAMES, type AdapterName, type HealthProblem } from '../../model/api';
 import type { KubernetesObject } from '../../model/kubernetes';
 import type { Logger } from '../../logging/logger';
 import type { AdapterRegistry } from '../adapters/registry';
-import { manifestObjectKey, parseManifest, type ManifestProblem } from './manifest-parsing';
+import { parseManifestIsolated } from './isolated-parsing';
+import { manifestObjectKey, type ManifestProblem } from './manifest-parsing';
 import type { AdapterSourceState, KubernetesObjectSink, ObjectSource, SourceStatus } from './source';
 
 // `--manifests DIR`: a cluster described as files. Every change is applied as a diff against the
@@ -34,12 +35,37 @@ interface FileState {
   problemsSince?: Date;
 }
 
+/**
+ * Every manifest file under `directory`, each real file once. Symbolic links are followed (a
+ * mounted ConfigMap is made of them) but every directory is entered once by its real path, so a
+ * link back to a parent (`ln -s .. up`) ends the walk there instead of looping.
+ */
 async function listManifestFiles(directory: string): Promise<string[]> {
-  const entries = await readdir(directory, { withFileTypes: true, recursive: true });
-  return entries
-    .filter((entry) => entry.isFile() && MANIFEST_EXTENSIONS.has(path.extname(entry.name).toLowerCase()))
-    .map((entry) => path.join(entry.parentPath, entry.name))
-    .sort();
+  const files: string[] = [];
+  const visitedDirectories = new Set<string>();
+  const visitedFiles = new Set<string>();
+  const pending = [directory];
+  while (pending.length > 0) {
+    const current = pending.pop() as string;
+    const real = await realpath(current).catch(() => undefined);
+    if (real === undefined || visitedDirectories.has(real)) continue;
+    visitedDirectories.add(real);
+    const entries = await readdir(current, { withFileTypes: true }).catch(() => []);
+    for (const entry of entries.sort((left, right) => (left.name < right.name ? 1 : -1))) {
+      const entryPath = path.join(current, entry.name);
+      const info = entry.isSymbolicLink() ? await stat(entryPath).catch(() => undefined) : entry;
+      if (info?.isDirectory()) pending.push(entryPath);
+      else if (info?.isFile() && MANIFEST_EXTENSIONS.has(path.extname(entry.name).toLowerCase())) {
+        const realFile = entry.isSymbolicLink()
+          ? await realpath(entryPath).catch(() => entryPath)
+          : entryPath;
+        if (visitedFiles.has(realFile)) continue;
+        visitedFiles.add(realFile);
+        files.push(entryPath);
+      }
+    }
+  }
+  return files.sort();
 }
 
 export class ManifestFileSource implements ObjectSource {
@@ -69,7 +95,13 @@ export class ManifestFileSource implements ObjectSource {
     if (this.options.watchForChanges !== false) {
       // Watch before the first scan: a file written while it runs then triggers a rescan instead
       // of being missed until the next change.
-      this.watcher = watch(this.options.directory, { ignoreInitial: true, awaitWriteFinish: false });
+      // Links are not followed by the watcher (a loop of them grew it past 1 GB); the scan follows
+      // them, and a replaced link (how a mounted ConfigMap updates) is itself an event here.
+      this.watcher = watch(this.options.directory, {
+        ignoreInitial: true,
+        awaitWriteFinish: false,
+        followSymlinks: false,
+      });
       this.watcher.on('all', () => this.scheduleScan());
       this.watcher.on('error', (error) =>
         this.options.logger.warn(
@@ -144,10 +176,17 @@ export class ManifestFileSource implements ObjectSource {
         return;
       }
       content = await readFile(file, 'utf8');
-    } catch {
-      return; // removed between listing and reading: the next event rescans
+    } catch (failure) {
+      // Removed between listing and reading: the next event rescans. Anything else (no read
+      // permission, an I/O error) is the file's problem, shown in health until it is readable.
+      if ((failure as NodeJS.ErrnoException).code === 'ENOENT') return;
+      const code = (failure as NodeJS.ErrnoException).code ?? 'error';
+      this.setProblems(file, [
+        { file: relative, line: 1, message: `file cannot be read (${code}); check its permissions` },
+      ]);
+      return;
     }
-    const parsed = parseManifest(relative, content);
+    const parsed = await parseManifestIsolated(relative, content);
     const previous = this.files.get(file);
     const syntaxBroken = parsed.problems.length > 0 && parsed.objects.length === 0 && content.trim() !== '';
     if (syntaxBroken && previous) {

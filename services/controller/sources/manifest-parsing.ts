@@ -1,5 +1,5 @@
-import { parseAllDocuments } from 'yaml';
 import { groupOf, isRecord, referenceKey, type KubernetesObject } from '../../model/kubernetes';
+import { readYamlDocuments } from './yaml-documents';
 
 // Pure parsing of manifest files: multi-document YAML (JSON is YAML too), `kind: List` and
 // `<Kind>List` objects flattened, namespaces defaulted as `kubectl apply` would.
@@ -30,7 +30,17 @@ const CLUSTER_SCOPED_KINDS = new Set([
   'storage.k8s.io/StorageClass',
   'scheduling.k8s.io/PriorityClass',
   'cilium.io/CiliumClusterwideNetworkPolicy',
+  'projectcalico.org/GlobalNetworkPolicy',
+  'crd.projectcalico.org/GlobalNetworkPolicy',
+  'policy.networking.k8s.io/AdminNetworkPolicy',
+  'policy.networking.k8s.io/BaselineAdminNetworkPolicy',
   'kyverno.io/ClusterPolicy',
+  'kyverno.io/ClusterCleanupPolicy',
+  'policies.kyverno.io/ValidatingPolicy',
+  'policies.kyverno.io/ImageValidatingPolicy',
+  'policies.kyverno.io/MutatingPolicy',
+  'policies.kyverno.io/GeneratingPolicy',
+  'policies.kyverno.io/DeletingPolicy',
   'cert-manager.io/ClusterIssuer',
   'templates.gatekeeper.sh/ConstraintTemplate',
 ]);
@@ -50,12 +60,6 @@ export function manifestObjectKey(object: KubernetesObject): string {
     namespace: object.metadata?.namespace ?? null,
     name: object.metadata?.name ?? '',
   });
-}
-
-function lineOf(content: string, offset: number): number {
-  let line = 1;
-  for (let index = 0; index < offset && index < content.length; index++) if (content[index] === '\n') line++;
-  return line;
 }
 
 function flatten(
@@ -100,30 +104,9 @@ export function parseManifest(
 ): ParsedManifest {
   const problems: ManifestProblem[] = [];
   const objects: KubernetesObject[] = [];
-  for (const document of parseAllDocuments(content, { prettyErrors: false })) {
-    // The line of the document's first node, not of its `---` or leading comments: where a reader
-    // looks for the missing kind or name.
-    const start = document.contents?.range?.[0] ?? document.range?.[0] ?? 0;
-    if (document.errors.length > 0) {
-      const error = document.errors[0];
-      problems.push({
-        file,
-        line: error.linePos?.[0]?.line ?? lineOf(content, error.pos[0]),
-        message: error.message,
-      });
-      continue;
-    }
-    const line = lineOf(content, start);
-    let value: unknown;
-    try {
-      value = document.toJS({ maxAliasCount: 100 });
-    } catch (error) {
-      // An alias bomb (or an alias cycle) throws here; it must stay this document's problem, not
-      // abort the scan of every file.
-      problems.push({ file, line, message: error instanceof Error ? error.message : String(error) });
-      continue;
-    }
-    objects.push(...flatten(value, file, line, problems, options.defaultNamespace));
+  for (const document of readYamlDocuments(content)) {
+    if ('problem' in document) problems.push({ file, line: document.line, message: document.problem });
+    else objects.push(...flatten(document.value, file, document.line, problems, options.defaultNamespace));
   }
   return { objects, problems };
 }

@@ -1,12 +1,15 @@
 import type { ConstraintList, ListedConstraint } from '../../model/api';
-import type { Labels } from '../../model/kubernetes';
-import { matchesLabelSelector } from '../../model/label-selector';
+import type { KubernetesObject, Labels } from '../../model/kubernetes';
+import { objectInQuotaScope } from '../../model/quota-scope';
+import { objectRunsReferencedImage } from '../../model/image-references';
+import { matchesSelector } from '../../model/selector';
 import { targetsInclude } from '../../model/resources';
 import type { ConstraintDraft, ResourceTarget } from '../../model/constraint';
-import { renderFullText } from '../../model/text';
+import type { Viewer } from '../../model/text';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { compareBySeverityThenName } from './ordering';
 import { RevisionCache } from './revision-cache';
+import { renderReadableLine } from '../../model/summary-rules';
 
 export interface ConstraintListQuery {
   namespace: string;
@@ -14,6 +17,11 @@ export interface ConstraintListQuery {
   resource?: ResourceTarget;
   /** Only constraints whose workload selector matches these labels (the admitted pods' labels). */
   labels?: Labels;
+  /**
+   * The object itself, when known (`check`): constraints whose own scope excludes it (a quota
+   * scoped to PriorityClass `high` for a pod without it) are left out.
+   */
+  object?: KubernetesObject;
 }
 
 const listCache = new RevisionCache<readonly ListedConstraint[]>();
@@ -38,19 +46,20 @@ export function buildConstraintList(
   /** Findings about the queried object itself (companion checks at admission), merged by name. */
   prospective: readonly ConstraintDraft[] = [],
 ): ConstraintList {
-  // Without findings about the queried object the list depends on the index alone: cacheable.
-  if (prospective.length === 0)
+  // Without the object or findings about it the list depends on the index alone: cacheable.
+  if (prospective.length === 0 && query.object === undefined)
     return {
       constraints: [...listCache.get(index, queryKey(query), () => listConstraints(index, query, []))],
     };
   return { constraints: listConstraints(index, query, prospective) };
 }
 
-function listConstraints(
+/** The constraints a list query selects, sorted as lists are; shared with the admission check. */
+export function matchingConstraints(
   index: ConstraintIndex,
   query: ConstraintListQuery,
   prospective: readonly ConstraintDraft[],
-): ListedConstraint[] {
+): ConstraintDraft[] {
   const indexed = index.constraintsForNamespace(query.namespace);
   const indexedNames = new Set(indexed.map((constraint) => constraint.name));
   const extra = prospective.filter((draft) => !indexedNames.has(draft.name));
@@ -63,21 +72,48 @@ function listConstraints(
       (constraint) =>
         query.labels === undefined ||
         constraint.workloadSelector === undefined ||
-        matchesLabelSelector(constraint.workloadSelector, query.labels),
+        matchesSelector(constraint.workloadSelector, query.labels, query.namespace),
+    )
+    .filter(
+      (constraint) =>
+        query.object === undefined ||
+        (objectInQuotaScope(query.object, constraint.quotaScopes) &&
+          objectRunsReferencedImage(query.object, constraint.imageReferences)),
     )
     .sort(compareBySeverityThenName);
-  return constraints.map((constraint): ListedConstraint => ({
+  return constraints;
+}
+
+function listConstraints(
+  index: ConstraintIndex,
+  query: ConstraintListQuery,
+  prospective: readonly ConstraintDraft[],
+): ListedConstraint[] {
+  // The webhook's answer is unredacted: rendered as the `full` level sees it.
+  const unredacted: Viewer = { level: 'full', namespace: query.namespace };
+  return matchingConstraints(index, query, prospective).map((constraint) =>
+    toListedConstraint(constraint, query.namespace, unredacted),
+  );
+}
+
+/** One list entry, its texts rendered for the viewer (`full` for the webhook). */
+export function toListedConstraint(
+  constraint: ConstraintDraft,
+  namespace: string,
+  viewer: Viewer,
+): ListedConstraint {
+  return {
     name: constraint.name,
-    namespace: query.namespace,
+    namespace,
     constraintType: constraint.type,
     severity: constraint.severity,
     effect: constraint.effect,
-    summary: renderFullText(constraint.summary),
-    remediationHint: renderFullText(constraint.remediationHint),
+    summary: renderReadableLine(constraint.summary, viewer),
+    remediationHint: renderReadableLine(constraint.remediationHint, viewer),
     sourceKind: constraint.source.kind,
     sourceApiVersion: constraint.source.apiVersion,
     sourceName: constraint.source.name,
     sourceNamespace: constraint.source.namespace,
     tags: [...constraint.tags],
-  }));
+  };
 }

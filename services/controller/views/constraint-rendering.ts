@@ -1,9 +1,11 @@
 import type { Metrics, Remediation, RemediationStep } from '../../model/api';
-import type { Constraint } from '../../model/constraint';
+import type { Constraint, ResourceTarget } from '../../model/constraint';
 import { isNameVisible, REDACTED, renderText, type Viewer } from '../../model/text';
-import { matchesLabelSelector } from '../../model/label-selector';
+import { matchesSelector } from '../../model/selector';
 import { pluralOfKind, targetsInclude } from '../../model/resources';
+import { workloadKindNamed } from '../../model/workload-kinds';
 import type { WorkloadRecord } from '../index/constraint-index';
+import { renderReadableLine } from '../../model/summary-rules';
 
 // Rendering of one constraint's parts for a viewer: shared by the report, the single-constraint
 // view and the MCP tools so every surface applies the same privacy rules.
@@ -14,11 +16,11 @@ export function renderName(constraint: Constraint, viewer: Viewer): string {
 
 export function renderRemediation(constraint: Constraint, viewer: Viewer): Remediation {
   return {
-    summary: renderText(constraint.remediation.summary, viewer),
+    summary: renderReadableLine(constraint.remediation.summary, viewer),
     steps: constraint.remediation.steps.map((step) => {
       const rendered: RemediationStep = {
         type: step.type,
-        description: renderText(step.description, viewer),
+        description: renderReadableLine(step.description, viewer),
       };
       if (step.contact !== undefined) rendered.contact = step.contact;
       if (step.command !== undefined) rendered.command = renderText(step.command, viewer);
@@ -35,13 +37,10 @@ export function renderMetrics(constraint: Constraint, viewer: Viewer): Metrics |
   return structuredClone(constraint.metrics);
 }
 
-const WORKLOAD_GROUPS: Record<string, string> = {
-  Deployment: 'apps',
-  StatefulSet: 'apps',
-  DaemonSet: 'apps',
-  CronJob: 'batch',
-  Pod: '',
-};
+function resourceOfWorkload(kind: string): ResourceTarget {
+  const entry = workloadKindNamed(kind);
+  return entry ? { group: entry.group, resource: entry.plural } : { group: '', resource: pluralOfKind(kind) };
+}
 
 /**
  * Workloads of the namespace a constraint affects: their pods match its workload selector, and it
@@ -52,12 +51,9 @@ export function affectedWorkloads(constraint: Constraint, workloads: readonly Wo
     .filter(
       (workload) =>
         (constraint.workloadSelector === undefined ||
-          matchesLabelSelector(constraint.workloadSelector, workload.podLabels)) &&
+          matchesSelector(constraint.workloadSelector, workload.podLabels, workload.namespace)) &&
         (targetsInclude(constraint.resourceTargets, { group: '', resource: 'pods' }) ||
-          targetsInclude(constraint.resourceTargets, {
-            group: WORKLOAD_GROUPS[workload.kind] ?? '',
-            resource: pluralOfKind(workload.kind),
-          })),
+          targetsInclude(constraint.resourceTargets, resourceOfWorkload(workload.kind))),
     )
     .map((workload) => workload.name)
     .sort();

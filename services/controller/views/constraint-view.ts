@@ -1,9 +1,10 @@
 import type { ConstraintView, DetailLevel } from '../../model/api';
 import type { Constraint } from '../../model/constraint';
-import { isNameVisible, renderText, type Viewer } from '../../model/text';
+import { isNameVisible, type Viewer } from '../../model/text';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { affectedWorkloads, renderMetrics, renderName, renderRemediation } from './constraint-rendering';
 import { compareBySeverityThenName } from './ordering';
+import { renderReadableLine } from '../../model/summary-rules';
 
 /**
  * Finds a constraint of a namespace by its real name (a cluster-scoped constraint is found under
@@ -35,7 +36,7 @@ export function buildConstraintView(
   const viewer: Viewer = { level, namespace };
   return {
     name: renderName(constraint, viewer),
-    summary: renderText(constraint.summary, viewer),
+    summary: renderReadableLine(constraint.summary, viewer),
     namespace,
     constraint_type: constraint.type,
     severity: constraint.severity,

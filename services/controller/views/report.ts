@@ -1,10 +1,11 @@
 import { SCHEMA_VERSION, type DetailLevel, type Report, type ReportEntry } from '../../model/api';
 import type { Constraint } from '../../model/constraint';
-import { renderText, type Viewer } from '../../model/text';
+import type { Viewer } from '../../model/text';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { renderName, renderRemediation } from './constraint-rendering';
 import { compareBySeverityThenName } from './ordering';
 import { RevisionCache } from './revision-cache';
+import { renderReadableLine } from '../../model/summary-rules';
 
 /** The constraints of a namespace as the viewer may see them, sorted as every view sorts them. */
 export function sortedForViewer(
@@ -26,7 +27,7 @@ export function sortedForViewer(
 export function buildReportEntry(constraint: Constraint, name: string, viewer: Viewer): ReportEntry {
   return {
     name,
-    summary: renderText(constraint.summary, viewer),
+    summary: renderReadableLine(constraint.summary, viewer),
     type: constraint.type,
     severity: constraint.severity,
     effect: constraint.effect,

@@ -27,6 +27,7 @@ readonly CACHE_ROOT="${FOREWARN_E2E_CACHE:-/var/cache/forewarn-e2e}"
 readonly TOOLS_ROOT="$CACHE_ROOT/tools"
 readonly WORK_ROOT="$CACHE_ROOT/work"
 readonly LOG_DIR="$CACHE_ROOT/logs"
+readonly TOOL_GROUPS="kubernetes etcd pulumi language-nodejs provider-kubernetes provider-tls kwok"
 
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false
 # The proxy serves these modules but the checksum database does not know the newest Pulumi releases.
@@ -69,8 +70,13 @@ lock_version() { # npm package name -> version in package-lock.json
   '
 }
 
+# Go is needed to build, and on a warm cache only if the Kubernetes folder predates its etcd line.
+require_go() {
+  if ! command -v go >/dev/null && [[ -x /usr/local/go/bin/go ]]; then PATH="/usr/local/go/bin:$PATH"; fi
+  command -v go >/dev/null || fail "go is not on PATH" "install Go >= 1.24 (this machine has it in /usr/local/go/bin)"
+}
+
 read_versions() {
-  command -v go >/dev/null || fail "go is not on PATH" "install Go >= 1.24 (the machine has 1.26 in /usr/local/go/bin)"
   command -v node >/dev/null || fail "node is not on PATH" "install Node 20"
   PULUMI_VERSION=$(lock_version @pulumi/pulumi) ||
     fail "no @pulumi/pulumi in package-lock.json" "run npm install so the lock file names the Pulumi SDK"
@@ -146,6 +152,7 @@ install_tool() { # tool, version, started-at seconds, source description, binari
 build_kubernetes() {
   local version="$KUBERNETES_VERSION" started=$SECONDS work k8s_dir minor staging date ldflags pkg
   tool_complete kubernetes "$version" && return 0
+  require_go
   log "building Kubernetes $version (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl); cold: 15-25 min"
   work="$WORK_ROOT/kubernetes-$version"
   minor=$(cut -d. -f2 <<<"$version")
@@ -170,19 +177,32 @@ build_kubernetes() {
     fail "compiling Kubernetes $version failed" "read the log; try again (a killed link needs ~3 GB free memory)"
   install_tool kubernetes "$version" "$started" "k8s.io/kubernetes@$version, staging modules @$staging" \
     "$work"/out/{kube-apiserver,kube-controller-manager,kube-scheduler,kubectl}
+  printf 'requires etcd: %s\n' "$ETCD_VERSION" >>"$(tool_dir kubernetes "$version")/BUILD-INFO"
   rm -rf "$work"
 }
 
-# etcd: the server version that Kubernetes' own go.mod requires.
+# etcd: the server version that Kubernetes' own go.mod requires, remembered in the Kubernetes folder's
+# BUILD-INFO so a warm run needs no Go.
 etcd_version() {
-  local k8s_dir
+  local info k8s_dir version
+  info="$(tool_dir kubernetes "$KUBERNETES_VERSION")/BUILD-INFO"
+  version=$(sed -n 's/^requires etcd: //p' "$info" 2>/dev/null | head -n 1)
+  if [[ -n $version ]]; then
+    printf '%s\n' "$version"
+    return 0
+  fi
+  require_go
   k8s_dir=$(module_dir "k8s.io/kubernetes@$KUBERNETES_VERSION") || return 1
-  awk '$1 == "go.etcd.io/etcd/server/v3" {print $2; exit}' "$k8s_dir/go.mod"
+  version=$(awk '$1 == "go.etcd.io/etcd/server/v3" {print $2; exit}' "$k8s_dir/go.mod")
+  [[ -n $version ]] || return 1
+  if [[ -f $info ]]; then printf 'requires etcd: %s\n' "$version" >>"$info"; fi
+  printf '%s\n' "$version"
 }
 
 build_etcd() {
   local version="$ETCD_VERSION" started=$SECONDS work etcd_dir
   tool_complete etcd "$version" && return 0
+  require_go
   log "building etcd $version (go.etcd.io/etcd/server/v3); cold: 2-4 min"
   work="$WORK_ROOT/etcd-$version"
   etcd_dir=$(module_dir "go.etcd.io/etcd/server/v3@$version") ||
@@ -199,91 +219,15 @@ build_etcd() {
   rm -rf "$work"
 }
 
-# ---------------------------------------------------------------- Pulumi CLI
-build_pulumi() {
-  local version="v$PULUMI_VERSION" started=$SECONDS work pkg_dir
-  tool_complete pulumi "$version" && return 0
-  log "building the Pulumi CLI $version; cold: 6-10 min"
-  work="$WORK_ROOT/pulumi-$version"
-  pkg_dir=$(module_dir "github.com/pulumi/pulumi/pkg/v3@$version") ||
-    fail "downloading module github.com/pulumi/pulumi/pkg/v3@$version failed" "check the Go proxy"
-  new_wrapper "$work" "$(go_directive "$pkg_dir/go.mod")"
-  copy_replaces "$pkg_dir/go.mod" "$work" ""
-  (cd "$work" && go mod edit -require "github.com/pulumi/pulumi/pkg/v3@$version" \
-    -require "github.com/pulumi/pulumi/sdk/v3@$version")
-  (cd "$work" && run_logged go get "github.com/pulumi/pulumi/pkg/v3/cmd/pulumi@$version" \
-    "github.com/pulumi/pulumi/sdk/v3@$version") ||
-    fail "resolving the Pulumi CLI's modules failed (go get in $work)" "read the log"
-  mkdir -p "$work/out"
-  (cd "$work" && run_logged go build -p 2 -trimpath \
-    -ldflags "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$version" \
-    -o out/pulumi github.com/pulumi/pulumi/pkg/v3/cmd/pulumi) ||
-    fail "compiling the Pulumi CLI $version failed" "read the log"
-  install_tool pulumi "$version" "$started" "github.com/pulumi/pulumi/pkg/v3@$version" "$work/out/pulumi"
-  rm -rf "$work"
-}
-
-# ---------------------------------------------------------------- Pulumi's Node language host
-# Its module has no tags of its own: it is fetched at the commit of the CLI's tag (a pseudo-version).
-build_language_nodejs() {
-  local version="v$PULUMI_VERSION" started=$SECONDS work commit module
-  tool_complete pulumi-language-nodejs "$version" && return 0
-  module="github.com/pulumi/pulumi/sdk/nodejs/cmd/pulumi-language-nodejs/v3"
-  log "building pulumi-language-nodejs $version ($module)"
-  commit=$(tag_commit "github.com/pulumi/pulumi/pkg/v3" "$version") ||
-    fail "could not find the commit of github.com/pulumi/pulumi's tag pkg/$version (the proxy's .info has no Origin)" \
-      "check: curl -s \$GOPROXY/github.com/pulumi/pulumi/pkg/v3/@v/$version.info"
-  module_available "$module" "$commit" ||
-    fail "the Go module proxy does not serve $module@$commit (see the log)" \
-      "no source for the Node language host is reachable from here; get the module served by the proxy, or put a pulumi-language-nodejs $version binary into $(tool_dir pulumi-language-nodejs "$version")/ with a BUILD-INFO file"
-  work="$WORK_ROOT/pulumi-language-nodejs-$version"
-  new_wrapper "$work" "1.25"
-  (cd "$work" && run_logged go get "$module@$commit" "github.com/pulumi/pulumi/sdk/v3@$version" \
-    "github.com/pulumi/pulumi/pkg/v3@$version") ||
-    fail "resolving $module@$commit failed (go get in $work)" "read the log"
-  mkdir -p "$work/out"
-  (cd "$work" && run_logged go build -p 2 -trimpath \
-    -ldflags "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$version" \
-    -o out/pulumi-language-nodejs "$module") || fail "compiling pulumi-language-nodejs failed" "read the log"
-  install_tool pulumi-language-nodejs "$version" "$started" "$module@$commit" "$work/out/pulumi-language-nodejs"
-  rm -rf "$work"
-}
-
-# The commit a module version was made from, as the proxy's .info records it (Origin.Hash).
-tag_commit() { # module version
-  local info
-  go mod download -json "$1@$2" >/dev/null 2>>"$LOG_FILE" || return 1
-  info=$(curl -fsS --max-time 30 "$(go_proxy_url)/$1/@v/$2.info" 2>>"$LOG_FILE") || return 1
-  sed -n 's/.*"Hash":"\([0-9a-f]\{40\}\)".*/\1/p' <<<"$info" | grep .
-}
-
-go_proxy_url() { go env GOPROXY | cut -d, -f1 | cut -d'|' -f1; }
-
-module_available() { # module version-or-query
-  go list -m -json "$1@$2" >>"$LOG_FILE" 2>&1
-}
-
-# ---------------------------------------------------------------- Pulumi providers
-# pulumi-resource-kubernetes and pulumi-resource-tls: modules github.com/pulumi/pulumi-kubernetes/provider/v4
-# and github.com/pulumi/pulumi-tls/provider/v5 at the commit of the SDK's tag (docs/e2e.md). The proxy
-# reachable from this machine answered 403 "not available" for both (and for pulumi-terraform-bridge,
-# which the TLS provider needs), so this step only probes and explains.
-build_provider() { # name (kubernetes | tls), version, provider module, sdk module
-  local name="$1" version="v$2" provider_module="$3" sdk_module="$4"
-  tool_complete "pulumi-resource-$name" "$version" && return 0
-  log "building pulumi-resource-$name $version ($provider_module)"
-  if ! module_available "$sdk_module" "$version"; then
-    fail "the Go module proxy does not serve $sdk_module@$version, so the commit to build $provider_module from is unknown (see the log)" \
-      "no source for pulumi-resource-$name is reachable from here; get $provider_module served by the proxy, or put a pulumi-resource-$name $version binary into $(tool_dir "pulumi-resource-$name" "$version")/ with a BUILD-INFO file"
-  fi
-  fail "building $provider_module is not automated yet (the proxy served its SDK only after this script was written)" \
-    "follow the recipe in docs/e2e.md ('Pulumi providers') and extend build_provider in $0"
-}
+# The Pulumi CLI, its Node language host and the providers.
+# shellcheck source=build-tools-pulumi.sh
+source "$(dirname "${BASH_SOURCE[0]}")/build-tools-pulumi.sh"
 
 # ---------------------------------------------------------------- kwok (optional)
 build_kwok() {
   local version="$KWOK_VERSION" started=$SECONDS work
   tool_complete kwok "$version" && return 0
+  require_go
   log "building kwok $version (optional); cold: 3-5 min"
   work="$WORK_ROOT/kwok-$version"
   rm -rf "$work" && mkdir -p "$work/out"
@@ -364,6 +308,14 @@ main() {
     flock 9
   fi
   log "cache $CACHE_ROOT; log $LOG_FILE"
+  # Keep the 30 newest logs.
+  find "$LOG_DIR" -maxdepth 1 -name 'build-tools-*.log' -printf '%T@ %p\n' | sort -rn | tail -n +31 |
+    cut -d' ' -f2- | xargs -r rm -f
+  local group
+  for group in ${FOREWARN_TOOLS_ONLY:-}; do
+    [[ " $TOOL_GROUPS " == *" $group "* ]] ||
+      fail "FOREWARN_TOOLS_ONLY names an unknown tool group '$group'" "use some of: $TOOL_GROUPS"
+  done
   read_versions
   ETCD_VERSION=$(etcd_version) && [[ -n $ETCD_VERSION ]] ||
     fail "could not read the etcd version from k8s.io/kubernetes@$KUBERNETES_VERSION's go.mod" "check the Go proxy: go list -m k8s.io/kubernetes@$KUBERNETES_VERSION"

@@ -37,59 +37,12 @@ fail() {
   exit 1
 }
 
-# ---------------------------------------------------------------- helpers
-port_in_use() { (: <"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-# A loopback port nobody listens on, below Linux's ephemeral range, not in the exclusion list.
-pick_free_port() { # excluded ports...
-  local port excluded
-  for _ in $(seq 1 200); do
-    port=$((20000 + (RANDOM * 32768 + RANDOM) % 12000))
-    for excluded in "$@"; do
-      [[ $port == "$excluded" ]] && continue 2
-    done
-    port_in_use "$port" || {
-      printf '%s\n' "$port"
-      return 0
-    }
-  done
-  fail "found no free loopback port in 20000-31999" "check what is listening: ss -ltn"
-}
-
-# True when PID is alive and its command line mentions both NEEDLE strings (guards PID reuse).
-pid_is_ours() { # pid binary-name data-dir
-  local pid=$1 cmdline
-  [[ -n $pid && -r /proc/$pid/cmdline ]] || return 1
-  cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
-  [[ $cmdline == *"$2"* && $cmdline == *"$3"* ]]
-}
-
-read_pid_file() {
-  if [[ -f $1 ]]; then cat "$1"; fi
-}
-
-wait_for_exit() { # pid timeout-seconds -> 0 when gone
-  local pid=$1 deadline=$((SECONDS + $2))
-  while [[ -e /proc/$pid ]] && ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null; do
-    ((SECONDS < deadline)) || return 1
-    sleep 0.1
-  done
-}
-
-stop_process() { # name pid-file binary data-dir grace-seconds signal-first
-  local name=$1 pid_file=$2 binary=$3 data_dir=$4 grace=$5 first_signal=$6 pid
-  pid=$(read_pid_file "$pid_file")
-  if pid_is_ours "$pid" "$binary" "$data_dir"; then
-    log "stopping $name (pid $pid, SIG$first_signal)"
-    kill "-$first_signal" "$pid" 2>/dev/null || true
-    if ! wait_for_exit "$pid" "$grace"; then
-      log "$name did not exit within ${grace}s: SIGKILL"
-      kill -KILL "$pid" 2>/dev/null || true
-      wait_for_exit "$pid" 10 || log "WARNING: $name (pid $pid) survived SIGKILL"
-    fi
-  fi
-  rm -f "$pid_file"
-}
+# shellcheck source=cluster-processes.sh
+source "$(dirname "$SCRIPT_PATH")/cluster-processes.sh"
+# shellcheck source=cluster-pki.sh
+source "$(dirname "$SCRIPT_PATH")/cluster-pki.sh"
+# shellcheck source=cluster-controller-manager.sh
+source "$(dirname "$SCRIPT_PATH")/cluster-controller-manager.sh"
 
 resolve_data_dir() { # [dir]
   local dir=${1:-${FOREWARN_E2E_DATA_DIR:-}}
@@ -101,88 +54,6 @@ require_cluster_dir() { # dir
   [[ -f $1/$DATA_DIR_MARKER ]] ||
     fail "$1 is not a data dir made by '$(basename "$SCRIPT_PATH") start' (no $DATA_DIR_MARKER)" \
       "pass the FOREWARN_E2E_DATA_DIR printed by start"
-}
-
-# ---------------------------------------------------------------- certificates
-generate_certificates() { # pki-dir
-  local pki=$1
-  mkdir -p "$pki" && chmod 700 "$pki"
-  local key_options=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
-
-  openssl req -x509 "${key_options[@]}" -keyout "$pki/ca.key" -out "$pki/ca.crt" -days 7 \
-    -subj "/CN=forewarn-e2e-ca" \
-    -addext "basicConstraints=critical,CA:TRUE" \
-    -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
-
-  sign_leaf() { # name subject extensions
-    openssl req -new "${key_options[@]}" -keyout "$pki/$1.key" -out "$pki/$1.csr" -subj "$2" 2>/dev/null
-    printf '%s\n' "$3" >"$pki/$1.ext"
-    openssl x509 -req -in "$pki/$1.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
-      -days 7 -sha256 -extfile "$pki/$1.ext" -out "$pki/$1.crt" 2>/dev/null
-    rm -f "$pki/$1.csr" "$pki/$1.ext"
-  }
-
-  sign_leaf apiserver "/CN=kube-apiserver" "$(
-    printf '%s\n' \
-      "basicConstraints=critical,CA:FALSE" \
-      "keyUsage=critical,digitalSignature,keyEncipherment" \
-      "extendedKeyUsage=serverAuth" \
-      "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:10.0.0.1"
-  )"
-  # The controller-manager's own identity, bound by the API server's bootstrap RBAC policy.
-  sign_leaf controller-manager "/CN=system:kube-controller-manager" "$(
-    printf '%s\n' \
-      "basicConstraints=critical,CA:FALSE" \
-      "keyUsage=critical,digitalSignature,keyEncipherment" \
-      "extendedKeyUsage=clientAuth"
-  )"
-  # O=system:masters: the admin user bypasses RBAC, like a cluster-admin kubeconfig.
-  sign_leaf admin "/O=system:masters/CN=forewarn-e2e-admin" "$(
-    printf '%s\n' \
-      "basicConstraints=critical,CA:FALSE" \
-      "keyUsage=critical,digitalSignature,keyEncipherment" \
-      "extendedKeyUsage=clientAuth"
-  )"
-
-  # Service-account token signing key pair (ES256).
-  openssl ecparam -name prime256v1 -genkey -noout -out "$pki/service-account.key" 2>/dev/null
-  openssl ec -in "$pki/service-account.key" -pubout -out "$pki/service-account.pub" 2>/dev/null
-
-  # A static bearer token for the same admin identity (handy for raw HTTPS requests).
-  local token
-  token=$(openssl rand -hex 24)
-  printf '%s,forewarn-e2e-admin-token,forewarn-e2e-admin-token,"system:masters"\n' "$token" >"$pki/tokens.csv"
-  printf '%s' "$token" >"$pki/admin.token"
-  chmod 600 "$pki"/*.key "$pki/tokens.csv" "$pki/admin.token"
-}
-
-write_kubeconfig() { # path server pki-dir [client certificate name, default admin]
-  local ca client_cert client_key identity=${4:-admin}
-  ca=$(base64 -w0 <"$3/ca.crt")
-  client_cert=$(base64 -w0 <"$3/$identity.crt")
-  client_key=$(base64 -w0 <"$3/$identity.key")
-  cat >"$1" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-  - name: forewarn-e2e
-    cluster:
-      server: $2
-      certificate-authority-data: $ca
-users:
-  - name: forewarn-e2e-$identity
-    user:
-      client-certificate-data: $client_cert
-      client-key-data: $client_key
-contexts:
-  - name: forewarn-e2e
-    context:
-      cluster: forewarn-e2e
-      user: forewarn-e2e-$identity
-      namespace: default
-current-context: forewarn-e2e
-EOF
-  chmod 600 "$1"
 }
 
 # ---------------------------------------------------------------- etcd
@@ -211,6 +82,32 @@ wait_for_etcd() { # data-dir client-port -> 0 ready, 1 died, 2 timeout
     sleep 0.2
   done
   return 2
+}
+
+# Starts etcd on fresh free ports (retrying a lost race for them); writes them to etcd.port and
+# etcd-peer.port in the data dir.
+start_etcd_on_free_ports() { # data-dir bin-dir
+  local dir=$1 bin_dir=$2 etcd_port peer_port attempt status started
+  for attempt in 1 2 3; do
+    etcd_port=$(pick_free_port)
+    peer_port=$(pick_free_port "$etcd_port")
+    rm -rf "$dir/etcd-data"
+    started=$SECONDS
+    start_etcd "$dir" "$etcd_port" "$peer_port" "$bin_dir"
+    status=0
+    wait_for_etcd "$dir" "$etcd_port" || status=$?
+    ((status == 0)) && break
+    stop_process etcd "$dir/etcd.pid" etcd "$dir" 1 KILL
+    if ((status == 1)) && grep -q 'address already in use' "$dir/etcd.log" && ((attempt < 3)); then
+      log "etcd lost a race for its ports; retrying with new ones"
+      continue
+    fi
+    tail -n 20 "$dir/etcd.log" >&2 || true
+    fail "etcd did not become healthy (log above, from $dir/etcd.log)" "check that it runs: $bin_dir/etcd --version"
+  done
+  log "etcd ready on 127.0.0.1:$etcd_port in $((SECONDS - started))s (pid $(read_pid_file "$dir/etcd.pid"))"
+  printf '%s\n' "$etcd_port" >"$dir/etcd.port"
+  printf '%s\n' "$peer_port" >"$dir/etcd-peer.port"
 }
 
 # ---------------------------------------------------------------- kube-apiserver
@@ -292,53 +189,6 @@ launch_apiserver_and_wait() { # data-dir
   log "kube-apiserver ready on $(env_value "$dir" FOREWARN_E2E_API_URL) in $((SECONDS - started))s (pid $(read_pid_file "$dir/apiserver.pid"))"
 }
 
-# ---------------------------------------------------------------- kube-controller-manager
-# Namespace deletion, garbage collection, quota usage, ServiceAccounts (and their `default` in every
-# namespace), Deployments -> ReplicaSets -> Pods. Each controller runs as its own ServiceAccount, as in
-# a kubeadm cluster. No serving port (--secure-port=0): readiness is the `default` ServiceAccount.
-start_controller_manager() { # data-dir
-  local dir=$1 bin_dir pki=$1/pki
-  bin_dir=$(env_value "$dir" FOREWARN_E2E_BIN_DIR)
-  printf '=== kube-controller-manager started %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >>"$dir/controller-manager.log"
-  setsid "$bin_dir/kube-controller-manager" \
-    "--kubeconfig=$dir/controller-manager.kubeconfig" \
-    "--secure-port=0" \
-    "--leader-elect=false" \
-    "--use-service-account-credentials=true" \
-    "--service-account-private-key-file=$pki/service-account.key" \
-    "--root-ca-file=$pki/ca.crt" \
-    "--service-cluster-ip-range=$SERVICE_CLUSTER_IP_RANGE" \
-    "--cluster-signing-cert-file=$pki/ca.crt" \
-    "--cluster-signing-key-file=$pki/ca.key" \
-    "--concurrent-gc-syncs=5" \
-    "--profiling=false" \
-    "--v=1" \
-    </dev/null >>"$dir/controller-manager.log" 2>&1 &
-  printf '%s\n' "$!" >"$dir/controller-manager.pid"
-}
-
-launch_controller_manager_and_wait() { # data-dir
-  local dir=$1 started=$SECONDS pid deadline
-  start_controller_manager "$dir"
-  pid=$(read_pid_file "$dir/controller-manager.pid")
-  deadline=$((SECONDS + READY_TIMEOUT))
-  until "$(env_value "$dir" FOREWARN_E2E_KUBECTL)" --kubeconfig="$dir/kubeconfig" --request-timeout=5s \
-    -n default get serviceaccount default >/dev/null 2>&1; do
-    if ! pid_is_ours "$pid" kube-controller-manager "$dir"; then
-      tail -n 30 "$dir/controller-manager.log" >&2 || true
-      fail "kube-controller-manager exited during startup (log: $dir/controller-manager.log, last lines above)" "read the log"
-    fi
-    if ((SECONDS >= deadline)); then
-      tail -n 30 "$dir/controller-manager.log" >&2 || true
-      fail "kube-controller-manager created no default ServiceAccount within ${READY_TIMEOUT}s (log: $dir/controller-manager.log)" \
-        "the machine may be overloaded: raise FOREWARN_E2E_READY_TIMEOUT, or read the log"
-    fi
-    sleep 0.25
-  done
-  set_env_value "$dir" FOREWARN_E2E_CONTROLLER_MANAGER_PID "$pid"
-  log "kube-controller-manager ready in $((SECONDS - started))s (pid $pid)"
-}
-
 # ---------------------------------------------------------------- env file
 env_value() { # data-dir key
   sed -n "s/^$2='\\(.*\\)'\$/\\1/p" "$1/cluster.env" | tail -n 1
@@ -391,25 +241,10 @@ command_start() {
   generate_certificates "$dir/pki"
   log "certificates generated in $((SECONDS - started))s"
 
-  local etcd_port peer_port api_port attempt status
-  for attempt in 1 2 3; do
-    etcd_port=$(pick_free_port)
-    peer_port=$(pick_free_port "$etcd_port")
-    rm -rf "$dir/etcd-data"
-    started=$SECONDS
-    start_etcd "$dir" "$etcd_port" "$peer_port" "$bin_dir"
-    status=0
-    wait_for_etcd "$dir" "$etcd_port" || status=$?
-    ((status == 0)) && break
-    stop_process etcd "$dir/etcd.pid" etcd "$dir" 1 KILL
-    if ((status == 1)) && grep -q 'address already in use' "$dir/etcd.log" && ((attempt < 3)); then
-      log "etcd lost a race for its ports; retrying with new ones"
-      continue
-    fi
-    tail -n 20 "$dir/etcd.log" >&2 || true
-    fail "etcd did not become healthy (log above, from $dir/etcd.log)" "check that it runs: $bin_dir/etcd --version"
-  done
-  log "etcd ready on 127.0.0.1:$etcd_port in $((SECONDS - started))s (pid $(read_pid_file "$dir/etcd.pid"))"
+  local etcd_port peer_port api_port
+  start_etcd_on_free_ports "$dir" "$bin_dir"
+  etcd_port=$(<"$dir/etcd.port")
+  peer_port=$(<"$dir/etcd-peer.port")
 
   api_port=$(pick_free_port "$etcd_port" "$peer_port")
   {

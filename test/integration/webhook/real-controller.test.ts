@@ -111,10 +111,23 @@ describe('webhook in front of the real controller', () => {
     expect(warnings).toContain(
       '[WARNING] NetworkPolicy "default-deny-ingress" denies all ingress traffic for all pods in shop - add a NetworkPolicy in shop that allows the ingress traffic your pods need',
     );
-    expect(critical.some((warning) => warning.startsWith('[CRITICAL] ResourceQuota "compute"'))).toBe(true);
+    // One pod with the LimitRange's default requests fits what the quota has left: it passes, silently.
+    expect(warnings.some((warning) => warning.includes('ResourceQuota "compute"'))).toBe(false);
     expect(warnings.every((warning) => warning.length <= 256)).toBe(true);
     // Selected by the api policy's podSelector only: not warned for the frontend.
     expect(warnings.some((warning) => warning.includes('api-allow-frontend'))).toBe(false);
+  });
+
+  it('puts what rejects this object first: five replicas exceed the memory the quota has left', async () => {
+    const target = deployment('frontend', { app: 'frontend', tier: 'web' });
+    const fiveReplicas = {
+      ...target,
+      object: { ...target.object, spec: { ...target.object.spec, replicas: 5 } },
+    };
+    const warnings = await warningsFor(fiveReplicas, 'shop');
+    expect(warnings[0]).toMatch(
+      /^\[CRITICAL\] its pods will be rejected: would exceed the quota: needs 640Mi requests\.memory \(5 pods\), 512Mi left of 8Gi \(ResourceQuota "compute"\) - /,
+    );
   });
 
   it('warns the api Deployment about the policies selecting app=api, on UPDATE too', async () => {

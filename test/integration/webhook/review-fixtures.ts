@@ -182,7 +182,8 @@ export const KINDS: Record<string, KindCase> = {
       resource: 'configmaps',
       object: { metadata: { name: 'settings' }, data: { a: 'b' } },
     },
-    query: { resource: 'configmaps', labels: null },
+    // No labels: sent as an empty set, so only namespace-wide constraints (empty selectors) come back.
+    query: { resource: 'configmaps', labels: '' },
     warnings: [QUOTA_WARNING],
   },
 };

@@ -1,5 +1,6 @@
 import type { AdapterName } from '../../../model/api';
 import { isRecord } from '../../../model/kubernetes';
+import { COMPANION_KINDS, INVENTORY_KINDS, type AdapterKind } from '../../../model/watched-kinds';
 import type { AdapterRegistry } from '../../adapters/registry';
 
 // Which kinds to watch, decided from API discovery: a pure function of the discovery documents and
@@ -11,7 +12,7 @@ export type WatchOwner = AdapterName | 'inventory';
 export interface WatchCandidate {
   group: string;
   /** Tried in order; the first one the cluster serves is watched. */
-  versions: string[];
+  versions: readonly string[];
   kind: string;
   owner: WatchOwner;
 }
@@ -36,35 +37,25 @@ export interface DiscoveryDocument {
   groups: Map<string, { preferredVersion: string; versions: Map<string, ServedResource[]> }>;
 }
 
+function inventoryCandidate({ group, versions, kind }: AdapterKind): WatchCandidate {
+  return { group, versions, kind, owner: 'inventory' };
+}
+
 /** Kinds watched for everything that is not a policy: namespace labels, workload labels, CRDs. */
-export const INVENTORY_CANDIDATES: readonly WatchCandidate[] = [
-  { group: '', versions: ['v1'], kind: 'Namespace', owner: 'inventory' },
-  { group: '', versions: ['v1'], kind: 'Pod', owner: 'inventory' },
-  { group: 'apps', versions: ['v1'], kind: 'Deployment', owner: 'inventory' },
-  { group: 'apps', versions: ['v1'], kind: 'StatefulSet', owner: 'inventory' },
-  { group: 'apps', versions: ['v1'], kind: 'DaemonSet', owner: 'inventory' },
-  { group: 'batch', versions: ['v1', 'v1beta1'], kind: 'CronJob', owner: 'inventory' },
-  { group: 'apiextensions.k8s.io', versions: ['v1'], kind: 'CustomResourceDefinition', owner: 'inventory' },
-];
+export const INVENTORY_CANDIDATES: readonly WatchCandidate[] = INVENTORY_KINDS.map(inventoryCandidate);
 
 /** Kinds the companion-resource rules look for (MissingResource). */
-export const COMPANION_CANDIDATES: readonly WatchCandidate[] = [
-  { group: '', versions: ['v1'], kind: 'Service', owner: 'inventory' },
-  { group: 'networking.k8s.io', versions: ['v1', 'v1beta1'], kind: 'Ingress', owner: 'inventory' },
-  { group: 'policy', versions: ['v1', 'v1beta1'], kind: 'PodDisruptionBudget', owner: 'inventory' },
-  { group: 'autoscaling', versions: ['v2', 'v1'], kind: 'HorizontalPodAutoscaler', owner: 'inventory' },
-  { group: 'cert-manager.io', versions: ['v1'], kind: 'Issuer', owner: 'inventory' },
-  { group: 'cert-manager.io', versions: ['v1'], kind: 'ClusterIssuer', owner: 'inventory' },
-  { group: 'monitoring.coreos.com', versions: ['v1'], kind: 'ServiceMonitor', owner: 'inventory' },
-  { group: 'monitoring.coreos.com', versions: ['v1'], kind: 'PodMonitor', owner: 'inventory' },
-];
+export const COMPANION_CANDIDATES: readonly WatchCandidate[] = COMPANION_KINDS.map(inventoryCandidate);
 
 export function candidatesOf(
   registry: AdapterRegistry,
   extra: readonly WatchCandidate[] = INVENTORY_CANDIDATES,
 ): WatchCandidate[] {
+  // A kind both the inventory and an adapter need (Namespace: labels, and Pod Security Admission)
+  // is watched once, owned by the adapter so its health shows the watch.
+  const adapterKinds = new Set(registry.allKinds().map(({ kind }) => targetKey(kind)));
   return [
-    ...extra,
+    ...extra.filter((candidate) => !adapterKinds.has(targetKey(candidate))),
     ...registry.allKinds().map(({ adapter, kind }) => ({
       group: kind.group,
       versions: kind.versions,

@@ -1,0 +1,39 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+// The image runs the controller and the webhook only: the Pulumi packages (about 39 MB) are for the
+// component's users, who install them next to `forewarn` (peer dependencies). The base image is
+// pinned so a rebuild gives the same image.
+
+const REPO = path.resolve(__dirname, '..');
+
+interface PackageManifest {
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+}
+
+const manifest = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as PackageManifest;
+const dockerfile = readFileSync(path.join(REPO, 'Dockerfile'), 'utf8');
+
+describe('packaging', () => {
+  const pulumiPackages = ['@pulumi/kubernetes', '@pulumi/pulumi', '@pulumi/tls'];
+
+  it('declares the Pulumi packages as peer (and dev) dependencies, not runtime ones', () => {
+    for (const name of pulumiPackages) {
+      expect(manifest.dependencies).not.toHaveProperty(name);
+      expect(manifest.peerDependencies).toHaveProperty(name);
+      expect(manifest.devDependencies[name]).toBe(manifest.peerDependencies?.[name]);
+    }
+  });
+
+  it('leaves peer dependencies out of the runtime image', () => {
+    const runtimeInstall = dockerfile.split(/^FROM .* AS runtime$/m)[1];
+    expect(runtimeInstall).toMatch(/npm ci [^\n]*--omit=dev[^\n]*--omit=peer/);
+  });
+
+  it('pins the base image to a full Node version', () => {
+    const base = /^ARG NODE_IMAGE=(\S+)$/m.exec(dockerfile)?.[1];
+    expect(base).toMatch(/^node:\d+\.\d+\.\d+-bookworm-slim(@sha256:[0-9a-f]{64})?$/);
+  });
+});

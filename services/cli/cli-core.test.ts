@@ -1,0 +1,200 @@
+import { createServer, type Server } from 'node:http';
+import { createControllerApp } from '../controller/http/app';
+import { silentLogger } from '../logging/logger';
+import { parseControllerUrl } from './controller-api';
+import { UsageError } from '../flags/command-line';
+import { checkExitCode, EXIT_CODES } from './exit-codes';
+import { createStyle, formatTable, shouldColour, type OutputStream } from './output';
+import { runCli, type CliEnvironment } from './program';
+import { webhookQueryFor } from './webhook-query';
+import {
+  demoClusterObjects,
+  FIXED_NOW,
+  indexObjects,
+  runtimeStateFor,
+} from '../../test/support/controller-fixtures';
+
+// The pure parts of the command line (exit codes, tables, colour decisions) and runCli in-process
+// where a terminal is needed: a child process never gets a TTY in a test.
+
+// Built from the character code: a literal escape in a regular expression trips no-control-regex.
+const ESCAPE = String.fromCharCode(27);
+const ANSI_ESCAPE = new RegExp(`${ESCAPE}\\[\\d+m`);
+const ANSI_ESCAPES = new RegExp(`${ESCAPE}\\[\\d+m`, 'g');
+const RED_CRITICAL = new RegExp(`${ESCAPE}\\[31mCritical`);
+
+function capture(isTTY: boolean): OutputStream & { text: string } {
+  const stream = { text: '', isTTY, write: (chunk: string) => (stream.text += chunk) };
+  return stream;
+}
+
+function environment(isTTY: boolean, env: NodeJS.ProcessEnv = {}) {
+  const stdout = capture(isTTY);
+  const stderr = capture(false);
+  const cli: CliEnvironment = { stdout, stderr, env, readStdin: async () => '' };
+  return { cli, stdout, stderr };
+}
+
+describe('check exit codes', () => {
+  it.each([
+    [0, 0, 'warning', 0],
+    [0, 2, 'warning', 1],
+    [1, 2, 'warning', 3],
+    [0, 2, 'critical', 0],
+    [1, 0, 'critical', 3],
+    [1, 2, 'never', 0],
+  ] as const)('%i critical, %i warnings, --fail-on %s: exit %i', (critical, warnings, failOn, expected) => {
+    expect(checkExitCode(critical, warnings, failOn)).toBe(expected);
+  });
+});
+
+describe('table output', () => {
+  it('aligns columns on visible width, paints after padding and leaves the last column unpadded', () => {
+    const style = createStyle(true);
+    const table = formatTable(
+      ['SEVERITY', 'NAME', 'HINT'],
+      [
+        ['Critical', 'a', 'x'],
+        ['Info', 'longer-name', 'y'],
+      ],
+      (row, column, text) => (column === 0 ? style.severity(row === 0 ? 'Critical' : 'Info', text) : text),
+    );
+    const plain = table.replace(ANSI_ESCAPES, '');
+    expect(plain).toBe('SEVERITY  NAME         HINT\nCritical  a            x\nInfo      longer-name  y\n');
+    expect(table).toMatch(ANSI_ESCAPE);
+  });
+
+  it('colours only a terminal, and never with NO_COLOR', () => {
+    expect(shouldColour({ write: () => true, isTTY: true }, {})).toBe(true);
+    expect(shouldColour({ write: () => true, isTTY: true }, { NO_COLOR: '1' })).toBe(false);
+    expect(shouldColour({ write: () => true, isTTY: true }, { NO_COLOR: '' })).toBe(true);
+    expect(shouldColour({ write: () => true, isTTY: false }, {})).toBe(false);
+    expect(shouldColour({ write: () => true }, {})).toBe(false);
+  });
+});
+
+describe('controller URL', () => {
+  it('accepts http(s) URLs with a path prefix and refuses anything else as a usage error', () => {
+    expect(parseControllerUrl('https://forewarn.example.com/api').pathname).toBe('/api');
+    for (const value of ['localhost:8080', 'ftp://host', 'not a url']) {
+      const failure = (() => {
+        try {
+          parseControllerUrl(value);
+        } catch (error) {
+          return error;
+        }
+      })();
+      expect(failure).toBeInstanceOf(UsageError);
+      expect((failure as UsageError).exitCode).toBe(EXIT_CODES.usage);
+    }
+  });
+});
+
+describe('runCli in a terminal', () => {
+  let server: Server;
+  let url: string;
+
+  beforeAll(async () => {
+    const demo = indexObjects(demoClusterObjects());
+    server = createServer(
+      createControllerApp({
+        index: demo.index,
+        runtimeState: () => runtimeStateFor(demo),
+        configuredDetailLevel: 'summary',
+        clock: () => FIXED_NOW,
+        logger: silentLogger(),
+      }),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  });
+
+  afterAll(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  it('colours severities on a TTY', async () => {
+    const { cli, stdout } = environment(true);
+    expect(await runCli(['report', '-n', 'shop', '--url', url], cli)).toBe(0);
+    expect(stdout.text).toMatch(RED_CRITICAL);
+  });
+
+  it('takes the controller URL from the environment it is given, and --url over it', async () => {
+    const fromEnvironment = environment(false, { FOREWARN_URL: url });
+    expect(await runCli(['report', '-n', 'shop', '-o', 'json'], fromEnvironment.cli)).toBe(0);
+    expect(JSON.parse(fromEnvironment.stdout.text)).toMatchObject({ namespace: 'shop' });
+    const overridden = environment(false, { FOREWARN_URL: 'http://127.0.0.1:1' });
+    expect(await runCli(['report', '-n', 'shop', '--url', url], overridden.cli)).toBe(0);
+  });
+
+  it('prints plain text on a TTY when NO_COLOR is set, and with -o json', async () => {
+    const noColour = environment(true, { NO_COLOR: '1' });
+    expect(await runCli(['report', '-n', 'shop', '--url', url], noColour.cli)).toBe(0);
+    expect(noColour.stdout.text).not.toMatch(ANSI_ESCAPE);
+    const json = environment(true);
+    expect(await runCli(['report', '-n', 'shop', '--url', url, '-o', 'json'], json.cli)).toBe(0);
+    expect(JSON.parse(json.stdout.text)).toMatchObject({ namespace: 'shop', detailLevel: 'summary' });
+  });
+
+  it('--help exits 0 and lists the exit codes; an unknown option exits 2', async () => {
+    const help = environment(false);
+    expect(await runCli(['--help'], help.cli)).toBe(0);
+    expect(help.stdout.text).toMatch(/Exit codes: 0 success/);
+    const unknown = environment(false);
+    expect(await runCli(['report', '--bogus'], unknown.cli)).toBe(2);
+    expect(unknown.stderr.text).toMatch(/unknown option '--bogus'/);
+  });
+
+  it('refuses --manifests together with an explicit --url', async () => {
+    const both = environment(false);
+    expect(await runCli(['check', '-f', 'x.yaml', '--manifests', '.', '--url', url], both.cli)).toBe(2);
+    expect(both.stderr.text).toMatch(/--manifests and --url are alternatives/);
+  });
+});
+
+describe('webhook query of check --url', () => {
+  it('carries the labels and companion hints the webhook would extract', () => {
+    const query = webhookQueryFor({
+      namespace: 'shop',
+      resource: { group: 'apps', resource: 'deployments' },
+      labels: { app: 'web' },
+      object: {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: {
+          name: 'web',
+          namespace: 'shop',
+          annotations: { 'cert-manager.io/cluster-issuer': 'letsencrypt', unrelated: 'x' },
+        },
+        spec: {
+          template: {
+            metadata: { labels: { app: 'web' } },
+            spec: { containers: [{ name: 'web', ports: [{ name: 'metrics', containerPort: 9090 }] }] },
+          },
+        },
+      },
+    });
+    expect(query).toMatchObject({
+      namespace: 'shop',
+      resource: { group: 'apps', resource: 'deployments' },
+      labels: { app: 'web' },
+      subject: {
+        kind: 'Deployment',
+        name: 'web',
+        annotations: { 'cert-manager.io/cluster-issuer': 'letsencrypt' },
+        portNames: ['metrics'],
+      },
+    });
+  });
+
+  it('sends no subject for objects without companions (a ConfigMap)', () => {
+    const query = webhookQueryFor({
+      namespace: 'shop',
+      resource: { group: '', resource: 'configmaps' },
+      labels: {},
+      object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'shop' } },
+    });
+    expect(query.subject).toBeUndefined();
+  });
+});

@@ -1,0 +1,94 @@
+import { AdapterParseError, type ResourceTarget } from '../../../model/constraint';
+import { readRecordList, readStringList } from './object-fields';
+
+// Admission rules (`RuleWithOperations` of webhooks, `NamedRuleWithOperations` of admission policies):
+// which operations on which resources a webhook or policy intercepts. Shared by webhookconfig and
+// admissionpolicy because both APIs use the same rule shape.
+
+const OPERATIONS = new Set(['CREATE', 'UPDATE', 'DELETE', 'CONNECT', '*']);
+
+export interface AdmissionRules {
+  /** apiGroups × resources of the rules, first-seen order, without duplicates. */
+  targets: ResourceTarget[];
+  /** Operations of the rules that contributed a target; `['*']` when any of them allows all. */
+  operations: string[];
+  /** Whether some rule named only subresources, which never intercept a whole object. */
+  skippedSubresources: boolean;
+  /** Whether some rule had `scope: Cluster`: it intercepts no namespaced object, so it adds no target. */
+  skippedClusterScoped: boolean;
+}
+
+/**
+ * The resource part of a rule's resource, or undefined for a subresource.
+ * Decision: subresources (`pods/exec`, `deployments/scale`, `pods/*`) are skipped rather than reduced
+ * to their resource, because a rule on `pods/exec` never sees a pod being created: reducing it would
+ * warn every deployment about an exec policy. The wildcard with all subresources (star, slash, star;
+ * it cannot be written here inside a comment) covers the whole objects too, so it becomes `*`.
+ */
+function wholeResourceOf(resource: string, where: string): string | undefined {
+  if (resource === '') throw new AdapterParseError(`${where} must not be empty`);
+  const slash = resource.indexOf('/');
+  if (slash === -1) return resource;
+  if (resource === '*/*') return '*';
+  return undefined;
+}
+
+function addUnique(targets: ResourceTarget[], target: ResourceTarget): void {
+  if (!targets.some((known) => known.group === target.group && known.resource === target.resource))
+    targets.push(target);
+}
+
+export function readAdmissionRules(value: unknown, where: string): AdmissionRules {
+  const targets: ResourceTarget[] = [];
+  const operations = new Set<string>();
+  let skippedSubresources = false;
+  let skippedClusterScoped = false;
+  readRecordList(value, where).forEach((rule, ruleIndex) => {
+    const ruleWhere = `${where}[${ruleIndex}]`;
+    if (rule.scope === 'Cluster') {
+      skippedClusterScoped = true;
+      return;
+    }
+    const groups = readStringList(rule.apiGroups, `${ruleWhere}.apiGroups`);
+    readStringList(rule.apiVersions, `${ruleWhere}.apiVersions`);
+    const ruleOperations = readStringList(rule.operations, `${ruleWhere}.operations`);
+    ruleOperations.forEach((operation, operationIndex) => {
+      if (!OPERATIONS.has(operation))
+        throw new AdapterParseError(
+          `${ruleWhere}.operations[${operationIndex}] is ${JSON.stringify(operation)}, expected CREATE, UPDATE, DELETE, CONNECT or *`,
+        );
+    });
+    const resources = readStringList(rule.resources, `${ruleWhere}.resources`).flatMap(
+      (resource, resourceIndex) => {
+        const whole = wholeResourceOf(resource, `${ruleWhere}.resources[${resourceIndex}]`);
+        if (whole === undefined) skippedSubresources = true;
+        return whole === undefined ? [] : [whole];
+      },
+    );
+    // A rule missing any of its three lists matches no request (the API server requires all three).
+    if (resources.length === 0 || groups.length === 0 || ruleOperations.length === 0) return;
+    for (const group of groups) for (const resource of resources) addUnique(targets, { group, resource });
+    for (const operation of ruleOperations) operations.add(operation);
+  });
+  return {
+    targets,
+    operations: operations.has('*') ? ['*'] : [...operations],
+    skippedSubresources,
+    skippedClusterScoped,
+  };
+}
+
+/** `CREATE, UPDATE` or `all` for the summaries. */
+export function describeOperations(operations: readonly string[]): string {
+  return operations.includes('*') ? 'all' : operations.join(', ');
+}
+
+/** `apps/deployments, pods` (core group bare), `all resources` for `*` of `*`. */
+export function describeTargets(targets: readonly ResourceTarget[]): string {
+  return targets
+    .map((target) => {
+      if (target.group === '*' && target.resource === '*') return 'all resources';
+      return target.group === '' ? target.resource : `${target.group}/${target.resource}`;
+    })
+    .join(', ');
+}

@@ -1,0 +1,158 @@
+import { checkManifest } from './manifest-check';
+import { indexLookup, type FindMissingCompanions } from './index-lookup';
+import { buildConstraintList } from '../views/constraint-list';
+import type { ConstraintDraft } from '../../model/constraint';
+import { objectName, text } from '../../model/text';
+import { buildWarnings } from '../../model/warnings';
+import { buildAdmissionCheck } from '../verdicts/admission-check';
+import { parseManifest } from '../sources/manifest-parsing';
+import { demoClusterObjects, indexObjects } from '../../../test/support/controller-fixtures';
+
+// The check core shared by the MCP tool and the command line: the webhook's query per object, the
+// webhook's warnings, objects the webhook never sees skipped with a reason, companions via the hook.
+
+const demo = indexObjects(demoClusterObjects());
+const lookup = indexLookup(demo.index);
+
+const deployment = (namespaceLine: string) => `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+${namespaceLine}spec:
+  selector: { matchLabels: { app: frontend } }
+  template:
+    metadata: { labels: { app: frontend } }
+    spec: { containers: [{ name: web, image: "registry.example.com/web:1" }] }
+`;
+
+describe('checkManifest', () => {
+  it('gives each object the warnings of the admission check the webhook makes for it', async () => {
+    const report = await checkManifest('web.yaml', deployment('  namespace: shop\n'), lookup);
+    const object = parseManifest('web.yaml', deployment('  namespace: shop\n')).objects[0];
+    const checked = buildAdmissionCheck(demo.index, { object, operation: 'CREATE' }).constraints;
+    const expected = buildWarnings(checked.filter((constraint) => constraint.severity !== 'Info'));
+    // Same constraints as the label query, only with verdicts: the quota that the pod fits passes.
+    expect(checked.map((constraint) => constraint.name).sort()).toEqual(
+      buildConstraintList(demo.index, {
+        namespace: 'shop',
+        resource: { group: 'apps', resource: 'deployments' },
+        labels: { app: 'frontend' },
+      })
+        .constraints.map((constraint) => constraint.name)
+        .sort(),
+    );
+    expect(report.objects[0].passed.map((finding) => finding.name)).toContain('compute');
+    expect(report.objects).toHaveLength(1);
+    expect(report.objects[0]).toMatchObject({
+      kind: 'Deployment',
+      namespace: 'shop',
+      resource: 'apps/deployments',
+    });
+    expect(report.objects[0].warnings).toEqual(expected);
+    // The CiliumNetworkPolicy selecting app=frontend applies; the one for app=api does not.
+    expect(report.objects[0].findings.map((finding) => finding.name)).toContain('frontend-egress-fqdn');
+    expect(report.objects[0].findings.map((finding) => finding.name)).not.toContain(
+      'api-allow-frontend/egress',
+    );
+    expect(report.objects[0].findings.every((finding) => finding.severity !== 'Info')).toBe(true);
+    expect(report.criticalCount + report.warningCount).toBe(expected.length);
+    // Without `resources`, the container fails Kyverno's require-requests and the
+    // ValidatingAdmissionPolicy (which fails closed): two rejections, warned before the rest.
+    expect(report.rejectionCount).toBe(2);
+    expect(report.objects[0].warnings.slice(0, 2)).toEqual([
+      expect.stringMatching(
+        /^\[CRITICAL\] will be rejected: container "web": .*\(Kyverno ClusterPolicy "require-requests" rule "validate-requests"\)/,
+      ),
+      expect.stringMatching(
+        /^\[CRITICAL\] will be rejected: container "web": .*\(ValidatingAdmissionPolicy "require-resource-limits"\)/,
+      ),
+    ]);
+  });
+
+  it('puts objects without a namespace where kubectl apply -n would, and refuses a conflicting one', async () => {
+    const defaulted = await checkManifest('web.yaml', deployment(''), lookup, { namespace: 'payments' });
+    expect(defaulted.objects[0].namespace).toBe('payments');
+    const conflicting = await checkManifest('web.yaml', deployment('  namespace: shop\n'), lookup, {
+      namespace: 'payments',
+    });
+    expect(conflicting.objects[0].skipped).toMatch(/sets namespace shop, not payments/);
+    expect(conflicting.objects[0].warnings).toEqual([]);
+    const unset = await checkManifest('web.yaml', deployment(''), lookup);
+    expect(unset.objects[0].namespace).toBe('default');
+  });
+
+  it('skips what the webhook never sees: cluster-scoped objects and unregistered resources', async () => {
+    const report = await checkManifest(
+      'mixed.yaml',
+      `apiVersion: v1
+kind: Namespace
+metadata: { name: team }
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: { name: web, namespace: shop }
+---
+apiVersion: v1
+kind: List
+items:
+  - apiVersion: v1
+    kind: Service
+    metadata: { name: web, namespace: shop }
+`,
+      lookup,
+    );
+    expect(report.objects.map((object) => [object.kind, object.skipped ?? 'checked'])).toEqual([
+      ['Namespace', 'cluster-scoped: the webhook only sees namespaced objects'],
+      [
+        'Ingress',
+        'the webhook is not registered for networking.k8s.io/ingresses, so it never warns about it',
+      ],
+      ['Service', 'checked'],
+    ]);
+  });
+
+  it('reports documents that do not parse with file and line, and checks the rest', async () => {
+    const report = await checkManifest(
+      'broken.yaml',
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: { name: ok, namespace: shop }\n---\nkind: ConfigMap\nmetadata: { name: no-api-version }\n',
+      lookup,
+    );
+    expect(report.problems).toEqual([
+      { file: 'broken.yaml', line: 5, message: 'object has no apiVersion or kind' },
+    ]);
+    expect(report.objects.map((object) => object.name)).toEqual(['ok']);
+  });
+
+  it('adds missing companions from the hook, once, as warnings', async () => {
+    const missingIssuer: ConstraintDraft = {
+      id: 'issuer',
+      name: 'missing-clusterissuer-web',
+      type: 'MissingResource',
+      severity: 'Critical',
+      effect: 'missing',
+      adapter: 'missingresource',
+      source: { kind: 'Deployment', apiVersion: 'apps/v1', name: 'web', namespace: 'shop' },
+      scope: { kind: 'namespace', namespace: 'shop' },
+      tags: ['missing-resource'],
+      displayName: text`missing-clusterissuer-web`,
+      summary: text`Deployment ${objectName('web', 'shop')} references ClusterIssuer "letsencrypt", which does not exist`,
+      remediationHint: text`create the ClusterIssuer or fix the annotation`,
+      remediation: { summary: text`create the ClusterIssuer`, steps: [] },
+    };
+    const seen: string[] = [];
+    const findMissingCompanions: FindMissingCompanions = (object, namespace) => {
+      seen.push(`${object.kind}/${namespace}`);
+      return [missingIssuer, missingIssuer];
+    };
+    const report = await checkManifest(
+      'web.yaml',
+      deployment('  namespace: shop\n'),
+      indexLookup(demo.index, findMissingCompanions),
+    );
+    expect(seen).toEqual(['Deployment/shop']);
+    const companions = report.objects[0].warnings.filter((warning) => warning.includes('ClusterIssuer'));
+    expect(companions).toEqual([
+      '[CRITICAL] Deployment web references ClusterIssuer "letsencrypt", which does not exist - create the ClusterIssuer or fix the annotation',
+    ]);
+  });
+});

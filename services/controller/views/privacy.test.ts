@@ -1,0 +1,109 @@
+import { ADAPTERS } from '../adapters/registry';
+import { groupOf, type KubernetesObject } from '../../model/kubernetes';
+import type { DetailLevel } from '../../model/api';
+import { buildConstraintView, findConstraint } from './constraint-view';
+import { buildCapabilities, buildHealth } from './health';
+import { buildNamespaceReport } from './report';
+import {
+  demoClusterObjects,
+  FIXED_NOW,
+  indexObjects,
+  runtimeStateFor,
+} from '../../../test/support/controller-fixtures';
+
+// Every view of every namespace of the demo cluster, serialised whole at `summary` and `detailed`:
+// no name of another namespace's or a cluster-scoped policy, and (at summary) no port, CIDR, host
+// or path may appear anywhere — names, summaries, remediation text and commands included.
+
+const objects = demoClusterObjects();
+const cluster = indexObjects(objects);
+const namespaces = ['shop', 'payments', 'monitoring', 'sandbox'];
+
+function isPolicy(object: KubernetesObject): boolean {
+  const group = groupOf(object.apiVersion);
+  return ADAPTERS.some(
+    (adapter) =>
+      adapter.kinds.some((kind) => kind.group === group && kind.kind === object.kind) ||
+      (adapter.dynamicGroups ?? []).includes(group),
+  );
+}
+
+/** Names the viewer of `namespace` must not see: policies elsewhere and cluster-scoped ones. */
+function foreignNames(namespace: string): string[] {
+  const own = new Set(
+    objects
+      .filter((object) => object.metadata?.namespace === namespace)
+      .map((object) => object.metadata?.name),
+  );
+  return [
+    ...new Set(
+      objects
+        // A Namespace is a policy source too (Pod Security labels): the viewer's own is not foreign.
+        .filter(
+          (object) =>
+            isPolicy(object) &&
+            object.metadata?.namespace !== namespace &&
+            !(object.kind === 'Namespace' && object.metadata?.name === namespace),
+        )
+        .map((object) => object.metadata?.name ?? '')
+        // `default` (the mesh-wide PeerAuthentication) is also an English word the LimitRange
+        // summary uses ("default cpu=500m"); Forewarn's own webhook is never reported at all.
+        .filter((name) => name !== '' && !own.has(name) && !['forewarn-webhook', 'default'].includes(name)),
+    ),
+  ];
+}
+
+/** Port numbers, CIDRs, hosts and paths written in the demo's policies. */
+const RULE_DETAILS = [
+  '8443',
+  '169.254.169.254',
+  'api.stripe.com',
+  '/debug/',
+  '/v1/charges',
+  'cluster.local/ns',
+  'registry.example.com/',
+];
+
+function everyView(namespace: string, level: DetailLevel): string {
+  const report = buildNamespaceReport(cluster.index, namespace, level, FIXED_NOW);
+  const constraintViews = cluster.index
+    .constraintsForNamespace(namespace)
+    .map((constraint) => findConstraint(cluster.index, namespace, constraint.name, level))
+    .filter((constraint) => constraint !== undefined)
+    .map((constraint) => buildConstraintView(cluster.index, namespace, constraint, level));
+  const state = runtimeStateFor(cluster);
+  return JSON.stringify([
+    report,
+    constraintViews,
+    buildHealth(cluster.index, state, level),
+    buildCapabilities(cluster.index, state),
+  ]);
+}
+
+function appearing(text: string, tokens: readonly string[]): string[] {
+  return tokens.filter((token) =>
+    new RegExp(`(?<![\\w-])${token.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}(?![\\w-])`).test(text),
+  );
+}
+
+describe('privacy across every view', () => {
+  it.each(namespaces)('shows no foreign name, port, CIDR, host or path at summary in %s', (namespace) => {
+    const text = everyView(namespace, 'summary');
+    expect(appearing(text, foreignNames(namespace))).toEqual([]);
+    expect(RULE_DETAILS.filter((detail) => text.includes(detail))).toEqual([]);
+  });
+
+  it.each(namespaces)('shows details but still no foreign name at detailed in %s', (namespace) => {
+    expect(appearing(everyView(namespace, 'detailed'), foreignNames(namespace))).toEqual([]);
+  });
+
+  it('shows rule details from detailed on, and foreign names at full (the test can see them)', () => {
+    const detailed = everyView('shop', 'detailed');
+    expect(detailed).toContain('8443');
+    expect(detailed).toContain('169.254.169.254');
+    const full = everyView('shop', 'full');
+    expect(
+      appearing(full, ['block-cloud-metadata', 'image-signature-check', 'workloads-must-have-owner']),
+    ).toHaveLength(3);
+  });
+});

@@ -1,0 +1,178 @@
+import { isDns1123Label, isRecord, isStringRecord, type Labels, type ResourceTarget } from './kubernetes';
+import { LabelSelectorError, parseLabelSet } from './label-selector';
+import { parseResourceTarget } from './resources';
+import type { WorkloadDescriptor } from './workload';
+
+// The admission query `GET /api/v1/constraints` (spec 4.2), encoded and decoded in one place: the
+// webhook and `forewarn check` write it, the controller's route reads it back.
+
+export const CONSTRAINT_LIST_PATH = '/api/v1/constraints';
+
+export interface ConstraintQuery {
+  namespace: string;
+  /** `request.resource` of the review; null leaves the controller's resource filter off. */
+  resource: ResourceTarget | null;
+  /** `{}`: the object has no labels (only empty selectors match it); null: unknown, no filter. */
+  labels: Labels | null;
+  /**
+   * The admitted object itself, so the controller can check its companions before it exists
+   * (a Deployment naming a missing ClusterIssuer). Absent for objects without a name.
+   */
+  subject?: { kind: string; name: string; annotations: Record<string, string>; portNames: string[] };
+  /**
+   * The JSON body of `POST /api/v1/admission-check` for the admitted object (admissionCheckBody):
+   * when set, the controller gives verdicts on the object instead of the list by labels.
+   */
+  checkBody?: string;
+}
+
+/** DESIGN.md 7b: the verdicts on one object. */
+export const ADMISSION_CHECK_PATH = '/api/v1/admission-check';
+/** The controller's cap on admission-check bodies; larger objects fall back to the label query. */
+export const MAX_CHECK_BODY_BYTES = 1024 * 1024;
+
+/**
+ * The admission-check body for an admitted object, or undefined when the label query must be used:
+ * no object, an operation other than CREATE/UPDATE, or a body over the controller's 1 MiB cap.
+ */
+export function admissionCheckBody(
+  operation: string,
+  admitted: Record<string, unknown> | null,
+  oldObject: Record<string, unknown> | null,
+  /** From the review: what the object may leave out (apiVersion, kind, metadata.namespace). */
+  identity: { apiVersion: string; kind: string; namespace: string },
+): string | undefined {
+  if (!admitted || (operation !== 'CREATE' && operation !== 'UPDATE')) return undefined;
+  const metadata = isRecord(admitted.metadata) ? admitted.metadata : {};
+  const object =
+    typeof admitted.apiVersion === 'string' &&
+    typeof admitted.kind === 'string' &&
+    metadata.namespace === identity.namespace
+      ? admitted
+      : {
+          ...admitted,
+          apiVersion: identity.apiVersion,
+          kind: identity.kind,
+          metadata: { ...metadata, namespace: identity.namespace },
+        };
+  const body = JSON.stringify(
+    operation === 'UPDATE' && oldObject ? { operation, object, oldObject } : { operation, object },
+  );
+  // Characters never exceed bytes; count bytes only for bodies that might be near the cap.
+  if (body.length * 3 > MAX_CHECK_BODY_BYTES && Buffer.byteLength(body) > MAX_CHECK_BODY_BYTES)
+    return undefined;
+  return body;
+}
+
+/** `pods` for the core group, `apps/deployments` otherwise (the controller's `resource` parameter). */
+export function formatResourceParameter(resource: ResourceTarget): string {
+  return resource.group === '' ? resource.resource : `${resource.group}/${resource.resource}`;
+}
+
+/** `k=v,k2=v2`, keys sorted so equal label sets give equal URLs. */
+export function formatLabelsParameter(labels: Labels): string {
+  return Object.keys(labels)
+    .sort()
+    .map((key) => `${key}=${labels[key]}`)
+    .join(',');
+}
+
+/**
+ * Path and query of the list request. `labels=` (empty) says the object has no labels, so a policy
+ * selecting `role=x` does not apply to it; `labels` is omitted only when the object is unknown
+ * (the controller then does not filter by workload selector).
+ */
+export function constraintQueryPath(basePath: string, query: ConstraintQuery): string {
+  const parameters = new URLSearchParams({ namespace: query.namespace });
+  if (query.resource) parameters.set('resource', formatResourceParameter(query.resource));
+  if (query.labels !== null) parameters.set('labels', formatLabelsParameter(query.labels));
+  if (query.subject) {
+    parameters.set('kind', query.subject.kind);
+    parameters.set('name', query.subject.name);
+    if (Object.keys(query.subject.annotations).length > 0)
+      parameters.set('annotations', JSON.stringify(query.subject.annotations));
+    if (query.subject.portNames.length > 0) parameters.set('ports', query.subject.portNames.join(','));
+  }
+  return `${basePath.replace(/\/+$/, '')}${CONSTRAINT_LIST_PATH}?${parameters.toString()}`;
+}
+
+/** Reads one query parameter; undefined when absent. */
+export type QueryParameters = (name: string) => string | undefined;
+
+/** The filter part of a decoded query: what the constraint list is narrowed by. */
+export interface DecodedConstraintFilter {
+  namespace: string;
+  resource: ResourceTarget | undefined;
+  /** undefined: no selector filtering (the webhook sends no labels for an object without any). */
+  labels: Record<string, string> | undefined;
+}
+
+export type Decoded<T> = { ok: true; value: T } | { ok: false; error: string };
+
+/** Namespace, resource and labels of a query, validated; an error names what is wrong. */
+export function decodeConstraintFilter(parameter: QueryParameters): Decoded<DecodedConstraintFilter> {
+  const namespace = parameter('namespace');
+  if (!namespace) return { ok: false, error: 'query parameter namespace is required' };
+  if (!isDns1123Label(namespace))
+    return { ok: false, error: `invalid namespace ${JSON.stringify(namespace.slice(0, 100))}` };
+  const resource = parameter('resource');
+  if (resource !== undefined && !/^([a-z0-9.-]+\/)?[a-z0-9.-]+$/.test(resource))
+    return { ok: false, error: 'resource must be written group/plural, e.g. apps/deployments' };
+  const labels = parameter('labels');
+  try {
+    return {
+      ok: true,
+      value: {
+        namespace,
+        resource: resource === undefined ? undefined : parseResourceTarget(resource),
+        labels: labels === undefined ? undefined : parseLabelSet(labels),
+      },
+    };
+  } catch (failure) {
+    if (failure instanceof LabelSelectorError) return { ok: false, error: failure.message };
+    throw failure;
+  }
+}
+
+const SUBJECT_ERROR = 'annotations must be a JSON object of strings; kind and name must be plain names';
+
+function decodeAnnotations(text: string | undefined): Record<string, string> | undefined {
+  if (!text) return {};
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return isStringRecord(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The admitted object, when the query describes it (`kind`, `name`, `annotations` as JSON, `ports`
+ * as port names): companion checks then cover an object that is not in the cluster yet.
+ */
+export function decodeQuerySubject(
+  parameter: QueryParameters,
+  filter: DecodedConstraintFilter,
+): Decoded<WorkloadDescriptor | undefined> {
+  const kind = parameter('kind');
+  const name = parameter('name');
+  if (kind === undefined || name === undefined) return { ok: true, value: undefined };
+  if (!/^[A-Za-z][A-Za-z0-9]{0,62}$/.test(kind) || !/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(name))
+    return { ok: false, error: SUBJECT_ERROR };
+  const annotations = decodeAnnotations(parameter('annotations'));
+  if (!annotations) return { ok: false, error: SUBJECT_ERROR };
+  const ports = parameter('ports');
+  const group = filter.resource?.group ?? '';
+  return {
+    ok: true,
+    value: {
+      kind,
+      apiVersion: group ? `${group}/v1` : 'v1',
+      name,
+      namespace: filter.namespace,
+      podLabels: filter.labels ?? {},
+      annotations,
+      portNames: ports ? ports.split(',').filter((port) => port !== '') : [],
+    },
+  };
+}
