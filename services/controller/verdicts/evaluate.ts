@@ -1,5 +1,4 @@
 import type { ConstraintDraft as Constraint } from '../../model/constraint';
-import type { KubernetesObject } from '../../model/kubernetes';
 import { detail, text } from '../../model/text';
 import { evaluateAdmissionPolicy } from './admission-policy';
 import { evaluateKyvernoRule } from './kyverno/kyverno-rule';
@@ -13,11 +12,13 @@ import {
   type ConstraintEvaluator,
   type Verdict,
   type VerdictContext,
+  type VerdictOutcome,
 } from './types';
 
 // The one evaluator shared by the webhook's admission check, `forewarn check` and the MCP `check`
 // tool (DESIGN.md 7b): each constraint that applies to the admitted object gets a verdict. The
-// evaluator is chosen by the constraint's source kind; kinds nothing here can judge faithfully are
+// evaluator is chosen by the constraint's source kind (Pod Security Admission by its adapter: its source,
+// the Namespace, also yields other adapters' constraints, Linkerd's for one); kinds nothing here can judge faithfully are
 // `applies` (they affect the object but pass or fail nothing: network, mesh, mutation) or
 // `unknown` with the reason (Rego, opaque webhooks).
 
@@ -25,8 +26,6 @@ const EVALUATORS: Readonly<Record<string, ConstraintEvaluator>> = {
   ResourceQuota: evaluateResourceQuota,
   LimitRange: evaluateLimitRange,
   ValidatingAdmissionPolicyBinding: evaluateAdmissionPolicy,
-  // Pod Security Admission constraints have the Namespace as their source (DESIGN.md 3).
-  Namespace: evaluatePodSecurityAdmission,
   ClusterPolicy: evaluateKyvernoRule,
   Policy: evaluateKyvernoRule,
 };
@@ -50,15 +49,13 @@ function withoutEvaluator(constraint: Constraint): Verdict {
   }
 }
 
-/** Pod Security Admission reads the admitted object's Namespace, whose labels the context holds. */
-function namespaceSource(constraint: Constraint, context: VerdictContext): KubernetesObject | undefined {
-  if (constraint.source.kind !== 'Namespace' || constraint.source.name !== context.admitted.namespace)
-    return undefined;
-  return {
-    apiVersion: 'v1',
-    kind: 'Namespace',
-    metadata: { name: context.admitted.namespace, labels: { ...context.admitted.namespaceLabels } },
-  };
+function verdictOf(constraint: Constraint, context: VerdictContext): VerdictOutcome {
+  // Its tags carry the level and version that apply: no source object is needed.
+  if (constraint.adapter === 'podsecurity') return evaluatePodSecurityAdmission(constraint, context);
+  const evaluator = EVALUATORS[constraint.source.kind] as ConstraintEvaluator | undefined;
+  const source = evaluator ? context.index.sourceOf(constraint) : undefined;
+  if (!evaluator || !source) return withoutEvaluator(constraint);
+  return evaluator(constraint, source, context);
 }
 
 export interface ConstraintVerdict {
@@ -73,17 +70,9 @@ export function evaluateVerdicts(
 ): ConstraintVerdict[] {
   const verdicts: ConstraintVerdict[] = [];
   for (const constraint of constraints) {
-    const evaluator = EVALUATORS[constraint.source.kind] as ConstraintEvaluator | undefined;
-    const source = evaluator
-      ? (context.index.sourceOf(constraint) ?? namespaceSource(constraint, context))
-      : undefined;
-    if (!evaluator || !source) {
-      verdicts.push({ constraint, verdict: withoutEvaluator(constraint) });
-      continue;
-    }
     let outcome;
     try {
-      outcome = evaluator(constraint, source, context);
+      outcome = verdictOf(constraint, context);
     } catch (error) {
       // A rule this code cannot handle must never fail the check: it is reported as unknown.
       outcome = unknown(

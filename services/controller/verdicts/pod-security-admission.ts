@@ -1,29 +1,24 @@
 import type { ConstraintDraft as Constraint } from '../../model/constraint';
-import { isStringRecord, type KubernetesObject } from '../../model/kubernetes';
+import { podSecurityPolicyOfTags } from '../../model/pod-security';
 import { podTemplateLocationOf } from '../../model/workload';
 import { text } from '../../model/text';
-import { evaluatePodSecurity, isPodSecurityLevel } from './pod-security';
-import { NOT_APPLICABLE, type VerdictContext, type VerdictOutcome } from './types';
+import { evaluatePodSecurity } from './pod-security';
+import { NOT_APPLICABLE, unknown, type VerdictContext, type VerdictOutcome } from './types';
 
-// Pod Security Admission (constraints `pod-security/<mode>` from a Namespace's labels): the pod, or a
-// controller's pod template, against the level and version of that mode. On a controller the API
+// Pod Security Admission (constraints `pod-security/<mode>` of the podsecurity adapter): the pod, or a
+// controller's pod template, against the level and version of that mode. Both come from the
+// constraint's tags, not from the namespace's labels: the adapter already resolved the cluster default
+// (`--pod-security-default`) and the invalid-level rule (restricted) into them. On a controller the API
 // server rejects the pods (enforce) and warns about the template; exemptions configured in the API
 // server are not visible here.
 
-const LABEL_PREFIX = 'pod-security.kubernetes.io/';
-
 export function evaluatePodSecurityAdmission(
   constraint: Constraint,
-  namespace: KubernetesObject,
   context: VerdictContext,
 ): VerdictOutcome {
-  const mode = constraint.name.startsWith('pod-security/')
-    ? constraint.name.slice('pod-security/'.length)
-    : '';
-  const labels = isStringRecord(namespace.metadata?.labels) ? namespace.metadata.labels : {};
-  const level = labels[`${LABEL_PREFIX}${mode}`];
-  if (!isPodSecurityLevel(level)) return NOT_APPLICABLE;
-  const version = labels[`${LABEL_PREFIX}${mode}-version`] ?? 'latest';
+  const policy = podSecurityPolicyOfTags(constraint.tags);
+  if (!policy) return unknown(text`the constraint names no Pod Security level`);
+  const { level, version } = policy;
   const location = podTemplateLocationOf(context.admitted.object);
   if (!location) return NOT_APPLICABLE;
   const failures = evaluatePodSecurity(location.template, level, version, {
