@@ -174,14 +174,15 @@ describe('Pulumi schema (ComponentProvider.getSchema)', () => {
 
 /**
  * Builds a copy of the package as npm would install it: package.json + CommonJS dist/infra and the
- * dist/services/model it imports (infra may import the model, never a service: docs/architecture.md).
+ * dist/services/model and dist/services/flags it imports (infra may import these, never a service:
+ * docs/architecture.md).
  */
 function installedPackage(): string {
   const pkg = path.join(workDir, 'forewarn');
   fs.mkdirSync(pkg, { recursive: true });
   fs.copyFileSync(path.join(REPO, 'package.json'), path.join(pkg, 'package.json'));
   fs.symlinkSync(path.join(REPO, 'node_modules'), path.join(pkg, 'node_modules'), 'dir');
-  for (const folder of ['infra', path.join('services', 'model')]) {
+  for (const folder of ['infra', path.join('services', 'model'), path.join('services', 'flags')]) {
     const out = path.join(pkg, 'dist', folder);
     fs.mkdirSync(out, { recursive: true });
     const sources = fs

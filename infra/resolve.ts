@@ -28,7 +28,7 @@ import {
   quoted,
   show,
 } from './checks';
-import { rescanIntervalProblem } from '../services/model/durations';
+import { rescanIntervalProblem } from '../services/model/duration';
 
 export { parseGoDuration } from './checks';
 
@@ -237,8 +237,9 @@ export function resolveForewarnArgs(
   }
   if (controllerArgs.rescanInterval !== undefined) {
     // The controller's own rule: a value accepted here must not stop the controller at start.
-    const problem = rescanIntervalProblem(String(controllerArgs.rescanInterval));
-    if (problem !== undefined)
+    const milliseconds = parseGoDuration(String(controllerArgs.rescanInterval));
+    const problem = milliseconds === undefined ? 'not a duration' : rescanIntervalProblem(milliseconds);
+    if (problem)
       errors.push(
         `controller.rescanInterval must be a duration of at least 1s such as "5m" (got ${show(controllerArgs.rescanInterval)}): ${problem}`,
       );

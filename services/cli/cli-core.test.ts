@@ -2,7 +2,8 @@ import { createServer, type Server } from 'node:http';
 import { createControllerApp } from '../controller/http/app';
 import { silentLogger } from '../logging/logger';
 import { parseControllerUrl } from './controller-api';
-import { checkExitCode, CliError, EXIT_CODES } from './exit-codes';
+import { UsageError } from '../flags/command-line';
+import { checkExitCode, EXIT_CODES } from './exit-codes';
 import { createStyle, formatTable, shouldColour, type OutputStream } from './output';
 import { runCli, type CliEnvironment } from './program';
 import { webhookQueryFor } from './webhook-query';
@@ -83,8 +84,8 @@ describe('controller URL', () => {
           return error;
         }
       })();
-      expect(failure).toBeInstanceOf(CliError);
-      expect((failure as CliError).exitCode).toBe(EXIT_CODES.usage);
+      expect(failure).toBeInstanceOf(UsageError);
+      expect((failure as UsageError).exitCode).toBe(EXIT_CODES.usage);
     }
   });
 });
@@ -117,6 +118,14 @@ describe('runCli in a terminal', () => {
     const { cli, stdout } = environment(true);
     expect(await runCli(['report', '-n', 'shop', '--url', url], cli)).toBe(0);
     expect(stdout.text).toMatch(RED_CRITICAL);
+  });
+
+  it('takes the controller URL from the environment it is given, and --url over it', async () => {
+    const fromEnvironment = environment(false, { FOREWARN_URL: url });
+    expect(await runCli(['report', '-n', 'shop', '-o', 'json'], fromEnvironment.cli)).toBe(0);
+    expect(JSON.parse(fromEnvironment.stdout.text)).toMatchObject({ namespace: 'shop' });
+    const overridden = environment(false, { FOREWARN_URL: 'http://127.0.0.1:1' });
+    expect(await runCli(['report', '-n', 'shop', '--url', url], overridden.cli)).toBe(0);
   });
 
   it('prints plain text on a TTY when NO_COLOR is set, and with -o json', async () => {

@@ -1,3 +1,5 @@
+import { UsageError } from '../flags/command-line';
+
 // Exit codes of `forewarn` (docs/cli.md). `check` uses 1 and 3 for its findings so a CI step can
 // tell "warnings" from "critical"; 2 and 4 separate mistakes in the command from an environment
 // that cannot answer, because only the second is worth a retry.
@@ -17,7 +19,7 @@ export const EXIT_CODES = {
 
 export type ExitCode = (typeof EXIT_CODES)[keyof typeof EXIT_CODES];
 
-/** An error with a message meant for the user and the exit code that goes with it. */
+/** The controller or the file system could not answer: a message for the user and exit code 4. */
 export class CliError extends Error {
   constructor(
     message: string,
@@ -27,7 +29,8 @@ export class CliError extends Error {
   }
 }
 
-export const usageError = (message: string) => new CliError(message, EXIT_CODES.usage);
+/** Usage mistakes share the one usage-error class of every Forewarn command line. */
+export const usageError = (message: string) => new UsageError(message, EXIT_CODES.usage);
 export const unavailableError = (message: string) => new CliError(message, EXIT_CODES.unavailable);
 
 export const PORT_FORWARD_HINT =

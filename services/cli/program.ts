@@ -1,4 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
+import { addFlags, applyEnvironment, flag, flagValues, UsageError } from '../flags/command-line';
 import type { ConstraintView, Report } from '../model/api';
 import { isDns1123Label } from '../model/kubernetes';
 import { packageVersion } from '../model/package-version';
@@ -26,13 +27,22 @@ export interface CliEnvironment {
   readStdin(): Promise<string>;
 }
 
-interface GlobalOptions {
-  url: string;
-  output: OutputFormat;
-  timeout: string;
-}
-
-const DEFAULT_URL = 'http://localhost:8080';
+/** The global flags of every subcommand. */
+const GLOBAL_FLAGS = {
+  url: flag({
+    flags: '--url <url>',
+    help: 'Forewarn controller URL (kubectl -n forewarn-system port-forward svc/forewarn-controller 8080:8080)',
+    env: 'FOREWARN_URL',
+    default: 'http://localhost:8080',
+  }),
+  output: flag({
+    flags: '-o, --output <format>',
+    help: 'output format',
+    choices: OUTPUT_FORMATS,
+    default: 'table' as OutputFormat,
+  }),
+  timeout: flag({ flags: '--timeout <seconds>', help: 'how long to wait for the controller', default: '10' }),
+};
 
 function parseTimeoutSeconds(value: string): number {
   const seconds = Number(value);
@@ -54,18 +64,8 @@ function buildProgram(environment: CliEnvironment, setExitCode: (code: ExitCode)
     .description(
       'Shows the policies that constrain a Kubernetes namespace and the admission warnings a manifest would get.',
     )
-    .version(packageVersion(), '--version', 'print the version')
-    .addOption(
-      new Option(
-        '--url <url>',
-        'Forewarn controller URL (kubectl -n forewarn-system port-forward svc/forewarn-controller 8080:8080)',
-      )
-        .env('FOREWARN_URL')
-        .default(DEFAULT_URL),
-    )
-    .addOption(new Option('-o, --output <format>', 'output format').choices(OUTPUT_FORMATS).default('table'))
-    .addOption(new Option('--timeout <seconds>', 'how long to wait for the controller').default('10'))
-    .helpOption('-h, --help', 'show this help')
+    .version(packageVersion(), '--version', 'print the version');
+  addFlags(program, GLOBAL_FLAGS)
     .showSuggestionAfterError()
     .addHelpText(
       'after',
@@ -75,7 +75,9 @@ Exit codes: 0 success (check: nothing at or above --fail-on), 1 check found warn
 system could not answer (unreachable, not ready, not found). See docs/cli.md.`,
     );
 
-  const globals = () => program.opts<GlobalOptions>();
+  // The environment given to runCli, not process.env, sets the global flags the command line left out.
+  program.hook('preAction', () => applyEnvironment(program, GLOBAL_FLAGS, environment.env));
+  const globals = () => flagValues(program, GLOBAL_FLAGS);
   const style = () => createStyle(shouldColour(environment.stdout, environment.env));
   const controller = () =>
     createControllerApi(parseControllerUrl(globals().url), parseTimeoutSeconds(globals().timeout));
@@ -166,7 +168,7 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
     return exitCode;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.usage;
-    if (error instanceof CliError) {
+    if (error instanceof CliError || error instanceof UsageError) {
       environment.stderr.write(`error: ${error.message.replace(/\n/g, '\nerror: ')}\n`);
       return error.exitCode;
     }

@@ -1,4 +1,10 @@
-import { buildControllerCommand, ConfigError, parseControllerConfig, type ControllerConfig } from './config';
+import { UsageError } from '../flags/command-line';
+import {
+  buildControllerCommand,
+  effectiveApiAuth,
+  parseControllerConfig,
+  type ControllerConfig,
+} from './config';
 
 // Controller flags (DESIGN.md 2) and their FOREWARN_* environment equivalents. parseControllerConfig
 // is pure in argv and env, so nothing here touches the real process environment.
@@ -113,14 +119,14 @@ const INVALID: Array<{ flag: string; env: string; value: string }> = [
   { flag: '--webhook-service-account', env: 'FOREWARN_WEBHOOK_SERVICE_ACCOUNT', value: 'no-slash' },
 ];
 
-function configError(run: () => unknown): ConfigError {
+function configError(run: () => unknown): UsageError {
   try {
     run();
   } catch (error) {
-    if (error instanceof ConfigError) return error;
+    if (error instanceof UsageError) return error;
     throw error;
   }
-  throw new Error('expected a ConfigError');
+  throw new Error('expected a UsageError');
 }
 
 describe('controller configuration', () => {
@@ -137,17 +143,21 @@ describe('controller configuration', () => {
       contact: 'platform-team@example.com',
       flowobserverAddress: undefined,
       ownWebhook: 'forewarn-webhook',
+      podSecurityDefaults: undefined,
       meshRootNamespace: 'istio-system',
       missingDebounceMs: 60_000,
       disabledMissingRules: [],
       logLevel: 'info',
-      apiAuth: 'tokenreview',
+      apiAuth: undefined,
       webhookServiceAccount: 'forewarn-system/forewarn-webhook',
     });
   });
 
   it('trusts every caller of the webhook API on files, and refuses tokenreview there', () => {
-    expect(parseControllerConfig(['--manifests', 'examples/manifests'], NO_ENV).apiAuth).toBe('none');
+    expect(effectiveApiAuth(parseControllerConfig(['--manifests', 'examples/manifests'], NO_ENV))).toBe(
+      'none',
+    );
+    expect(effectiveApiAuth(parseControllerConfig([], NO_ENV))).toBe('tokenreview');
     const error = configError(() =>
       parseControllerConfig(['--manifests', 'examples/manifests', '--api-auth', 'tokenreview'], NO_ENV),
     );

@@ -1,58 +1,27 @@
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
+import type { LevelWithSilent } from 'pino';
 import { DETAIL_LEVELS, isDetailLevel, type DetailLevel } from '../model/api';
+import {
+  addFlags,
+  flag,
+  parseFlags,
+  parseLogLevel,
+  UsageError,
+  type FlagValues,
+} from '../flags/command-line';
+import { API_AUTH_MODES, type ApiAuthMode } from './http/api-auth';
 import { parseBoolean, parseDuration } from '../flags/values';
-import { isLogLevel, type LOG_LEVELS } from '../logging/logger';
-
-export { parseBoolean, parseDuration };
-import { MISSING_RULES, type MissingRuleName } from './missing/rules';
+import { MISSING_RULES, type MissingRuleName } from './missing/finding';
 import { parseRescanInterval } from '../flags/rescan-interval';
 import {
   parsePodSecurityDefaults,
   PodSecurityValueError,
   type PodSecurityDefaults,
 } from '../model/pod-security';
-import { API_AUTH_MODES, type ApiAuthMode } from './http/api-auth';
 
-export { parseRescanInterval };
-
-// Controller flags (DESIGN.md 2), each also settable as a FOREWARN_* environment variable, parsed
-// with commander. Parsing is a pure function of argv and env so it is tested without a process.
-
-export interface ControllerConfig {
-  manifests?: string;
-  kubeconfig?: string;
-  address: string;
-  port: number;
-  mcpPort: number;
-  mcp: boolean;
-  detailLevel: DetailLevel;
-  rescanIntervalMs: number;
-  contact: string;
-  flowobserverAddress?: string;
-  ownWebhook: string;
-  meshRootNamespace: string;
-  /** Pod Security Admission defaults of the cluster's AdmissionConfiguration, when the operator knows them. */
-  podSecurityDefaults?: PodSecurityDefaults;
-  missingDebounceMs: number;
-  disabledMissingRules: MissingRuleName[];
-  logLevel: (typeof LOG_LEVELS)[number];
-  /** Who reads `/api/v1/constraints` unredacted (DESIGN.md 5): the webhook by TokenReview, or everyone. */
-  apiAuth: ApiAuthMode;
-  /** The webhook's ServiceAccount, `namespace/name`, whose token unlocks the unredacted answer. */
-  webhookServiceAccount: string;
-}
-
-export class ConfigError extends Error {
-  constructor(
-    message: string,
-    /** 0 for --help/--version, 2 for invalid flags. */
-    readonly exitCode: number,
-    /** Text to print (help, or the error) as commander formatted it. */
-    readonly output: string,
-  ) {
-    super(message);
-  }
-}
+// Controller flags (DESIGN.md 2), each also settable as a FOREWARN_* environment variable, declared
+// once in CONTROLLER_FLAGS (services/flags/command-line.ts). Parsing is a pure function of argv and
+// env so it is tested without a process.
 
 function parsePodSecurityDefaultFlag(value: string): PodSecurityDefaults {
   try {
@@ -88,12 +57,6 @@ function parseHostPort(value: string): string {
   return value;
 }
 
-function parseLogLevel(value: string): (typeof LOG_LEVELS)[number] {
-  if (!isLogLevel(value))
-    throw new InvalidArgumentError('expected fatal, error, warn, info, debug, trace or silent');
-  return value;
-}
-
 function collectMissingRule(value: string, previous: MissingRuleName[] = []): MissingRuleName[] {
   const rules = value
     .split(',')
@@ -107,156 +70,136 @@ function collectMissingRule(value: string, previous: MissingRuleName[] = []): Mi
   return [...previous, ...(rules as MissingRuleName[])];
 }
 
-/** commander lists the env var in `--help` itself ("env: FOREWARN_..."), so the text does not repeat it. */
-function option(flags: string, description: string, environment: string): Option {
-  return new Option(flags, description).env(environment);
-}
+/** Every controller flag (DESIGN.md 2): each key is the field of ControllerConfig it sets. */
+export const CONTROLLER_FLAGS = {
+  manifests: flag({
+    flags: '--manifests <dir>',
+    help: 'read objects from YAML/JSON files under DIR instead of a cluster',
+    env: 'FOREWARN_MANIFESTS',
+  }),
+  kubeconfig: flag({
+    flags: '--kubeconfig <file>',
+    help: 'kubeconfig file (default: in-cluster, then KUBECONFIG, then ~/.kube/config)',
+    env: 'FOREWARN_KUBECONFIG',
+  }),
+  address: flag({
+    flags: '--address <ip>',
+    help: 'address to listen on',
+    env: 'FOREWARN_ADDRESS',
+    default: '0.0.0.0',
+  }),
+  port: flag({
+    flags: '--port <port>',
+    help: 'HTTP port',
+    env: 'FOREWARN_PORT',
+    parse: parsePort,
+    default: 8080,
+  }),
+  mcpPort: flag({
+    flags: '--mcp-port <port>',
+    help: 'agent protocol (MCP) port',
+    env: 'FOREWARN_MCP_PORT',
+    parse: parsePort,
+    default: 8090,
+  }),
+  mcp: flag({
+    flags: '--mcp [enabled]',
+    help: 'serve the agent protocol (MCP)',
+    env: 'FOREWARN_MCP',
+    parse: parseBoolean,
+    default: true,
+    preset: 'true',
+  }),
+  detailLevel: flag({
+    flags: '--detail-level <level>',
+    help: 'most detailed privacy level served: summary, detailed, full',
+    env: 'FOREWARN_DETAIL_LEVEL',
+    parse: parseDetailLevel,
+    default: 'summary' as DetailLevel,
+  }),
+  rescanIntervalMs: flag({
+    flags: '--rescan-interval <duration>',
+    help: 'interval of API discovery / CRD rescans',
+    env: 'FOREWARN_RESCAN_INTERVAL',
+    parse: parseRescanInterval,
+    default: 300_000,
+    defaultText: '5m',
+  }),
+  contact: flag({
+    flags: '--contact <email>',
+    help: 'default contact on manual remediation steps',
+    env: 'FOREWARN_CONTACT',
+    parse: parseEmail,
+    default: 'platform-team@example.com',
+  }),
+  flowobserverAddress: flag({
+    flags: '--flowobserver-address <host:port>',
+    help: 'flow observer to check reachability of',
+    env: 'FOREWARN_FLOWOBSERVER_ADDRESS',
+    parse: parseHostPort,
+  }),
+  ownWebhook: flag({
+    flags: '--own-webhook <name>',
+    help: "Forewarn's own webhook configuration, never reported",
+    env: 'FOREWARN_OWN_WEBHOOK',
+    default: 'forewarn-webhook',
+  }),
+  meshRootNamespace: flag({
+    flags: '--mesh-root-namespace <namespace>',
+    help: 'mesh root namespace whose policies apply mesh-wide',
+    env: 'FOREWARN_MESH_ROOT_NAMESPACE',
+    default: 'istio-system',
+  }),
+  /** Pod Security Admission defaults of the cluster's AdmissionConfiguration, when the operator knows them. */
+  podSecurityDefaults: flag({
+    flags: '--pod-security-default <level>',
+    help: "the cluster's Pod Security Admission default for unlabelled namespaces (AdmissionConfiguration): LEVEL[:VERSION] for enforce, or mode=LEVEL[:VERSION],... ; unknown to Forewarn otherwise",
+    env: 'FOREWARN_POD_SECURITY_DEFAULT',
+    parse: parsePodSecurityDefaultFlag,
+  }),
+  missingDebounceMs: flag({
+    flags: '--missing-debounce <duration>',
+    help: 'how long a companion resource must be missing before it is reported',
+    env: 'FOREWARN_MISSING_DEBOUNCE',
+    parse: parseDuration,
+    default: 60_000,
+    defaultText: '60s',
+  }),
+  disabledMissingRules: flag({
+    flags: '--disable-missing-rule <rule>',
+    help: `companion-resource rule to turn off (repeatable or comma-separated): ${MISSING_RULES.join(', ')}`,
+    env: 'FOREWARN_DISABLE_MISSING_RULE',
+    parse: collectMissingRule,
+    default: [] as MissingRuleName[],
+  }),
+  logLevel: flag({
+    flags: '--log-level <level>',
+    help: 'log level',
+    env: 'FOREWARN_LOG_LEVEL',
+    parse: parseLogLevel,
+    default: 'info' as LevelWithSilent,
+  }),
+  /** Who reads `/api/v1/constraints` unredacted (DESIGN.md 5); unset: see `effectiveApiAuth`. */
+  apiAuth: flag({
+    flags: '--api-auth <mode>',
+    help: 'who reads /api/v1/constraints unredacted: tokenreview (the webhook, by its ServiceAccount token; the default in a cluster) or none (every caller; the default with --manifests, for local runs)',
+    env: 'FOREWARN_API_AUTH',
+    parse: parseApiAuth,
+  }),
+  /** The webhook's ServiceAccount, `namespace/name`, whose token unlocks the unredacted answer. */
+  webhookServiceAccount: flag({
+    flags: '--webhook-service-account <namespace/name>',
+    help: "the webhook's ServiceAccount, whose token --api-auth=tokenreview accepts",
+    env: 'FOREWARN_WEBHOOK_SERVICE_ACCOUNT',
+    parse: parseServiceAccount,
+    default: 'forewarn-system/forewarn-webhook',
+  }),
+};
 
-export function buildControllerCommand(): Command {
-  return new Command('forewarn-controller')
-    .description(
-      'Indexes the policies that constrain each namespace and serves them read-only over HTTP and MCP.',
-    )
-    .addOption(
-      option(
-        '--manifests <dir>',
-        'read objects from YAML/JSON files under DIR instead of a cluster',
-        'FOREWARN_MANIFESTS',
-      ),
-    )
-    .addOption(
-      option(
-        '--kubeconfig <file>',
-        'kubeconfig file (default: in-cluster, then KUBECONFIG, then ~/.kube/config)',
-        'FOREWARN_KUBECONFIG',
-      ),
-    )
-    .addOption(option('--address <ip>', 'address to listen on', 'FOREWARN_ADDRESS').default('0.0.0.0'))
-    .addOption(option('--port <port>', 'HTTP port', 'FOREWARN_PORT').default(8080).argParser(parsePort))
-    .addOption(
-      option('--mcp-port <port>', 'agent protocol (MCP) port', 'FOREWARN_MCP_PORT')
-        .default(8090)
-        .argParser(parsePort),
-    )
-    .addOption(
-      option('--mcp [enabled]', 'serve the agent protocol (MCP)', 'FOREWARN_MCP')
-        .default(true)
-        .preset('true')
-        .argParser(parseBoolean),
-    )
-    .addOption(
-      option(
-        '--detail-level <level>',
-        'most detailed privacy level served: summary, detailed, full',
-        'FOREWARN_DETAIL_LEVEL',
-      )
-        .default('summary')
-        .argParser(parseDetailLevel),
-    )
-    .addOption(
-      option(
-        '--rescan-interval <duration>',
-        'interval of API discovery / CRD rescans',
-        'FOREWARN_RESCAN_INTERVAL',
-      )
-        .default(300_000, '5m')
-        .argParser(parseRescanInterval),
-    )
-    .addOption(
-      option('--contact <email>', 'default contact on manual remediation steps', 'FOREWARN_CONTACT')
-        .default('platform-team@example.com')
-        .argParser(parseEmail),
-    )
-    .addOption(
-      option(
-        '--flowobserver-address <host:port>',
-        'flow observer to check reachability of',
-        'FOREWARN_FLOWOBSERVER_ADDRESS',
-      ).argParser(parseHostPort),
-    )
-    .addOption(
-      option(
-        '--own-webhook <name>',
-        "Forewarn's own webhook configuration, never reported",
-        'FOREWARN_OWN_WEBHOOK',
-      ).default('forewarn-webhook'),
-    )
-    .addOption(
-      option(
-        '--mesh-root-namespace <namespace>',
-        'mesh root namespace whose policies apply mesh-wide',
-        'FOREWARN_MESH_ROOT_NAMESPACE',
-      ).default('istio-system'),
-    )
-    .addOption(
-      option(
-        '--pod-security-default <level>',
-        "the cluster's Pod Security Admission default for unlabelled namespaces (AdmissionConfiguration): LEVEL[:VERSION] for enforce, or mode=LEVEL[:VERSION],... ; unknown to Forewarn otherwise",
-        'FOREWARN_POD_SECURITY_DEFAULT',
-      ).argParser(parsePodSecurityDefaultFlag),
-    )
-    .addOption(
-      option(
-        '--missing-debounce <duration>',
-        'how long a companion resource must be missing before it is reported',
-        'FOREWARN_MISSING_DEBOUNCE',
-      )
-        .default(60_000, '60s')
-        .argParser(parseDuration),
-    )
-    .addOption(
-      option(
-        '--disable-missing-rule <rule>',
-        `companion-resource rule to turn off (repeatable or comma-separated): ${MISSING_RULES.join(', ')}`,
-        'FOREWARN_DISABLE_MISSING_RULE',
-      )
-        .default([])
-        .argParser(collectMissingRule),
-    )
-    .addOption(
-      option(
-        '--api-auth <mode>',
-        'who reads /api/v1/constraints unredacted: tokenreview (the webhook, by its ServiceAccount token) or none (every caller; the default with --manifests, for local runs)',
-        'FOREWARN_API_AUTH',
-      ).choices(API_AUTH_MODES),
-    )
-    .addOption(
-      option(
-        '--webhook-service-account <namespace/name>',
-        "the webhook's ServiceAccount, whose token --api-auth=tokenreview accepts",
-        'FOREWARN_WEBHOOK_SERVICE_ACCOUNT',
-      )
-        .default('forewarn-system/forewarn-webhook')
-        .argParser(parseServiceAccount),
-    )
-    .addOption(
-      option('--log-level <level>', 'log level', 'FOREWARN_LOG_LEVEL')
-        .default('info')
-        .argParser(parseLogLevel),
-    )
-    .helpOption('-h, --help', 'show this help')
-    .allowExcessArguments(false);
-}
-
-interface ParsedOptions {
-  manifests?: string;
-  kubeconfig?: string;
-  address: string;
-  port: number;
-  mcpPort: number;
-  mcp: boolean;
-  detailLevel: DetailLevel;
-  rescanInterval: number;
-  contact: string;
-  flowobserverAddress?: string;
-  ownWebhook: string;
-  meshRootNamespace: string;
-  podSecurityDefault?: PodSecurityDefaults;
-  missingDebounce: number;
-  disableMissingRule: MissingRuleName[];
-  logLevel: (typeof LOG_LEVELS)[number];
-  apiAuth?: ApiAuthMode;
-  webhookServiceAccount: string;
+function parseApiAuth(value: string): ApiAuthMode {
+  if (!(API_AUTH_MODES as readonly string[]).includes(value))
+    throw new InvalidArgumentError(`expected one of ${API_AUTH_MODES.join(', ')}`);
+  return value as ApiAuthMode;
 }
 
 function parseServiceAccount(value: string): string {
@@ -266,61 +209,32 @@ function parseServiceAccount(value: string): string {
 }
 
 /**
- * `tokenreview` needs an API server, so it cannot go with `--manifests`; without a choice the
- * controller asks for the webhook's token in a cluster and trusts every caller on files.
+ * `tokenreview` needs an API server, so it cannot go with `--manifests`; unset, the controller asks
+ * for the webhook's token in a cluster and trusts every caller on files.
  */
-function resolveApiAuth(requested: ApiAuthMode | undefined, manifests: string | undefined): ApiAuthMode {
-  if (requested === 'tokenreview' && manifests !== undefined)
-    throw new ConfigError(
-      '--api-auth=tokenreview needs a cluster to ask; with --manifests use --api-auth=none',
-      2,
-      'error: --api-auth=tokenreview needs a cluster to ask; with --manifests use --api-auth=none\n',
-    );
-  return requested ?? (manifests === undefined ? 'tokenreview' : 'none');
+export function effectiveApiAuth(config: Pick<ControllerConfig, 'apiAuth' | 'manifests'>): ApiAuthMode {
+  return config.apiAuth ?? (config.manifests === undefined ? 'tokenreview' : 'none');
 }
 
-/** Parses argv (without node and script) and env; throws ConfigError for help and invalid flags. */
+export type ControllerConfig = FlagValues<typeof CONTROLLER_FLAGS>;
+
+export function buildControllerCommand(): Command {
+  const command = new Command('forewarn-controller').description(
+    'Indexes the policies that constrain each namespace and serves them read-only over HTTP and MCP.',
+  );
+  return addFlags(command, CONTROLLER_FLAGS).allowExcessArguments(false);
+}
+
+/** Parses argv (without node and script) and env; throws UsageError for help and invalid flags. */
 export function parseControllerConfig(
   argv: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
 ): ControllerConfig {
-  const command = buildControllerCommand();
-  let output = '';
-  command
-    .exitOverride()
-    .configureOutput({ writeOut: (text) => (output += text), writeErr: (text) => (output += text) });
-  const savedEnv = process.env;
-  try {
-    // commander reads option env vars from process.env; give it the env under test.
-    process.env = { ...env };
-    command.parse([...argv], { from: 'user' });
-  } catch (error) {
-    if (error instanceof CommanderError) {
-      throw new ConfigError(error.message, error.exitCode === 0 ? 0 : 2, output || error.message);
-    }
-    throw error;
-  } finally {
-    process.env = savedEnv;
-  }
-  const options = command.opts<ParsedOptions>();
-  return {
-    manifests: options.manifests,
-    kubeconfig: options.kubeconfig,
-    address: options.address,
-    port: options.port,
-    mcpPort: options.mcpPort,
-    mcp: options.mcp,
-    detailLevel: options.detailLevel,
-    rescanIntervalMs: options.rescanInterval,
-    contact: options.contact,
-    flowobserverAddress: options.flowobserverAddress,
-    ownWebhook: options.ownWebhook,
-    meshRootNamespace: options.meshRootNamespace,
-    podSecurityDefaults: options.podSecurityDefault,
-    missingDebounceMs: options.missingDebounce,
-    disabledMissingRules: options.disableMissingRule,
-    logLevel: options.logLevel,
-    apiAuth: resolveApiAuth(options.apiAuth, options.manifests),
-    webhookServiceAccount: options.webhookServiceAccount,
-  };
+  const config = parseFlags(buildControllerCommand(), CONTROLLER_FLAGS, argv, env);
+  if (config.apiAuth === 'tokenreview' && config.manifests !== undefined)
+    throw new UsageError(
+      '--api-auth=tokenreview needs a cluster to ask; with --manifests use --api-auth=none',
+      2,
+    );
+  return config;
 }

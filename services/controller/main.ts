@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { createLogger } from '../logging/logger';
-import { ConfigError, parseControllerConfig } from './config';
+import { UsageError } from '../flags/command-line';
+import { parseControllerConfig } from './config';
 import type { ConstraintIndex } from './index/constraint-index';
 import type { RunningController } from './runtime';
 
@@ -22,7 +23,7 @@ async function main(): Promise<void> {
   try {
     config = parseControllerConfig(process.argv.slice(2));
   } catch (error) {
-    if (error instanceof ConfigError) {
+    if (error instanceof UsageError) {
       (error.exitCode === 0 ? process.stdout : process.stderr).write(
         error.output.endsWith('\n') ? error.output : `${error.output}\n`,
       );

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { Logger } from '../logging/logger';
 import { AdapterRegistry } from './adapters/registry';
-import type { ControllerConfig } from './config';
+import { effectiveApiAuth, type ControllerConfig } from './config';
 import { FlowObserverMonitor } from './flow-observer';
 import { createControllerApp } from './http/app';
 import { createControllerMetrics } from './metrics';
@@ -46,17 +46,18 @@ export interface ControllerOverrides {
 }
 
 function apiAccessFor(config: ControllerConfig, logger: Logger, overrides: ControllerOverrides) {
-  if (config.apiAuth === 'none' && config.manifests === undefined)
+  const mode = effectiveApiAuth(config);
+  if (mode === 'none' && config.manifests === undefined)
     logger.warn(
       { apiAuth: 'none' },
       '--api-auth=none on a cluster: every caller reads /api/v1/constraints unredacted; use it for local runs only',
     );
   const reviewToken =
-    config.apiAuth === 'tokenreview'
+    mode === 'tokenreview'
       ? (overrides.reviewToken ?? kubernetesTokenReviewer(loadKubeConfig(config.kubeconfig)))
       : undefined;
   return createApiAccess({
-    mode: config.apiAuth,
+    mode,
     configuredDetailLevel: config.detailLevel,
     webhookServiceAccount: config.webhookServiceAccount,
     reviewToken,

@@ -1,17 +1,18 @@
 import { InvalidArgumentError } from 'commander';
-import { durationMs } from '../model/durations';
+import { parseGoDuration } from '../model/duration';
 
 // Parsers of flag values shared by the controller, the webhook and the command line, so a
 // duration or a boolean is written the same way on every Forewarn command.
 
 /** Go-style durations, as Kubernetes manifests write them: `24h`, `90s`, `1h30m`, `500ms`. */
 export function parseDuration(text: string): number {
-  const milliseconds = durationMs(text);
-  if (milliseconds === undefined)
+  const milliseconds = parseGoDuration(text);
+  if (milliseconds === undefined) {
     throw new InvalidArgumentError(
       `expected a duration such as 24h, 30m, 90s or 1h30m, got ${JSON.stringify(text)}`,
     );
-  return milliseconds;
+  }
+  return Math.round(milliseconds);
 }
 
 /** Booleans accept `--flag`, `--flag=true|false` and `--flag false`, as container args are written. */

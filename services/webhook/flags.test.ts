@@ -1,13 +1,15 @@
-import { FlagError, parseDuration, parseListenAddress, parseWebhookFlags } from './flags';
+import { UsageError } from '../flags/command-line';
+import { parseDuration } from '../flags/values';
+import { parseListenAddress, parseWebhookFlags } from './flags';
 
-function flagError(run: () => unknown): FlagError {
+function flagError(run: () => unknown): UsageError {
   try {
     run();
   } catch (error) {
-    if (error instanceof FlagError) return error;
+    if (error instanceof UsageError) return error;
     throw error;
   }
-  throw new Error('expected a FlagError');
+  throw new Error('expected a UsageError');
 }
 
 describe('parseWebhookFlags', () => {

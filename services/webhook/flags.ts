@@ -1,10 +1,15 @@
 import { isIP } from 'node:net';
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import type { LevelWithSilent } from 'pino';
+import {
+  addFlags,
+  flag,
+  parseFlags,
+  parseLogLevel,
+  UsageError,
+  type FlagValues,
+} from '../flags/command-line';
 import { parseBoolean, parseDuration } from '../flags/values';
-import { isLogLevel } from '../logging/logger';
-
-export { parseBoolean, parseDuration };
 import { isDns1123Label } from '../model/kubernetes';
 import { MAX_TIMER_MS } from './certs/rotation';
 import type { ListenAddress } from './server';
@@ -12,34 +17,6 @@ import type { ListenAddress } from './server';
 // Command line of the webhook (spec 8 plus the names self-signed mode needs). Every flag can also
 // be set as FOREWARN_<FLAG> (e.g. FOREWARN_CONTROLLER_URL); a flag on the command line wins. An
 // invalid value exits with status 2 and a message naming the flag (or variable).
-
-export interface WebhookConfig {
-  listen: ListenAddress;
-  controllerUrl: string;
-  namespace: string;
-  selfSigned: boolean;
-  tlsCertFile: string;
-  tlsKeyFile: string;
-  webhookName: string;
-  serviceName: string;
-  secretName: string;
-  extraSans: string[];
-  kubeconfig: string | null;
-  logLevel: LevelWithSilent;
-  rotationCheckIntervalMs: number;
-  /** The projected ServiceAccount token (audience forewarn-controller) sent to the controller. */
-  controllerTokenFile: string | null;
-}
-
-/** A usage error: the process should print `message` and exit with `exitCode` (2, or 0 for --help). */
-export class FlagError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode: number,
-  ) {
-    super(message);
-  }
-}
 
 /** `:8443` (every interface), `127.0.0.1:8443`, `[::1]:8443`. */
 export function parseListenAddress(text: string): ListenAddress {
@@ -95,12 +72,6 @@ function collectSans(text: string, previous: string[]): string[] {
   ];
 }
 
-function parseLevel(text: string): LevelWithSilent {
-  if (!isLogLevel(text))
-    throw new InvalidArgumentError('expected fatal, error, warn, info, debug, trace or silent');
-  return text;
-}
-
 function parseInterval(text: string): number {
   const ms = parseDuration(text);
   if (ms <= 0 || ms > MAX_TIMER_MS)
@@ -108,151 +79,132 @@ function parseInterval(text: string): number {
   return ms;
 }
 
-function buildCommand(env: NodeJS.ProcessEnv): Command {
-  return new Command('forewarn-webhook')
-    .description('Admission warning webhook: turns constraints into admission warnings, never rejects')
-    .addOption(
-      new Option('--addr <host:port>', 'listen address')
-        .default(parseListenAddress(':8443'), ':8443')
-        .argParser(parseListenAddress),
-    )
-    .addOption(
-      new Option('--controller-url <url>', 'controller API base URL')
-        .default('http://forewarn-controller.forewarn-system.svc:8080')
-        .argParser(parseHttpUrl),
-    )
-    .addOption(
-      new Option('--namespace <name>', 'namespace the webhook runs in (default: $POD_NAMESPACE)')
-        .default(env.POD_NAMESPACE || 'forewarn-system')
-        .argParser(parseLabelName),
-    )
-    .addOption(
-      new Option(
-        '--self-signed [bool]',
-        'self-signed certificates (true) or files from a certificate manager (false)',
-      )
-        .default(true)
-        .argParser(parseBoolean),
-    )
-    .addOption(
-      new Option('--tls-cert-file <path>', 'certificate file (managed mode)').default(
-        '/etc/webhook/certs/tls.crt',
-      ),
-    )
-    .addOption(
-      new Option('--tls-key-file <path>', 'private key file (managed mode)').default(
-        '/etc/webhook/certs/tls.key',
-      ),
-    )
-    .addOption(
-      new Option('--webhook-name <name>', 'name of the ValidatingWebhookConfiguration')
-        .default('forewarn-webhook')
-        .argParser(parseObjectName),
-    )
-    .addOption(
-      new Option('--service-name <name>', 'name of the webhook Service (certificate names)')
-        .default('forewarn-webhook')
-        .argParser(parseLabelName),
-    )
-    .addOption(
-      new Option(
-        '--secret-name <name>',
-        'TLS Secret of self-signed mode (default: <webhook-name>-tls)',
-      ).argParser(parseObjectName),
-    )
-    .addOption(
-      new Option('--extra-san <name>', 'extra DNS name or IP for the self-signed certificate (repeatable)')
-        .default([])
-        .argParser(collectSans),
-    )
-    .addOption(
-      new Option(
-        '--controller-token-file <path>',
-        'projected ServiceAccount token (audience forewarn-controller) sent to the controller as a Bearer token',
-      ),
-    )
-    .addOption(new Option('--kubeconfig <file>', 'kubeconfig file (default: in-cluster, else $KUBECONFIG)'))
-    .addOption(new Option('--log-level <level>', 'log level').default('info').argParser(parseLevel))
-    .addOption(
-      new Option('--rotation-check-interval <duration>', 'self-signed certificate check interval')
-        .default(24 * 3_600_000, '24h')
-        .argParser(parseInterval),
-    )
-    .helpOption('-h, --help', 'show this help')
-    .allowExcessArguments(false)
-    .exitOverride()
-    .configureOutput({ writeOut: () => undefined, writeErr: () => undefined });
+/** Every webhook flag (spec 8): each key is the field of the parsed flags it sets. */
+function webhookFlags(env: NodeJS.ProcessEnv) {
+  return {
+    listen: flag({
+      flags: '--addr <host:port>',
+      help: 'listen address',
+      env: 'FOREWARN_ADDR',
+      parse: parseListenAddress,
+      default: parseListenAddress(':8443'),
+      defaultText: ':8443',
+    }),
+    controllerUrl: flag({
+      flags: '--controller-url <url>',
+      help: 'controller API base URL',
+      env: 'FOREWARN_CONTROLLER_URL',
+      parse: parseHttpUrl,
+      default: 'http://forewarn-controller.forewarn-system.svc:8080',
+    }),
+    namespace: flag({
+      flags: '--namespace <name>',
+      help: 'namespace the webhook runs in (default: $POD_NAMESPACE)',
+      env: 'FOREWARN_NAMESPACE',
+      parse: parseLabelName,
+      default: env.POD_NAMESPACE || 'forewarn-system',
+    }),
+    selfSigned: flag({
+      flags: '--self-signed [bool]',
+      help: 'self-signed certificates (true) or files from a certificate manager (false)',
+      env: 'FOREWARN_SELF_SIGNED',
+      parse: parseBoolean,
+      default: true,
+    }),
+    tlsCertFile: flag({
+      flags: '--tls-cert-file <path>',
+      help: 'certificate file (managed mode)',
+      env: 'FOREWARN_TLS_CERT_FILE',
+      default: '/etc/webhook/certs/tls.crt',
+    }),
+    tlsKeyFile: flag({
+      flags: '--tls-key-file <path>',
+      help: 'private key file (managed mode)',
+      env: 'FOREWARN_TLS_KEY_FILE',
+      default: '/etc/webhook/certs/tls.key',
+    }),
+    webhookName: flag({
+      flags: '--webhook-name <name>',
+      help: 'name of the ValidatingWebhookConfiguration',
+      env: 'FOREWARN_WEBHOOK_NAME',
+      parse: parseObjectName,
+      default: 'forewarn-webhook',
+    }),
+    serviceName: flag({
+      flags: '--service-name <name>',
+      help: 'name of the webhook Service (certificate names)',
+      env: 'FOREWARN_SERVICE_NAME',
+      parse: parseLabelName,
+      default: 'forewarn-webhook',
+    }),
+    secretName: flag({
+      flags: '--secret-name <name>',
+      help: 'TLS Secret of self-signed mode (default: <webhook-name>-tls)',
+      env: 'FOREWARN_SECRET_NAME',
+      parse: parseObjectName,
+    }),
+    extraSans: flag({
+      flags: '--extra-san <name>',
+      help: 'extra DNS name or IP for the self-signed certificate (repeatable)',
+      env: 'FOREWARN_EXTRA_SAN',
+      parse: collectSans,
+      default: [] as string[],
+    }),
+    kubeconfig: flag({
+      flags: '--kubeconfig <file>',
+      help: 'kubeconfig file (default: in-cluster, else $KUBECONFIG)',
+      env: 'FOREWARN_KUBECONFIG',
+    }),
+    /** The projected ServiceAccount token (audience forewarn-controller) sent to the controller. */
+    controllerTokenFile: flag({
+      flags: '--controller-token-file <path>',
+      help: 'projected ServiceAccount token (audience forewarn-controller) sent to the controller as a Bearer token',
+      env: 'FOREWARN_CONTROLLER_TOKEN_FILE',
+    }),
+    logLevel: flag({
+      flags: '--log-level <level>',
+      help: 'log level',
+      env: 'FOREWARN_LOG_LEVEL',
+      parse: parseLogLevel,
+      default: 'info' as LevelWithSilent,
+    }),
+    rotationCheckIntervalMs: flag({
+      flags: '--rotation-check-interval <duration>',
+      help: 'self-signed certificate check interval',
+      env: 'FOREWARN_ROTATION_CHECK_INTERVAL',
+      parse: parseInterval,
+      default: 24 * 3_600_000,
+      defaultText: '24h',
+    }),
+  };
 }
 
-/** `controller-url` → `FOREWARN_CONTROLLER_URL`. */
-function envName(flag: string): string {
-  return `FOREWARN_${flag.replace(/-/g, '_').toUpperCase()}`;
-}
+type WebhookFlags = FlagValues<ReturnType<typeof webhookFlags>>;
 
-/** Values from FOREWARN_* variables for options not given on the command line. */
-function applyEnvironment(command: Command, env: NodeJS.ProcessEnv): void {
-  for (const option of command.options) {
-    const flag = option.long?.replace(/^--/, '');
-    if (!flag || flag === 'help') continue;
-    const value = env[envName(flag)];
-    const key = option.attributeName();
-    if (value === undefined || value === '' || command.getOptionValueSource(key) === 'cli') continue;
-    try {
-      const parsed: unknown = option.parseArg
-        ? option.parseArg(value, flag === 'extra-san' ? [] : undefined)
-        : value;
-      command.setOptionValueWithSource(key, parsed, 'env');
-    } catch (error) {
-      throw new FlagError(`invalid ${envName(flag)} (--${flag}) '${value}': ${(error as Error).message}`, 2);
-    }
-  }
-}
+/** The parsed flags with the defaults that depend on other flags filled in. */
+export type WebhookConfig = Omit<WebhookFlags, 'secretName' | 'kubeconfig' | 'controllerTokenFile'> & {
+  secretName: string;
+  kubeconfig: string | null;
+  controllerTokenFile: string | null;
+};
 
 export function parseWebhookFlags(args: readonly string[], env: NodeJS.ProcessEnv): WebhookConfig {
-  const command = buildCommand(env);
-  try {
-    command.parse([...args], { from: 'user' });
-  } catch (error) {
-    if (error instanceof CommanderError) {
-      if (error.exitCode === 0) throw new FlagError(command.helpInformation(), 0);
-      throw new FlagError(error.message.replace(/^error: /, ''), 2);
-    }
-    throw error;
-  }
-  applyEnvironment(command, env);
-  const options = command.opts<{
-    addr: ListenAddress;
-    controllerUrl: string;
-    namespace: string;
-    selfSigned: boolean;
-    tlsCertFile: string;
-    tlsKeyFile: string;
-    webhookName: string;
-    serviceName: string;
-    secretName?: string;
-    extraSan: string[];
-    kubeconfig?: string;
-    logLevel: LevelWithSilent;
-    rotationCheckInterval: number;
-    controllerTokenFile?: string;
-  }>();
-  if (!options.selfSigned && (!options.tlsCertFile || !options.tlsKeyFile)) {
-    throw new FlagError('--tls-cert-file and --tls-key-file are required with --self-signed=false', 2);
+  const table = webhookFlags(env);
+  const command = addFlags(
+    new Command('forewarn-webhook').description(
+      'Admission warning webhook: turns constraints into admission warnings, never rejects',
+    ),
+    table,
+  ).allowExcessArguments(false);
+  const flags = parseFlags(command, table, args, env);
+  if (!flags.selfSigned && (!flags.tlsCertFile || !flags.tlsKeyFile)) {
+    throw new UsageError('--tls-cert-file and --tls-key-file are required with --self-signed=false', 2);
   }
   return {
-    listen: options.addr,
-    controllerUrl: options.controllerUrl,
-    namespace: options.namespace,
-    selfSigned: options.selfSigned,
-    tlsCertFile: options.tlsCertFile,
-    tlsKeyFile: options.tlsKeyFile,
-    webhookName: options.webhookName,
-    serviceName: options.serviceName,
-    secretName: options.secretName ?? `${options.webhookName}-tls`,
-    extraSans: [...new Set(options.extraSan)],
-    kubeconfig: options.kubeconfig ?? null,
-    logLevel: options.logLevel,
-    rotationCheckIntervalMs: options.rotationCheckInterval,
-    controllerTokenFile: options.controllerTokenFile ?? null,
+    ...flags,
+    secretName: flags.secretName ?? `${flags.webhookName}-tls`,
+    extraSans: [...new Set(flags.extraSans)],
+    kubeconfig: flags.kubeconfig ?? null,
+    controllerTokenFile: flags.controllerTokenFile ?? null,
   };
 }

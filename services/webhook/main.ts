@@ -4,7 +4,8 @@ import { ManagedCertificateFiles } from './certs/managed';
 import { SelfSignedCertificates } from './certs/self-signed-mode';
 import { coalesceIdenticalQueries } from './coalescing';
 import { createControllerClient } from './controller-client';
-import { FlagError, parseWebhookFlags, type WebhookConfig } from './flags';
+import { UsageError } from '../flags/command-line';
+import { parseWebhookFlags, type WebhookConfig } from './flags';
 import { createWebhookMetrics } from './metrics';
 import { createWebhookApp, WebhookHttpsServer } from './server';
 import { tokenFileReader } from './token-file';
@@ -63,7 +64,7 @@ export async function main(args: readonly string[], env: NodeJS.ProcessEnv): Pro
   try {
     config = parseWebhookFlags(args, env);
   } catch (error) {
-    if (!(error instanceof FlagError)) throw error;
+    if (!(error instanceof UsageError)) throw error;
     if (error.exitCode === 0) process.stdout.write(error.message);
     else process.stderr.write(`forewarn-webhook: ${error.message}\nRun with --help for the flags.\n`);
     process.exit(error.exitCode);

@@ -17,6 +17,7 @@ import type { Logger } from '../../logging/logger';
 import { buildConstraintList } from '../views/constraint-list';
 import { buildApiHealth } from '../views/health';
 import { apiViewLevel } from './api-auth';
+import { admissionCheckHandler } from './admission-check-route';
 import { answerResourceRequest, type ResourceAnswer, type ResourceDependencies } from './resource-requests';
 
 // The controller's HTTP surface (spec 4.1, 4.2; DESIGN.md 5): read-only JSON, errors as
@@ -182,6 +183,7 @@ export function createControllerApp(dependencies: ControllerAppDependencies): Ex
         : [];
     response.json(buildConstraintList(dependencies.index, filter.value, prospective, apiViewLevel(response)));
   });
+  readOnlyRoute(app, '/api/v1/admission-check', 'POST', admissionCheckHandler(dependencies));
   readOnlyRoute(app, '/api/v1/health', 'GET', (_request, response) => {
     const health = buildApiHealth(dependencies.runtimeState());
     response.status(health.synced ? 200 : 503).json(health);

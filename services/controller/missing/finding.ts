@@ -4,10 +4,19 @@ import type { ConstraintDraft } from '../../model/constraint';
 import { pluralOfKind } from '../../model/resources';
 import { detail, namespaceName, objectName, text, type Text } from '../../model/text';
 import type { WorkloadDescriptor } from '../../model/workload';
-import type { MissingRuleName } from './rules';
 
 // How a companion rule's finding becomes a MissingResource constraint draft: its name
 // (`missing-<kind>-<workload>`), summary, targets and a remediation carrying a manifest template.
+
+/** The companion-resource rules; each can be turned off (`--disable-missing-rule`). */
+export const MISSING_RULES = [
+  'certificate-issuer',
+  'monitoring',
+  'mesh-mtls',
+  'declared-requirements',
+  'crd',
+] as const;
+export type MissingRuleName = (typeof MISSING_RULES)[number];
 
 export interface MissingFinding {
   /** Stable identity for debouncing: rule + subject + missing thing. */

@@ -3,22 +3,13 @@ import { isRecord, type Labels } from '../../model/kubernetes';
 import { matchesLabelSelector, parseLabelSelector } from '../../model/label-selector';
 import { detail, objectName, text } from '../../model/text';
 import type { InventoryRecord } from './inventory';
-import { crdMissing, toFinding, type MissingFinding } from './finding';
+import { crdMissing, toFinding, type MissingFinding, type MissingRuleName } from './finding';
 
 export type { MissingFinding };
 import type { WorkloadDescriptor } from '../../model/workload';
 
 // Companion rules (MissingResource): pure functions from a workload (or namespace) and what exists
 // to findings. Each rule can be disabled; the tracker debounces findings before they are reported.
-
-export const MISSING_RULES = [
-  'certificate-issuer',
-  'monitoring',
-  'mesh-mtls',
-  'declared-requirements',
-  'crd',
-] as const;
-export type MissingRuleName = (typeof MISSING_RULES)[number];
 
 export interface CompanionLookup {
   records(group: string, kind: string, namespace?: string | null): InventoryRecord[];

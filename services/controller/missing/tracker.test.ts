@@ -8,7 +8,7 @@ import { renderFullText, renderText } from '../../model/text';
 import type { KubernetesObject } from '../../model/kubernetes';
 import { fixture, loadFixtureObjects } from '../../../test/support/yaml-fixtures';
 import { MissingResourceTracker } from './tracker';
-import type { MissingRuleName } from './rules';
+import type { MissingRuleName } from './finding';
 import { prospectiveFindingsForObject } from './prospective';
 
 const objects = loadFixtureObjects(path.join(__dirname, 'fixtures/companions.yaml'));

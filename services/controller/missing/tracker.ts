@@ -2,13 +2,8 @@ import type { Constraint } from '../../model/constraint';
 import type { KubernetesObject } from '../../model/kubernetes';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { Inventory } from './inventory';
-import {
-  findingsForWorkload,
-  meshFindings,
-  type CompanionLookup,
-  type MissingFinding,
-  type MissingRuleName,
-} from './rules';
+import type { MissingFinding, MissingRuleName } from './finding';
+import { findingsForWorkload, meshFindings, type CompanionLookup } from './rules';
 
 // Turns companion findings into MissingResource constraints in the index, once a finding has held
 // for the debounce (a rollout that creates a Deployment and its Issuer in a row is never reported).

@@ -1,6 +1,7 @@
 import type { ConstraintList, DetailLevel, ListedConstraint } from '../../model/api';
 import type { KubernetesObject, Labels } from '../../model/kubernetes';
 import { objectInQuotaScope } from '../../model/quota-scope';
+import { objectRunsReferencedImage } from '../../model/image-references';
 import { matchesSelector } from '../../model/selector';
 import { targetsInclude } from '../../model/resources';
 import type { ConstraintDraft, ResourceTarget } from '../../model/constraint';
@@ -59,12 +60,12 @@ export function buildConstraintList(
   return { constraints: listConstraints(index, query, prospective, level) };
 }
 
-function listConstraints(
+/** The constraints a list query selects, sorted as lists are; shared with the admission check. */
+export function matchingConstraints(
   index: ConstraintIndex,
   query: ConstraintListQuery,
   prospective: readonly ConstraintDraft[],
-  level: DetailLevel,
-): ListedConstraint[] {
+): ConstraintDraft[] {
   const indexed = index.constraintsForNamespace(query.namespace);
   const indexedNames = new Set(indexed.map((constraint) => constraint.name));
   const extra = prospective.filter((draft) => !indexedNames.has(draft.name));
@@ -77,16 +78,40 @@ function listConstraints(
       (constraint) =>
         query.labels === undefined ||
         constraint.workloadSelector === undefined ||
-        matchesSelector(constraint.workloadSelector, query.labels),
+        matchesSelector(constraint.workloadSelector, query.labels, query.namespace),
     )
     .filter(
-      (constraint) => query.object === undefined || objectInQuotaScope(query.object, constraint.quotaScopes),
+      (constraint) =>
+        query.object === undefined ||
+        (objectInQuotaScope(query.object, constraint.quotaScopes) &&
+          objectRunsReferencedImage(query.object, constraint.imageReferences)),
     )
     .sort(compareBySeverityThenName);
+  return constraints;
+}
+
+function listConstraints(
+  index: ConstraintIndex,
+  query: ConstraintListQuery,
+  prospective: readonly ConstraintDraft[],
+  level: DetailLevel,
+): ListedConstraint[] {
+  // `full` for the webhook; the controller's detail level for any other caller (http/api-auth.ts).
   const viewer: Viewer = { level, namespace: query.namespace };
-  return constraints.map((constraint): ListedConstraint => ({
+  return matchingConstraints(index, query, prospective).map((constraint) =>
+    toListedConstraint(constraint, query.namespace, viewer),
+  );
+}
+
+/** One list entry, its texts rendered for the viewer (`full` for the webhook). */
+export function toListedConstraint(
+  constraint: ConstraintDraft,
+  namespace: string,
+  viewer: Viewer,
+): ListedConstraint {
+  return {
     name: isNameVisible(constraint.source.namespace, viewer) ? constraint.name : REDACTED,
-    namespace: query.namespace,
+    namespace,
     constraintType: constraint.type,
     severity: constraint.severity,
     effect: constraint.effect,
@@ -100,5 +125,5 @@ function listConstraints(
         ? constraint.source.namespace
         : REDACTED,
     tags: [...constraint.tags],
-  }));
+  };
 }

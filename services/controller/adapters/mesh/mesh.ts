@@ -10,6 +10,8 @@ import {
 import type { KubernetesObject, LabelSelector } from '../../../model/kubernetes';
 import { WORKLOAD_RESOURCES } from '../../../model/resources';
 import { detail, joinText, objectName, text, type Text } from '../../../model/text';
+import { LINKERD_RETAINED_KINDS, orLinkerd } from './linkerd';
+import { linkerdNamespaceConstraints } from './linkerd-namespace';
 import { joinLimited } from '../../../model/summary-rules';
 import { describeAuthorizationRule, describeSidecarHost, matchesEveryRequest } from './istio-rules';
 import { readRecord, readRecordList, readStringList, sourceOf } from '../shared/object-fields';
@@ -25,7 +27,7 @@ import {
 import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
 
 // Istio security.istio.io AuthorizationPolicy and PeerAuthentication, networking.istio.io Sidecar →
-// one MeshPolicy constraint per object. Objects in the mesh root namespace apply mesh-wide.
+// one MeshPolicy constraint per object; root-namespace objects apply mesh-wide. Linkerd: linkerd.ts.
 
 /** What every mesh constraint shares: where it applies, to which pods, and how to phrase that. */
 interface MeshTarget {
@@ -371,5 +373,7 @@ export function meshPolicyToConstraints(
 export const meshAdapter: Adapter = {
   name: 'mesh',
   kinds: POLICY_SOURCE_KINDS.mesh.kinds,
-  toConstraints: (object, context) => meshPolicyToConstraints(object, context),
+  retainedKinds: LINKERD_RETAINED_KINDS,
+  namespaceConstraints: linkerdNamespaceConstraints,
+  toConstraints: orLinkerd(meshPolicyToConstraints),
 };

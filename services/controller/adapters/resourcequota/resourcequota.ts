@@ -3,7 +3,7 @@ import type { Adapter, ConstraintDraft, ResourceTarget, SourceObject } from '../
 import type { KubernetesObject } from '../../../model/kubernetes';
 import { formatPercent, percentOf } from '../../../model/quantity';
 import { WORKLOAD_RESOURCES } from '../../../model/resources';
-import { detail, namespaceName, objectName, text, type Text } from '../../../model/text';
+import { detail, namespaceName, objectName, text, type NamePart, type Text } from '../../../model/text';
 import { readRecord, readRecordList, readStringList, requireSpec, sourceOf } from '../shared/object-fields';
 import {
   describeQuotaScope,
@@ -172,17 +172,13 @@ function readQuotaScopes(spec: Record<string, unknown>): QuotaScopeRequirement[]
   return scopes;
 }
 
-function buildConstraint(
-  source: SourceObject & { namespace: string },
-  usages: ResourceUsage[],
-  quotaScopes: QuotaScopeRequirement[],
-): ConstraintDraft {
-  const quota = objectName(source.name, source.namespace);
-  const namespace = namespaceName(source.namespace);
-  const anyReported = usages.some((usage) => usage.reported);
-  const closest = closestToLimit(usages);
-  const highestPercent = anyReported ? closest.percent : 0;
-  const severity = severityOf(highestPercent);
+/** `ResourceQuota "q" [counts only <scope> and ]limits a, b: <figures>`. */
+function describeQuota(
+  quota: NamePart,
+  usages: readonly ResourceUsage[],
+  quotaScopes: readonly QuotaScopeRequirement[],
+  anyReported: boolean,
+): Text {
   const names = usages.map((usage) => usage.resource);
   const resourceNames =
     names.length > MAX_NAMED_RESOURCES
@@ -190,8 +186,7 @@ function buildConstraint(
       : names.join(', ');
   // A scoped quota says whose usage it counts: "counts only pods with PriorityClass high and limits".
   const counts = quotaScopes.length > 0 ? `counts only ${describeQuotaScope(quotaScopes)} and ` : '';
-
-  const summary: Text = anyReported
+  return anyReported
     ? text`ResourceQuota "${quota}" ${counts}limits ${resourceNames}: ${detail(
         usages
           .map(
@@ -205,6 +200,31 @@ function buildConstraint(
         usages.map((usage) => `${labelOf(usage.resource)} ${usage.hard}`).join('; '),
         'limits hidden',
       )} (no usage reported yet)`;
+}
+
+/** A scoped quota counts pods (or, by VolumeAttributesClass, claims) only. */
+function quotaTargets(
+  usages: readonly ResourceUsage[],
+  quotaScopes: readonly QuotaScopeRequirement[],
+): ResourceTarget[] {
+  if (quotaScopes.length === 0) return resourceTargetsOf(usages.map((usage) => usage.resource));
+  return quotaScopes.some((scope) => scope.scopeName === 'VolumeAttributesClass')
+    ? [{ group: '', resource: 'persistentvolumeclaims' }]
+    : [...WORKLOAD_RESOURCES];
+}
+
+function buildConstraint(
+  source: SourceObject & { namespace: string },
+  usages: ResourceUsage[],
+  quotaScopes: QuotaScopeRequirement[],
+): ConstraintDraft {
+  const quota = objectName(source.name, source.namespace);
+  const namespace = namespaceName(source.namespace);
+  const anyReported = usages.some((usage) => usage.reported);
+  const closest = closestToLimit(usages);
+  const highestPercent = anyReported ? closest.percent : 0;
+  const severity = severityOf(highestPercent);
+  const summary = describeQuota(quota, usages, quotaScopes, anyReported);
 
   const remediationHint: Text = anyReported
     ? text`${actionFor(closest.resource)}, or ask the owner of namespace ${namespace} for a bigger quota (ResourceQuota "${quota}": ${detail(
@@ -233,13 +253,7 @@ function buildConstraint(
     adapter: 'resourcequota',
     source,
     scope: { kind: 'namespace', namespace: source.namespace },
-    // A scoped quota counts pods (or, by VolumeAttributesClass, claims) only.
-    resourceTargets:
-      quotaScopes.length === 0
-        ? resourceTargetsOf(usages.map((usage) => usage.resource))
-        : quotaScopes.some((scope) => scope.scopeName === 'VolumeAttributesClass')
-          ? [{ group: '', resource: 'persistentvolumeclaims' }]
-          : [...WORKLOAD_RESOURCES],
+    resourceTargets: quotaTargets(usages, quotaScopes),
     ...(quotaScopes.length > 0 ? { quotaScopes } : {}),
     tags: [
       'quota',
