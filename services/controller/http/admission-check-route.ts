@@ -5,6 +5,7 @@ import { buildAdmissionCheck, namespaceOfObject } from '../verdicts/admission-ch
 import type { ConstraintDraft } from '../../model/constraint';
 import type { WorkloadDescriptor } from '../../model/workload';
 import type { ResourceDependencies } from './resource-requests';
+import { apiViewLevel } from './api-auth';
 
 /** What the route needs of the app's dependencies (a subset, so this file does not import app.ts). */
 export interface AdmissionCheckDependencies extends Pick<ResourceDependencies, 'index' | 'runtimeState'> {
@@ -14,9 +15,8 @@ export interface AdmissionCheckDependencies extends Pick<ResourceDependencies, '
 // `POST /api/v1/admission-check` (DESIGN.md 7b): the verdict of every constraint that applies to one
 // object. Bodies up to 1 MiB (the API server's own object limit is larger, so the webhook falls back
 // to the label query for bigger objects); invalid JSON or no object: 400; larger: 413.
-// TODO(lead): when the TokenReview middleware of /api/v1/constraints lands, put it in front of this
-// route too and pass the caller's level as `viewer` to buildAdmissionCheck (unredacted only for the
-// webhook). Until then the answer is unredacted, as /api/v1/constraints is.
+// Unredacted only for the webhook: the app puts the TokenReview middleware (api-auth.ts) in front of
+// this route, and the level it decided is the viewer's.
 
 export const ADMISSION_CHECK_BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -59,6 +59,14 @@ export function admissionCheckHandler(dependencies: AdmissionCheckDependencies):
   const parseBody = express.json({ limit: ADMISSION_CHECK_BODY_LIMIT_BYTES, type: () => true });
   return (request: Request, response: Response, next: NextFunction) => {
     parseBody(request, response, (failure?: unknown) => {
+      // This callback runs outside express's own try/catch: a throw must reach the error handler.
+      try {
+        respond(failure);
+      } catch (unexpected) {
+        next(unexpected);
+      }
+    });
+    function respond(failure: unknown): unknown {
       if (failure) {
         const answer = readBodyFailure(failure);
         return answer ? response.status(answer.status).json(answer.body) : next(failure);
@@ -70,7 +78,12 @@ export function admissionCheckHandler(dependencies: AdmissionCheckDependencies):
       const workload = describeWorkload(checkRequest.object, namespaceOfObject(checkRequest.object));
       const prospective =
         workload && dependencies.prospectiveFindings ? dependencies.prospectiveFindings(workload) : [];
-      response.json(buildAdmissionCheck(dependencies.index, checkRequest, { prospective }));
-    });
+      response.json(
+        buildAdmissionCheck(dependencies.index, checkRequest, {
+          prospective,
+          viewer: { level: apiViewLevel(response) },
+        }),
+      );
+    }
   };
 }

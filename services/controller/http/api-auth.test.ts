@@ -87,6 +87,28 @@ describe('/api/v1/constraints with --api-auth=tokenreview', () => {
     expect((await list(`Bearer ${token}`)).body).toEqual(redacted);
   });
 
+  it('applies the same rule to /api/v1/admission-check', async () => {
+    const token = apiServer.tokens.issue({ ...WEBHOOK, audiences: ['forewarn-controller'] });
+    const body = {
+      operation: 'CREATE',
+      object: {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'web', namespace: 'shop' },
+        spec: { template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c' }] } } },
+      },
+    };
+    const check = (authorization?: string) => {
+      const call = request(app).post('/api/v1/admission-check').send(body);
+      return (authorization ? call.set('Authorization', authorization) : call).expect(200);
+    };
+    const namesIn = (answer: request.Response) => JSON.stringify(answer.body);
+    expect(namesIn(await check(`Bearer ${token}`))).toContain('block-cloud-metadata');
+    const anonymous = namesIn(await check());
+    expect(anonymous).not.toContain('block-cloud-metadata');
+    expect(anonymous).toContain('redacted');
+  });
+
   it('answers redacted for a made-up or expired token', async () => {
     expect((await list('Bearer not.a.token')).body).toEqual(redacted);
     const expired = apiServer.tokens.issue({

@@ -183,7 +183,7 @@ export function createControllerApp(dependencies: ControllerAppDependencies): Ex
         : [];
     response.json(buildConstraintList(dependencies.index, filter.value, prospective, apiViewLevel(response)));
   });
-  readOnlyRoute(app, '/api/v1/admission-check', 'POST', admissionCheckHandler(dependencies));
+  readOnlyRoute(app, '/api/v1/admission-check', 'POST', apiAccess, admissionCheckHandler(dependencies));
   readOnlyRoute(app, '/api/v1/health', 'GET', (_request, response) => {
     const health = buildApiHealth(dependencies.runtimeState());
     response.status(health.synced ? 200 : 503).json(health);
