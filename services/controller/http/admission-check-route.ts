@@ -2,7 +2,14 @@ import express, { type NextFunction, type Request, type RequestHandler, type Res
 import { isDns1123Label, isRecord, type KubernetesObject } from '../../model/kubernetes';
 import { describeWorkload } from '../../model/workload';
 import { buildAdmissionCheck, namespaceOfObject } from '../verdicts/admission-check';
-import type { ControllerAppDependencies } from './app';
+import type { ConstraintDraft } from '../../model/constraint';
+import type { WorkloadDescriptor } from '../../model/workload';
+import type { ResourceDependencies } from './resource-requests';
+
+/** What the route needs of the app's dependencies (a subset, so this file does not import app.ts). */
+export interface AdmissionCheckDependencies extends Pick<ResourceDependencies, 'index' | 'runtimeState'> {
+  prospectiveFindings?: (workload: WorkloadDescriptor) => ConstraintDraft[];
+}
 
 // `POST /api/v1/admission-check` (DESIGN.md 7b): the verdict of every constraint that applies to one
 // object. Bodies up to 1 MiB (the API server's own object limit is larger, so the webhook falls back
@@ -48,7 +55,7 @@ function readBodyFailure(failure: unknown): Answer | undefined {
   return undefined;
 }
 
-export function admissionCheckHandler(dependencies: ControllerAppDependencies): RequestHandler {
+export function admissionCheckHandler(dependencies: AdmissionCheckDependencies): RequestHandler {
   const parseBody = express.json({ limit: ADMISSION_CHECK_BODY_LIMIT_BYTES, type: () => true });
   return (request: Request, response: Response, next: NextFunction) => {
     parseBody(request, response, (failure?: unknown) => {

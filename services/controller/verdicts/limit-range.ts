@@ -118,30 +118,42 @@ function checkBounds(subject: Subject, item: LimitRangeItem): Evidence[] {
   const evidence: Evidence[] = [];
   for (const [resource, min] of item.min) {
     const request = subject.requests.get(resource);
-    const path = `${subject.path}.resources.requests.${resource}`;
+    const limit = subject.limits.get(resource);
+    const path = `${subject.path}.resources`;
     if (!request)
       evidence.push({
-        path,
+        path: `${path}.requests.${resource}`,
         message: text`${subject.label} sets no ${resource} request; the minimum per ${subject.per} is ${requirement(resource, min)}`,
       });
     else if (compareQuantities(request, min) < 0)
       evidence.push({
-        path,
+        path: `${path}.requests.${resource}`,
         message: text`${subject.label} requests ${showQuantity(resource, request)} ${resource}; the minimum per ${subject.per} is ${requirement(resource, min)}`,
+      });
+    if (limit && compareQuantities(limit, min) < 0)
+      evidence.push({
+        path: `${path}.limits.${resource}`,
+        message: text`${subject.label} has a ${resource} limit of ${showQuantity(resource, limit)}; the minimum per ${subject.per} is ${requirement(resource, min)}`,
       });
   }
   for (const [resource, max] of item.max) {
+    const request = subject.requests.get(resource);
     const limit = subject.limits.get(resource);
-    const path = `${subject.path}.resources.limits.${resource}`;
+    const path = `${subject.path}.resources`;
     if (!limit)
       evidence.push({
-        path,
+        path: `${path}.limits.${resource}`,
         message: text`${subject.label} sets no ${resource} limit; the maximum per ${subject.per} is ${requirement(resource, max)}`,
       });
     else if (compareQuantities(limit, max) > 0)
       evidence.push({
-        path,
+        path: `${path}.limits.${resource}`,
         message: text`${subject.label} has a ${resource} limit of ${showQuantity(resource, limit)}; the maximum per ${subject.per} is ${requirement(resource, max)}`,
+      });
+    if (request && compareQuantities(request, max) > 0)
+      evidence.push({
+        path: `${path}.requests.${resource}`,
+        message: text`${subject.label} requests ${showQuantity(resource, request)} ${resource}; the maximum per ${subject.per} is ${requirement(resource, max)}`,
       });
   }
   for (const [resource, ratio] of item.maxLimitRequestRatio) {

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import type { KubernetesObject } from '../../model/kubernetes';
 import { indexObjects } from '../../../test/support/controller-fixtures';
 import { buildAdmissionCheck } from './admission-check';
@@ -163,6 +164,11 @@ describe('LimitRange verdicts', () => {
         path: 'spec.template.spec.containers[0].resources.limits.memory',
         message: 'container "web" has a memory limit of 2Gi; the maximum per Container is 1Gi',
       },
+      // The request defaults to the limit, and is over the maximum too.
+      {
+        path: 'spec.template.spec.containers[0].resources.requests.memory',
+        message: 'container "web" requests 2Gi memory; the maximum per Container is 1Gi',
+      },
     ]);
   });
 
@@ -202,6 +208,36 @@ describe('LimitRange verdicts', () => {
     ).constraints;
     expect(entry.evidence[0].message).toBe(
       'container "web" has a memory limit of 2Gi; the maximum per Container is the LimitRange’s figure',
+    );
+  });
+});
+
+describe('LimitRange verdicts (property)', () => {
+  it('setting each field the evidence names to the bound it names makes the object pass', () => {
+    const millis = fc.integer({ min: 1, max: 4000 }).map((value) => `${value}m`);
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 2000 }),
+        fc.integer({ min: 0, max: 2000 }),
+        fc.option(millis, { nil: undefined }),
+        fc.option(millis, { nil: undefined }),
+        (minMillis, spread, request, limit) => {
+          const bounds = { min: `${minMillis}m`, max: `${minMillis + spread}m` };
+          const range = limitRange({ min: { cpu: bounds.min }, max: { cpu: bounds.max } });
+          const resources: Record<string, Record<string, string>> = {};
+          if (request) resources.requests = { cpu: request };
+          if (limit) resources.limits = { cpu: limit };
+          const [entry] = check([range], deployment(1, resources));
+          if (entry.verdict === 'passes') return;
+          const fixed = structuredClone(resources);
+          for (const item of entry.evidence) {
+            const kind = item.path.endsWith('.requests.cpu') ? 'requests' : 'limits';
+            fixed[kind] = { ...fixed[kind], cpu: item.message.includes('minimum') ? bounds.min : bounds.max };
+          }
+          expect(check([range], deployment(1, fixed))[0]).toMatchObject({ verdict: 'passes' });
+        },
+      ),
+      { numRuns: 150 },
     );
   });
 });
