@@ -14,6 +14,7 @@ import type { ControllerApi } from './controller-api';
 import { checkExitCode, unavailableError, usageError, type ExitCode, type FailOn } from './exit-codes';
 import { loadOfflineCluster } from './offline-index';
 import { webhookQueryFor } from './webhook-query';
+import { errorMessage } from '../model/error-message';
 
 // `forewarn check`: reads the manifests, finds where constraints come from (a directory indexed
 // here, or a controller), runs the shared check core and turns the counts into an exit code.
@@ -47,7 +48,7 @@ async function manifestFilesOf(name: string): Promise<string[]> {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw usageError(`-f ${name}: no such file or directory`);
-    throw unavailableError(`cannot read ${name}: ${(error as Error).message}`);
+    throw unavailableError(`cannot read ${name}: ${errorMessage(error)}`);
   }
   if (!info.isDirectory()) return [name];
   const entries = await readdir(name, { withFileTypes: true, recursive: true });
@@ -70,7 +71,7 @@ async function readManifests(
       try {
         manifests.push({ file, content: await readFile(file, 'utf8') });
       } catch (error) {
-        throw unavailableError(`cannot read ${file}: ${(error as Error).message}`);
+        throw unavailableError(`cannot read ${file}: ${errorMessage(error)}`);
       }
     }
   }

@@ -16,6 +16,7 @@ import {
 } from './output';
 import { renderCheckTable } from './render-check';
 import { renderConstraintTable, renderReportTable } from './render-views';
+import { errorMessage } from '../model/error-message';
 
 // `forewarn`: the command line of Forewarn (docs/cli.md). Runs against an injected environment
 // (argv, streams, env) and returns the exit code, so tests and main.ts share one path.
@@ -172,9 +173,7 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
       environment.stderr.write(`error: ${error.message.replace(/\n/g, '\nerror: ')}\n`);
       return error.exitCode;
     }
-    environment.stderr.write(
-      `error: ${error instanceof Error ? error.message : String(error)} (this is a bug, please report it)\n`,
-    );
+    environment.stderr.write(`error: ${errorMessage(error)} (this is a bug, please report it)\n`);
     return EXIT_CODES.unavailable;
   }
 }

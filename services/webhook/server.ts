@@ -18,6 +18,7 @@ import { pairIdentity, type ServingPair } from './certs/certificate-check';
 import { readRequestBody } from './request-body';
 import { admissionOutcome, type AdmissionFacts, type WebhookMetrics } from './metrics';
 import { answerClientErrorsAsJson } from '../net/client-error';
+import { errorMessage } from '../model/error-message';
 
 // The webhook's HTTP edge (spec 4.3). Rule B-1 is enforced here structurally: the admission handler
 // is the fallback for every request that is not a probe, it has no branch that sets `allowed`
@@ -173,7 +174,7 @@ export function createWebhookApp(options: WebhookAppOptions): Express {
       answer({ reviewParsed: true, query: 'ok', warnings: warnings.length }, warnings);
     } catch (error) {
       logger.warn(
-        { event: 'admission_failed', uid, error: (error as Error).message },
+        { event: 'admission_failed', uid, error: errorMessage(error) },
         'unexpected error while reviewing an admission request; allowed without warnings. Please report this with the log line',
       );
       answer({ reviewParsed: false, warnings: 0 });

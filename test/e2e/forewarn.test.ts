@@ -49,6 +49,7 @@ import {
   webhookNamespace,
   webhookSecretName,
 } from './forewarn-manifests';
+import { errorMessage } from '../../services/model/error-message';
 
 const RESCAN_INTERVAL_MS = 5_000;
 /** A change seen through a watch must reach the report within this (the issue's "within a second"). */
@@ -97,7 +98,7 @@ async function step(title: string, body: () => Promise<void>): Promise<void> {
     say(`done: ${title} (${Date.now() - started} ms)`);
   } catch (error) {
     stepTimings.push({ step: title, ms: Date.now() - started, ok: false });
-    logTails(`FAILED: ${title}: ${error instanceof Error ? error.message : String(error)}`);
+    logTails(`FAILED: ${title}: ${errorMessage(error)}`);
     throw error;
   }
 }
@@ -441,7 +442,7 @@ test('3. kubectl apply in the constrained namespace prints [CRITICAL] and [WARNI
       );
     } catch (error) {
       // Say why the API server could not use the webhook (TLS, connection) instead of only "timed out".
-      throw new Error(`${(error as Error).message}; ${await lastWebhookCallFailure()}`);
+      throw new Error(`${errorMessage(error)}; ${await lastWebhookCallFailure()}`);
     }
     say(`first warned apply after ${Date.now() - warmupStarted} ms`);
 

@@ -6,6 +6,7 @@ import { PATCH_CONTENT_TYPES } from './patches';
 import { groupVersion, type ResourceRegistry, type ResourceType } from './resource-registry';
 import { FieldSelectorQuery, LabelSelectorQuery, ObjectFilter } from './selectors';
 import type { WatchHub } from './watch-stream';
+import { errorMessage } from '../../../services/model/error-message';
 
 // The REST surface: discovery documents and the resource paths
 //   /api/v1[/namespaces/{ns}]/{plural}[/{name}[/status]]
@@ -77,7 +78,7 @@ async function readBody(request: IncomingMessage): Promise<JsonValue | undefined
   try {
     return JSON.parse(text) as JsonValue;
   } catch (error) {
-    throw badRequest(`couldn't get version/kind; json parse error: ${(error as Error).message}`);
+    throw badRequest(`couldn't get version/kind; json parse error: ${errorMessage(error)}`);
   }
 }
 
