@@ -172,6 +172,26 @@ function readQuotaScopes(spec: Record<string, unknown>): QuotaScopeRequirement[]
   return scopes;
 }
 
+function metricsOf(usages: readonly ResourceUsage[]): Metrics {
+  const metrics: Metrics = {};
+  for (const usage of usages)
+    metrics[usage.resource] = {
+      hard: usage.hard,
+      used: usage.used,
+      unit: unitOf(usage.resource),
+      percent_used: usage.percent,
+    };
+  return metrics;
+}
+
+/** A scoped quota counts pods (or, by VolumeAttributesClass, claims) only. */
+function quotaTargets(usages: readonly ResourceUsage[], quotaScopes: readonly QuotaScopeRequirement[]) {
+  if (quotaScopes.length === 0) return resourceTargetsOf(usages.map((usage) => usage.resource));
+  return quotaScopes.some((scope) => scope.scopeName === 'VolumeAttributesClass')
+    ? [{ group: '', resource: 'persistentvolumeclaims' }]
+    : [...WORKLOAD_RESOURCES];
+}
+
 function buildConstraint(
   source: SourceObject & { namespace: string },
   usages: ResourceUsage[],
@@ -213,16 +233,6 @@ function buildConstraint(
       )})`
     : text`keep the totals of your workloads within ResourceQuota "${quota}", or ask the owner of namespace ${namespace} for a bigger quota`;
 
-  const metrics: Metrics = {};
-  for (const usage of usages) {
-    metrics[usage.resource] = {
-      hard: usage.hard,
-      used: usage.used,
-      unit: unitOf(usage.resource),
-      percent_used: usage.percent,
-    };
-  }
-
   return {
     id: 'quota',
     name: source.name,
@@ -233,13 +243,7 @@ function buildConstraint(
     adapter: 'resourcequota',
     source,
     scope: { kind: 'namespace', namespace: source.namespace },
-    // A scoped quota counts pods (or, by VolumeAttributesClass, claims) only.
-    resourceTargets:
-      quotaScopes.length === 0
-        ? resourceTargetsOf(usages.map((usage) => usage.resource))
-        : quotaScopes.some((scope) => scope.scopeName === 'VolumeAttributesClass')
-          ? [{ group: '', resource: 'persistentvolumeclaims' }]
-          : [...WORKLOAD_RESOURCES],
+    resourceTargets: quotaTargets(usages, quotaScopes),
     ...(quotaScopes.length > 0 ? { quotaScopes } : {}),
     tags: [
       'quota',
@@ -258,7 +262,7 @@ function buildConstraint(
         ),
       ],
     },
-    metrics,
+    metrics: metricsOf(usages),
   };
 }
 
