@@ -109,6 +109,27 @@ function readOnlyRoute(app: Express, path: string, allowed: 'GET' | 'POST', hand
   });
 }
 
+/** `GET /api/v1/constraints`: the admission query (services/model/admission-query.ts) answered. */
+function constraintListRoute(dependencies: ControllerAppDependencies): RequestHandler {
+  return (request, response) => {
+    const parameter = (name: string) => queryString(request, name);
+    const filter = decodeConstraintFilter(parameter);
+    if (!filter.ok) return send(response, { status: 400, body: { error: filter.error } });
+    if (!dependencies.runtimeState().source.synced)
+      return send(response, {
+        status: 503,
+        body: { error: 'the index has not completed its first sync yet' },
+      });
+    const subject = decodeQuerySubject(parameter, filter.value);
+    if (!subject.ok) return send(response, { status: 400, body: { error: subject.error } });
+    const prospective =
+      subject.value && dependencies.prospectiveFindings
+        ? dependencies.prospectiveFindings(subject.value)
+        : [];
+    response.json(buildConstraintList(dependencies.index, filter.value, prospective));
+  };
+}
+
 export function createControllerApp(dependencies: ControllerAppDependencies): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -151,23 +172,7 @@ export function createControllerApp(dependencies: ControllerAppDependencies): Ex
     });
   });
 
-  readOnlyRoute(app, CONSTRAINT_LIST_PATH, 'GET', (request, response) => {
-    const parameter = (name: string) => queryString(request, name);
-    const filter = decodeConstraintFilter(parameter);
-    if (!filter.ok) return send(response, { status: 400, body: { error: filter.error } });
-    if (!dependencies.runtimeState().source.synced)
-      return send(response, {
-        status: 503,
-        body: { error: 'the index has not completed its first sync yet' },
-      });
-    const subject = decodeQuerySubject(parameter, filter.value);
-    if (!subject.ok) return send(response, { status: 400, body: { error: subject.error } });
-    const prospective =
-      subject.value && dependencies.prospectiveFindings
-        ? dependencies.prospectiveFindings(subject.value)
-        : [];
-    response.json(buildConstraintList(dependencies.index, filter.value, prospective));
-  });
+  readOnlyRoute(app, CONSTRAINT_LIST_PATH, 'GET', constraintListRoute(dependencies));
   readOnlyRoute(app, '/api/v1/health', 'GET', (_request, response) => {
     const health = buildApiHealth(dependencies.runtimeState());
     response.status(health.synced ? 200 : 503).json(health);
