@@ -1,6 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
 import { addFlags, applyEnvironment, flag, flagValues, UsageError } from '../flags/command-line';
-import type { ConstraintView, Report } from '../model/api';
 import { isDns1123Label } from '../model/kubernetes';
 import { packageVersion } from '../model/package-version';
 import { runCheck } from './check-command';
@@ -15,6 +14,7 @@ import {
   type OutputStream,
 } from './output';
 import { renderCheckTable } from './render-check';
+import { parseConstraintView, parseReport } from './wire-schemas';
 import { renderConstraintTable, renderReportTable } from './render-views';
 import { errorMessage } from '../model/error-message';
 
@@ -145,7 +145,7 @@ system could not answer (unreachable, not ready, not found). See docs/cli.md.`,
     .option('-n, --namespace <namespace>', 'namespace', 'default')
     .action(async (options: { namespace: string }) => {
       const namespace = requireNamespace(options.namespace);
-      const report = (await controller().getJson(`resources/reports/${namespace}`)) as Report;
+      const report = parseReport(await controller().getJson(`resources/reports/${namespace}`));
       print(report, () => renderReportTable(report, style()));
     });
 
@@ -157,9 +157,9 @@ system could not answer (unreachable, not ready, not found). See docs/cli.md.`,
     .action(async (namespaceArgument: string, name: string) => {
       const namespace = requireNamespace(namespaceArgument);
       const encodedName = name.split('/').map(encodeURIComponent).join('/');
-      const view = (await controller().getJson(
-        `resources/constraints/${namespace}/${encodedName}`,
-      )) as ConstraintView;
+      const view = parseConstraintView(
+        await controller().getJson(`resources/constraints/${namespace}/${encodedName}`),
+      );
       print(view, () => renderConstraintTable(view, style()));
     });
 
