@@ -80,7 +80,11 @@ async function readManifests(
   return manifests;
 }
 
-/** The controller's list answer, read as strictly as the webhook reads it. */
+/**
+ * The controller's list answer. A body without a constraints list is refused; an entry without a
+ * known severity and constraint type, a name or a summary is skipped, as the webhook skips entries
+ * it cannot use.
+ */
 export function parseListedConstraints(body: unknown): ListedConstraint[] {
   if (!isRecord(body) || !Array.isArray(body.constraints))
     throw unavailableError(

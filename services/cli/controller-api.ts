@@ -3,7 +3,7 @@ import { PORT_FORWARD_HINT, unavailableError, usageError, CliError } from './exi
 import { errorMessage } from '../model/error-message';
 
 // The command line's only network I/O: GET JSON from the controller's HTTP API, with every way it
-// can fail turned into one clear sentence and an exit code (errors.ts).
+// can fail turned into one clear sentence and an exit code (exit-codes.ts).
 
 export interface ControllerApi {
   /** GET `path` (with query) below the base URL; resolves to the parsed JSON of a 2xx answer. */

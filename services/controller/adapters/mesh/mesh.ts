@@ -4,7 +4,6 @@ import {
   type AdapterContext,
   type ConstraintDraft,
   type NamespaceScope,
-  type SourceObject,
 } from '../../../model/constraint';
 import type { KubernetesObject, LabelSelector } from '../../../model/kubernetes';
 import { WORKLOAD_RESOURCES } from '../../../model/resources';
@@ -13,7 +12,7 @@ import { joinLimited } from '../../../model/summary-rules';
 import { authorizationOutcome } from './authorization';
 import { describeSidecarHost } from './istio-rules';
 import type { MeshOutcome, MeshTarget } from './mesh-target';
-import { readRecord, readRecordList, readStringList, sourceOf } from '../shared/object-fields';
+import { readRecord, readRecordList, readStringList, namespacedSourceOf } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
 import {
   podsText,
@@ -48,7 +47,7 @@ function meshTargetOf(
   spec: Record<string, unknown>,
   context: AdapterContext,
 ): MeshTarget {
-  const source = sourceOf(object, true) as SourceObject & { namespace: string };
+  const source = namespacedSourceOf(object);
   const isSidecar = source.kind === 'Sidecar';
   const workloadSelector = isSidecar
     ? readLabelMap(spec.workloadSelector, 'spec.workloadSelector', 'labels')

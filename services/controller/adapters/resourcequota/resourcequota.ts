@@ -4,7 +4,13 @@ import type { KubernetesObject } from '../../../model/kubernetes';
 import { formatPercent, percentOf } from '../../../model/quantity';
 import { WORKLOAD_RESOURCES } from '../../../model/resources';
 import { detail, namespaceName, objectName, text, type Text } from '../../../model/text';
-import { readRecord, readRecordList, readStringList, requireSpec, sourceOf } from '../shared/object-fields';
+import {
+  readRecord,
+  readRecordList,
+  readStringList,
+  requireSpec,
+  namespacedSourceOf,
+} from '../shared/object-fields';
 import {
   describeQuotaScope,
   QUOTA_SCOPE_NAMES,
@@ -267,7 +273,7 @@ function buildConstraint(
 }
 
 export function resourceQuotaToConstraints(object: KubernetesObject): ConstraintDraft[] {
-  const source = sourceOf(object, true) as SourceObject & { namespace: string };
+  const source = namespacedSourceOf(object);
   const spec = requireSpec(object);
   const hard = readQuantityMap(spec.hard, 'spec.hard');
   const status = readRecord(object.status, 'status');
