@@ -8,29 +8,7 @@ const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 // Kubernetes quantity: a signed decimal number with an optional binary/decimal suffix or exponent.
 export const QUANTITY = /^[+-]?(\d+(\.\d*)?|\.\d+)(([KMGTPE]i)|[numkMGTPE]|[eE][+-]?\d+)?$/;
-// Go time.Duration syntax as cert-manager parses it, e.g. `8760h`, `1h30m`.
-const GO_DURATION = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/;
-const GO_DURATION_UNIT_MS: { [unit: string]: number } = {
-  ns: 1e-6,
-  us: 1e-3,
-  µs: 1e-3,
-  ms: 1,
-  s: 1000,
-  m: 60_000,
-  h: 3_600_000,
-};
-
-/** Milliseconds of a Go duration string, or undefined when it is not one. */
-export function parseGoDuration(text: string): number | undefined {
-  if (!GO_DURATION.test(text)) {
-    return undefined;
-  }
-  let total = 0;
-  for (const match of text.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)) {
-    total += Number(match[1]) * GO_DURATION_UNIT_MS[match[2]];
-  }
-  return total;
-}
+export { parseGoDuration } from '../services/model/duration';
 
 export function isOneOf<T extends string>(values: { [key: string]: T }, value: unknown): value is T {
   return typeof value === 'string' && (Object.values(values) as string[]).includes(value);

@@ -28,7 +28,7 @@ import {
   quoted,
   show,
 } from './checks';
-import { parseRescanInterval } from '../services/flags/rescan-interval';
+import { rescanIntervalProblem } from '../services/model/duration';
 
 export { parseGoDuration } from './checks';
 
@@ -238,13 +238,12 @@ export function resolveForewarnArgs(
   }
   if (controllerArgs.rescanInterval !== undefined) {
     // The controller's own rule: a value accepted here must not stop the controller at start.
-    try {
-      parseRescanInterval(String(controllerArgs.rescanInterval));
-    } catch (failure) {
+    const milliseconds = parseGoDuration(String(controllerArgs.rescanInterval));
+    const problem = milliseconds === undefined ? 'not a duration' : rescanIntervalProblem(milliseconds);
+    if (problem)
       errors.push(
-        `controller.rescanInterval must be a duration of at least 1s such as "5m" (got ${show(controllerArgs.rescanInterval)}): ${failure instanceof Error ? failure.message : String(failure)}`,
+        `controller.rescanInterval must be a duration of at least 1s such as "5m" (got ${show(controllerArgs.rescanInterval)}): ${problem}`,
       );
-    }
   }
 
   const webhookArgs = args.admissionWebhook ?? {};

@@ -124,9 +124,9 @@ const CASES: Array<[string, string, ForewarnArgs, RegExp]> = [
     /controller\.rescanInterval must be a duration of at least 1s .*must be at least 1s/,
   ],
   [
-    'a rescanInterval in a unit the controller does not read',
+    'a rescanInterval that is not a Go duration',
     'fw',
-    { controller: { rescanInterval: '5000000us' } },
+    { controller: { rescanInterval: '5 minutes' } },
     /controller\.rescanInterval must be a duration/,
   ],
   [

@@ -1,23 +1,18 @@
 import { InvalidArgumentError } from 'commander';
+import { parseGoDuration } from '../model/duration';
 
 // Parsers of flag values shared by the controller, the webhook and the command line, so a
 // duration or a boolean is written the same way on every Forewarn command.
 
-const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
-
 /** Go-style durations, as Kubernetes manifests write them: `24h`, `90s`, `1h30m`, `500ms`. */
 export function parseDuration(text: string): number {
-  const trimmed = text.trim();
-  if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(trimmed)) {
+  const milliseconds = parseGoDuration(text);
+  if (milliseconds === undefined) {
     throw new InvalidArgumentError(
       `expected a duration such as 24h, 30m, 90s or 1h30m, got ${JSON.stringify(text)}`,
     );
   }
-  let total = 0;
-  for (const [, amount, , unit] of trimmed.matchAll(/(\d+(\.\d+)?)(ms|s|m|h)/g)) {
-    total += Number(amount) * DURATION_UNITS_MS[unit];
-  }
-  return Math.round(total);
+  return Math.round(milliseconds);
 }
 
 /** Booleans accept `--flag`, `--flag=true|false` and `--flag false`, as container args are written. */

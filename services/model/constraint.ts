@@ -109,6 +109,8 @@ export interface Constraint {
   metrics?: Metrics;
   /** A scoped ResourceQuota's scope: it applies only to objects in it (quota-scope.ts). */
   quotaScopes?: QuotaScopeRequirement[];
+  /** Applies only to pods running one of these images (Kyverno `imageReferences`; image-references.ts). */
+  imageReferences?: string[];
   /** Per-namespace outcomes of a cluster-wide constraint; the index applies them (constraint-index.ts). */
   namespaceOutcomes?: NamespaceOutcome[];
   /** ISO 8601: when the source object was last seen. */
@@ -127,6 +129,8 @@ export interface AdapterContext {
   podSecurityDefaults?: PodSecurityDefaults;
   /** Related objects retained by the ingest layer (e.g. a ValidatingAdmissionPolicy for its binding). */
   lookup(apiVersionKind: { group: string; kind: string }, namespace: string | null, name: string): unknown;
+  /** Every retained object of one kind in a namespace (null: cluster-scoped), e.g. a Server's authorizations. */
+  lookupAll(groupKind: { group: string; kind: string }, namespace: string | null): unknown[];
 }
 
 /** A constraint before the ingest layer stamps observation time and applies annotation overrides. */
@@ -147,4 +151,9 @@ export interface Adapter {
    */
   retainedKinds?: Array<{ group: string; kind: string }>;
   toConstraints(object: KubernetesObject, context: AdapterContext): ConstraintDraft[];
+  /**
+   * Constraints this adapter reads from every Namespace (annotations such as Linkerd's default
+   * inbound policy), besides the adapter the Namespace kind is routed to. Same error contract.
+   */
+  namespaceConstraints?(namespace: KubernetesObject, context: AdapterContext): ConstraintDraft[];
 }

@@ -69,3 +69,13 @@ export function parsePodSecurityDefaults(value: string): PodSecurityDefaults {
   }
   return defaults;
 }
+
+/**
+ * The level and version a Pod Security Admission constraint (`pod-security/<mode>`) applies, from its
+ * tags: what the namespace's labels say, or the cluster default, or `restricted` for an invalid level.
+ */
+export function podSecurityPolicyOfTags(tags: readonly string[]): PodSecurityPolicy | undefined {
+  const level = tags.find(isPodSecurityLevel);
+  const version = tags.find(isPodSecurityVersion);
+  return level === undefined ? undefined : { level, version: version ?? 'latest' };
+}

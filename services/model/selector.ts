@@ -24,10 +24,33 @@ export function calicoSelector(expression: string): CalicoExpressionSelector {
   return { calico, tree: parseCalicoSelector(calico) };
 }
 
-export function matchesSelector(selector: Selector, labels: Labels): boolean {
-  return isCalicoSelector(selector)
-    ? matchesCalicoSelector(selector.tree, labels)
-    : matchesLabelSelector(selector, labels);
+/**
+ * Whether a pod with these labels is selected. Given the pod's namespace, a Calico selector also sees
+ * the labels Calico puts on every workload endpoint: `projectcalico.org/namespace` and
+ * `projectcalico.org/orchestrator` (GlobalNetworkPolicies often select pods by namespace that way).
+ */
+export function matchesSelector(selector: Selector, labels: Labels, namespace?: string): boolean {
+  if (!isCalicoSelector(selector)) return matchesLabelSelector(selector, labels);
+  const endpointLabels =
+    namespace === undefined
+      ? labels
+      : { ...labels, [CALICO_POD_NAMESPACE_LABEL]: namespace, [CALICO_ORCHESTRATOR_LABEL]: 'k8s' };
+  return matchesCalicoSelector(selector.tree, endpointLabels);
+}
+
+const CALICO_POD_NAMESPACE_LABEL = 'projectcalico.org/namespace';
+const CALICO_ORCHESTRATOR_LABEL = 'projectcalico.org/orchestrator';
+
+/** The label Calico gives every namespace with its name (`projectcalico.org/name == 'kube-system'`). */
+const CALICO_NAMESPACE_NAME_LABEL = 'projectcalico.org/name';
+
+/**
+ * Whether a namespace is selected. Calico selectors also see the namespace's name under
+ * `projectcalico.org/name`, as Calico's own namespace profiles carry it.
+ */
+export function matchesNamespaceSelector(selector: Selector, namespace: string, labels: Labels): boolean {
+  if (!isCalicoSelector(selector)) return matchesLabelSelector(selector, labels);
+  return matchesCalicoSelector(selector.tree, { ...labels, [CALICO_NAMESPACE_NAME_LABEL]: namespace });
 }
 
 /** Whether the selector selects everything (`{}`, Calico `all()` or an empty expression). */

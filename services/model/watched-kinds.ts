@@ -209,6 +209,22 @@ export const POLICY_SOURCE_KINDS: { readonly [name in PolicySourceName]: PolicyS
         plural: 'sidecars',
         namespaced: true,
       },
+      // Linkerd: Servers, their authorizations and the authentications those require.
+      ...(
+        [
+          ['Server', ['v1beta3', 'v1beta2', 'v1beta1'], 'servers'],
+          ['ServerAuthorization', ['v1beta1'], 'serverauthorizations'],
+          ['AuthorizationPolicy', ['v1alpha1'], 'authorizationpolicies'],
+          ['MeshTLSAuthentication', ['v1alpha1'], 'meshtlsauthentications'],
+          ['NetworkAuthentication', ['v1alpha1'], 'networkauthentications'],
+        ] as const
+      ).map(([kind, versions, plural]) => ({
+        group: 'policy.linkerd.io',
+        versions,
+        kind,
+        plural,
+        namespaced: true,
+      })),
     ],
   },
 };

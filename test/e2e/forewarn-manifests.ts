@@ -10,7 +10,7 @@ export const webhookConfigurationName = 'forewarn-webhook';
 export const webhookEntryName = 'validate.forewarn.dev';
 export const webhookSecretName = `${webhookConfigurationName}-tls`;
 
-/** 1.20 does not label namespaces with their name yet (1.21 does): we set it ourselves. */
+/** The API server sets this label on every namespace (1.21+); the manifests spell it out anyway. */
 const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 export const tierLabel = 'forewarn.dev/tier';
 
@@ -206,8 +206,32 @@ spec:
     requests.cpu: "2"
 `;
 
-/** 3810Mi of 4Gi is 93.0 %: Critical (>= 90 %). No controller-manager runs, so we write it. */
+/** 3810Mi of 4Gi is 93.0 %: Critical (>= 90 %). The Pod below uses exactly this. */
 export const quotaStatusUsed = { 'limits.memory': '3810Mi', 'requests.cpu': '500m' };
+
+/**
+ * A Pod (never scheduled: no scheduler or kubelet runs) whose limits and requests the quota controller
+ * counts. The test's Deployments request no CPU, so the quota admission rejects their Pods and the
+ * usage stays at this Pod's.
+ */
+export const quotaUserPodManifest = `
+apiVersion: v1
+kind: Pod
+metadata:
+  name: quota-user
+  namespace: ${constrainedNamespace}
+  labels:
+    app: batch
+spec:
+  containers:
+    - name: main
+      image: registry.example.com/batch:1.0
+      resources:
+        requests:
+          cpu: ${quotaStatusUsed['requests.cpu']}
+        limits:
+          memory: ${quotaStatusUsed['limits.memory']}
+`;
 
 export const policyEngineManifest = `
 apiVersion: constraints.gatekeeper.sh/v1beta1

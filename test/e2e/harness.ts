@@ -1,9 +1,9 @@
-// Helpers for the end-to-end tier: a real kube-apiserver v1.20.2 + etcd on loopback, driven by the
-// scripts in ./provision (see docs/e2e.md). Each startCluster() gets a fresh data dir, fresh
-// certificates and fresh ports; stop() removes everything. A watchdog stops the cluster when this
-// process dies without calling stop().
+// Helpers for the end-to-end tier: a real etcd + kube-apiserver + kube-controller-manager of a current
+// Kubernetes on loopback, driven by the scripts in ./provision (see docs/e2e.md). Each startCluster()
+// gets a fresh data dir, fresh certificates and fresh ports; stop() removes everything. A watchdog
+// stops the cluster when this process dies without calling stop().
 import { spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import type { IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import path from 'node:path';
@@ -61,13 +61,22 @@ export interface Cluster {
   /** Static bearer token for the same admin identity. */
   readonly adminToken: string;
   readonly kubectlPath: string;
+  /** `gitVersion` of the API server and kubectl (one build), e.g. `v1.34.4`. */
+  readonly kubernetesVersion: string;
   readonly apiServerLogPath: string;
+  /** Empty when the cluster was started with FOREWARN_E2E_CONTROLLER_MANAGER=0. */
+  readonly controllerManagerLogPath: string;
   /** Variables a child process (controller, webhook) needs to reach this cluster, KUBECONFIG first. */
   readonly env: Readonly<Record<string, string>>;
   /** Runs kubectl against this cluster. Never rejects on a non-zero exit: check `code`. */
   kubectl(args: readonly string[], options?: RunOptions): Promise<ProcessResult>;
   /** Raw HTTPS request authenticated with the admin client certificate (e.g. writes to `/status`). */
   apiRequest(options: ApiRequestOptions): Promise<ApiResponse>;
+  /**
+   * A kubeconfig (in the data dir) authenticating as a ServiceAccount with a token from the
+   * TokenRequest API (`kubectl create token`), so every request goes through that account's RBAC.
+   */
+  serviceAccountKubeconfig(namespace: string, name: string, durationSeconds?: number): Promise<string>;
   /** The API server's log so far (klog output, includes failed webhook calls). */
   readApiServerLog(): Promise<string>;
   /** SIGKILL the API server; etcd and its state stay. */
@@ -173,6 +182,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
   const clientKeyFile = requireValue(values, 'FOREWARN_E2E_CLIENT_KEY_FILE');
   const kubectlPath = requireValue(values, 'FOREWARN_E2E_KUBECTL');
   const apiServerLogPath = requireValue(values, 'FOREWARN_E2E_APISERVER_LOG');
+  const kubernetesVersion = requireValue(values, 'FOREWARN_E2E_KUBERNETES_VERSION');
   const adminToken = (await readFile(requireValue(values, 'FOREWARN_E2E_ADMIN_TOKEN_FILE'), 'utf8')).trim();
   const [ca, clientCert, clientKey] = await Promise.all(
     [caFile, clientCertFile, clientKeyFile].map((file) => readFile(file)),
@@ -189,7 +199,11 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
     clientKeyFile,
     adminToken,
     kubectlPath,
+    kubernetesVersion,
     apiServerLogPath,
+    controllerManagerLogPath: values.FOREWARN_E2E_CONTROLLER_MANAGER_PID
+      ? requireValue(values, 'FOREWARN_E2E_CONTROLLER_MANAGER_LOG')
+      : '',
     env: { ...values, KUBECONFIG: kubeconfigPath },
 
     kubectl(args, runOptions = {}) {
@@ -253,6 +267,29 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
       });
     },
 
+    async serviceAccountKubeconfig(namespace, name, durationSeconds = 3600) {
+      const result = await cluster.kubectl([
+        '-n',
+        namespace,
+        'create',
+        'token',
+        name,
+        `--duration=${durationSeconds}s`,
+      ]);
+      if (result.code !== 0) {
+        throw new Error(`kubectl create token ${namespace}/${name} exited ${result.code}: ${result.stderr}`);
+      }
+      const kubeconfig = serviceAccountKubeconfigText(
+        serverUrl,
+        ca,
+        `${namespace}-${name}`,
+        result.stdout.trim(),
+      );
+      const kubeconfigFile = path.join(dataDir, `kubeconfig-${namespace}-${name}`);
+      await writeFile(kubeconfigFile, kubeconfig, { mode: 0o600 });
+      return kubeconfigFile;
+    },
+
     readApiServerLog() {
       return readFile(apiServerLogPath, 'utf8');
     },
@@ -270,6 +307,23 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
     },
   };
   return cluster;
+}
+
+/** A kubeconfig with an embedded CA and a bearer token (JSON is valid YAML). */
+function serviceAccountKubeconfigText(serverUrl: string, ca: Buffer, user: string, token: string): string {
+  return JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [
+      {
+        name: 'forewarn-e2e',
+        cluster: { server: serverUrl, 'certificate-authority-data': ca.toString('base64') },
+      },
+    ],
+    users: [{ name: user, user: { token } }],
+    contexts: [{ name: user, context: { cluster: 'forewarn-e2e', user } }],
+    'current-context': user,
+  });
 }
 
 export type Truthy<T> = Exclude<T, false | null | undefined | 0 | ''>;

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The end-to-end tier (`npm run test:e2e`; .ci/run calls it after `npm test`). See docs/e2e.md.
-#   1. provision: build or verify the cached kube-apiserver + kubectl v1.20.2 (build-apiserver.sh)
-#   2. jest -c test/e2e/jest.config.js --runInBand; each test file starts its own etcd + API server
+#   1. provision: build or verify the cached Kubernetes binaries and etcd (build-tools.sh, only the
+#      groups this tier needs: kubernetes etcd)
+#   2. jest -c test/e2e/jest.config.js --runInBand; each test file starts its own etcd, API server and
+#      controller-manager
 # FOREWARN_E2E_JSON=<path>: jest writes its --json results there. When the tier fails before jest can
 # write them (provisioning impossible, jest crashed), a results file with one failure is written so
 # CI's count never looks green. Extra arguments are passed to jest (e.g. a test name pattern).
@@ -29,19 +31,19 @@ write_failure_results() { # step message
   '
 }
 
-say "end-to-end tier: kube-apiserver v1.20.2 + etcd on loopback (docs/e2e.md)"
+say "end-to-end tier: etcd + kube-apiserver + kube-controller-manager on loopback (docs/e2e.md)"
 if [[ -n $RESULTS_JSON ]]; then rm -f "$RESULTS_JSON"; fi
 
-say "step 1/2: provisioning binaries (test/e2e/provision/build-apiserver.sh)"
+say "step 1/2: provisioning binaries (test/e2e/provision/build-tools.sh)"
 provision_start=$SECONDS
-if ! provision_output=$(bash test/e2e/provision/build-apiserver.sh); then
+if ! provision_output=$(FOREWARN_TOOLS_ONLY="kubernetes etcd" bash test/e2e/provision/build-tools.sh); then
   message="provisioning the e2e binaries failed (see the ERROR and 'What to do' lines above)"
   say "FAILED: $message"
   write_failure_results provisioning "$message"
   exit 1
 fi
-bin_dir=$(sed -n 's/^FOREWARN_E2E_BIN_DIR=//p' <<<"$provision_output" | tail -n 1)
-export FOREWARN_E2E_BIN_DIR="$bin_dir"
+bin_dir=$(sed -n 's/^FOREWARN_TOOLS_BIN=//p' <<<"$provision_output" | tail -n 1)
+export FOREWARN_TOOLS_BIN="$bin_dir"
 say "provisioning done in $((SECONDS - provision_start))s: binaries in $bin_dir"
 if [[ -f $bin_dir/BUILD-INFO ]]; then sed 's/^/        /' "$bin_dir/BUILD-INFO"; fi
 

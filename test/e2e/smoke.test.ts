@@ -1,14 +1,27 @@
-// Smoke test of the e2e harness: the real kube-apiserver v1.20.2 serves what the Forewarn tier needs
-// (namespaces, NetworkPolicy, ResourceQuota with /status, a structural CRD, webhook registrations),
-// kubectl prints server warnings, a fail-open webhook that points at nothing does not block, and state
-// survives a SIGKILL of the API server. The tests run in order and build on each other.
+// Smoke test of the e2e harness: a current kube-apiserver (with its controller-manager) serves what the
+// Forewarn tier needs (namespaces, NetworkPolicy, ResourceQuota usage computed from real Pods, a
+// structural CRD, webhook registrations), the admission plugins of a real cluster run (PodSecurity,
+// ValidatingAdmissionPolicy) and kubectl prints their warnings, namespace deletion and garbage
+// collection finish, a fail-open webhook that points at nothing does not block, and state survives a
+// SIGKILL of the API server. The tests run in order and build on each other.
 import { existsSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { startCluster, waitFor, type Cluster, type ProcessResult } from './harness';
-
-const namespace = 'forewarn-smoke';
-const namespaceLabel = 'forewarn.dev/e2e-smoke';
-const webhookName = 'fail-open.forewarn-smoke.e2e';
+import {
+  namespace,
+  namespaceLabel,
+  webhookName,
+  namespaceManifest,
+  networkPolicyManifest,
+  resourceQuotaManifest,
+  quotaPodManifest,
+  warnOnlyPolicyName,
+  warnOnlyAdmissionPolicyManifest,
+  ciliumCrdManifest,
+  ciliumPolicyManifest,
+  failOpenWebhookManifest,
+  configMapManifest,
+} from './smoke-manifests';
 
 let cluster: Cluster | undefined;
 
@@ -67,122 +80,6 @@ function acceptsConnections(port: number): Promise<boolean> {
   });
 }
 
-const namespaceManifest = `
-apiVersion: v1
-kind: Namespace
-metadata:
-  name: ${namespace}
-  labels:
-    ${namespaceLabel}: "true"
-    team: platform
-`;
-
-const networkPolicyManifest = `
-apiVersion: networking.k8s.io/v1
-kind: NetworkPolicy
-metadata:
-  name: default-deny-ingress
-  namespace: ${namespace}
-spec:
-  podSelector: {}
-  policyTypes: [Ingress]
-`;
-
-const resourceQuotaManifest = `
-apiVersion: v1
-kind: ResourceQuota
-metadata:
-  name: compute
-  namespace: ${namespace}
-spec:
-  hard:
-    pods: "10"
-    requests.cpu: "2"
-    limits.memory: 4Gi
-`;
-
-const ciliumCrdManifest = `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: ciliumnetworkpolicies.cilium.io
-spec:
-  group: cilium.io
-  scope: Namespaced
-  names:
-    kind: CiliumNetworkPolicy
-    listKind: CiliumNetworkPolicyList
-    plural: ciliumnetworkpolicies
-    singular: ciliumnetworkpolicy
-    shortNames: [cnp]
-  versions:
-    - name: v2
-      served: true
-      storage: true
-      schema:
-        openAPIV3Schema:
-          type: object
-          properties:
-            spec:
-              type: object
-              x-kubernetes-preserve-unknown-fields: true
-            status:
-              type: object
-              x-kubernetes-preserve-unknown-fields: true
-`;
-
-const ciliumPolicyManifest = `
-apiVersion: cilium.io/v2
-kind: CiliumNetworkPolicy
-metadata:
-  name: allow-dns-only
-  namespace: ${namespace}
-spec:
-  endpointSelector: {}
-  egress:
-    - toPorts:
-        - ports:
-            - port: "53"
-              protocol: UDP
-`;
-
-function failOpenWebhookManifest(port: number): string {
-  return `
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata:
-  name: forewarn-smoke-fail-open
-webhooks:
-  - name: ${webhookName}
-    clientConfig:
-      url: https://127.0.0.1:${port}/validate
-    failurePolicy: Ignore
-    sideEffects: None
-    admissionReviewVersions: [v1]
-    timeoutSeconds: 5
-    namespaceSelector:
-      matchLabels:
-        ${namespaceLabel}: "true"
-    rules:
-      - apiGroups: [""]
-        apiVersions: [v1]
-        operations: [CREATE, UPDATE]
-        resources: [configmaps]
-`;
-}
-
-function configMapManifest(name: string): string {
-  return `
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: ${name}
-  namespace: ${namespace}
-data:
-  purpose: fail-open check
-`;
-}
-
 beforeAll(async () => {
   const started = Date.now();
   cluster = await startCluster();
@@ -193,10 +90,13 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-test('kubectl and the API server are both v1.20.2', async () => {
+test('kubectl and the API server are one current Kubernetes release (1.33 or newer)', async () => {
+  const expected = requireCluster().kubernetesVersion;
   const versions = await kubectlJson(['version']);
-  expect(field(versions, 'clientVersion', 'gitVersion')).toBe('v1.20.2');
-  expect(field(versions, 'serverVersion', 'gitVersion')).toBe('v1.20.2');
+  expect(field(versions, 'clientVersion', 'gitVersion')).toBe(expected);
+  expect(field(versions, 'serverVersion', 'gitVersion')).toBe(expected);
+  const match = /^v1\.(\d+)\.\d+$/.exec(expected);
+  expect(Number(match?.[1])).toBeGreaterThanOrEqual(33);
 });
 
 test('kubectl creates a labelled namespace and applies a NetworkPolicy and a ResourceQuota', async () => {
@@ -211,20 +111,30 @@ test('kubectl creates a labelled namespace and applies a NetworkPolicy and a Res
   expect(field(quota, 'spec', 'hard', 'pods')).toBe('10');
 });
 
-test('ResourceQuota status is written through /status (no controller-manager runs)', async () => {
-  const statusPath = `/api/v1/namespaces/${namespace}/resourcequotas/compute/status`;
-  const current = await requireCluster().apiRequest({ method: 'GET', path: statusPath });
-  expect(current.statusCode).toBe(200);
-  const quota = asRecord(current.json());
-  const hard = field(quota, 'spec', 'hard');
-  quota.status = { hard, used: { pods: '3', 'requests.cpu': '500m', 'limits.memory': '1Gi' } };
+test('a Pod counts toward the ResourceQuota (controller-manager) and gets a PodSecurity warning', async () => {
+  // The ServiceAccount admission plugin needs the namespace's `default` ServiceAccount, which the
+  // controller-manager creates a moment after the namespace.
+  const created = await waitFor(
+    async () => {
+      const result = await requireCluster().kubectl(['apply', '-f', '-'], { stdin: quotaPodManifest });
+      return result.code === 0 ? result : undefined;
+    },
+    30_000,
+    { description: 'kubectl apply of a Pod (the default ServiceAccount may lag)', intervalMs: 500 },
+  );
+  expect(created.stderr).toMatch(/^Warning: would violate PodSecurity "restricted:latest"/m);
 
-  const written = await requireCluster().apiRequest({ method: 'PUT', path: statusPath, body: quota });
-  expect(written.statusCode).toBe(200);
-
-  const reread = await kubectlJson(['-n', namespace, 'get', 'resourcequota', 'compute']);
-  expect(field(reread, 'status', 'used', 'pods')).toBe('3');
-  expect(field(reread, 'status', 'hard', 'requests.cpu')).toBe('2');
+  const quota = await waitFor(
+    async () => {
+      const current = await kubectlJson(['-n', namespace, 'get', 'resourcequota', 'compute']);
+      return field(current, 'status', 'used', 'pods') === '1' ? current : undefined;
+    },
+    30_000,
+    { description: 'the quota controller to count the Pod', intervalMs: 500 },
+  );
+  expect(field(quota, 'status', 'used', 'requests.cpu')).toBe('500m');
+  expect(field(quota, 'status', 'used', 'limits.memory')).toBe('1Gi');
+  expect(field(quota, 'status', 'hard', 'requests.cpu')).toBe('2');
 });
 
 test('a structural CRD (cilium.io/v2 CiliumNetworkPolicy) installs and serves objects', async () => {
@@ -255,24 +165,62 @@ test('a structural CRD (cilium.io/v2 CiliumNetworkPolicy) installs and serves ob
   expect(field(policy, 'spec', 'endpointSelector')).toEqual({});
 });
 
-test('kubectl prints warnings from the API server as "Warning: ..." lines', async () => {
-  // A deprecated API version makes the 1.20 server send a Warning header, the same channel
-  // admission webhooks' warnings travel through.
-  const result = await kubectlSucceeds(
-    ['apply', '-f', '-'],
-    `
-apiVersion: networking.k8s.io/v1beta1
-kind: Ingress
-metadata:
-  name: deprecated-ingress
-  namespace: ${namespace}
-spec:
-  backend:
-    serviceName: web
-    servicePort: 80
-`,
+test('kubectl prints admission warnings (a Warn-only ValidatingAdmissionPolicy) as "Warning: ..." lines', async () => {
+  // The same Warning header channel admission webhooks' warnings travel through.
+  await kubectlSucceeds(['apply', '-f', '-'], warnOnlyAdmissionPolicyManifest);
+  let attempt = 0;
+  const warned = await waitFor(
+    async () => {
+      attempt += 1;
+      const result = await kubectlSucceeds(['apply', '-f', '-'], configMapManifest(`unowned-${attempt}`));
+      return result.stderr.includes(warnOnlyPolicyName) ? result : undefined;
+    },
+    30_000,
+    { description: 'the API server to load the ValidatingAdmissionPolicy', intervalMs: 500 },
   );
-  expect(result.stderr).toMatch(/^Warning: networking\.k8s\.io\/v1beta1 Ingress is deprecated/m);
+  expect(warned.stderr).toMatch(
+    new RegExp(
+      `^Warning: Validation failed for ValidatingAdmissionPolicy '${warnOnlyPolicyName}'.*ConfigMaps need an owner label`,
+      'm',
+    ),
+  );
+  await kubectlSucceeds(['delete', 'validatingadmissionpolicybinding', warnOnlyPolicyName]);
+});
+
+test('namespace deletion and garbage collection finish (controller-manager)', async () => {
+  const doomed = 'forewarn-smoke-doomed';
+  await kubectlSucceeds(['create', 'namespace', doomed]);
+  await kubectlSucceeds(['-n', doomed, 'create', 'configmap', 'leftover', '--from-literal=a=b']);
+  await kubectlSucceeds([
+    '-n',
+    doomed,
+    'create',
+    'deployment',
+    'web',
+    '--image=registry.example.com/web:1.0',
+  ]);
+  const replicaSets = await waitFor(
+    async () => {
+      const list = await kubectlJson(['-n', doomed, 'get', 'replicasets']);
+      return Array.isArray(list.items) && list.items.length > 0 ? list.items : undefined;
+    },
+    30_000,
+    { description: 'the Deployment controller to create a ReplicaSet', intervalMs: 500 },
+  );
+  expect(replicaSets).toHaveLength(1);
+  await kubectlSucceeds(['-n', doomed, 'delete', 'deployment', 'web', '--cascade=background']);
+  await waitFor(
+    async () => {
+      const list = await kubectlJson(['-n', doomed, 'get', 'replicasets']);
+      return Array.isArray(list.items) && list.items.length === 0;
+    },
+    30_000,
+    { description: 'the garbage collector to delete the orphaned ReplicaSet', intervalMs: 500 },
+  );
+  const deletion = await requireCluster().kubectl(['delete', 'namespace', doomed, '--timeout=60s']);
+  expect(deletion.code).toBe(0);
+  const gone = await requireCluster().kubectl(['get', 'namespace', doomed]);
+  expect(gone.stderr).toContain('NotFound');
 });
 
 test('a fail-open webhook (failurePolicy Ignore) pointing at nothing does not block kubectl apply', async () => {
@@ -312,7 +260,7 @@ test('state survives a SIGKILL of the API server and a restart on the same port'
   expect(field(namespaceObject, 'metadata', 'labels', namespaceLabel)).toBe('true');
   await kubectlSucceeds(['-n', namespace, 'get', 'networkpolicy', 'default-deny-ingress']);
   const quota = await kubectlJson(['-n', namespace, 'get', 'resourcequota', 'compute']);
-  expect(field(quota, 'status', 'used', 'pods')).toBe('3');
+  expect(field(quota, 'status', 'used', 'pods')).toBe('1');
   const policy = await waitFor(
     async () => {
       const result = await running.kubectl([

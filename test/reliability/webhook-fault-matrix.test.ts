@@ -480,7 +480,21 @@ describe('webhook fault matrix: 10,000 reviews, controller failing every way', (
       outcomes.filter((outcome) => outcome.fault === 'restarting' && outcome.warnings > 0).length,
     ).toBeGreaterThan(0);
     expect(outcomes.filter((outcome) => outcome.fault === 'down' && outcome.warnings > 0)).toHaveLength(0);
-    expect(webhook.events.get('controller_query_failed') ?? 0).toBeGreaterThan(5_000);
+    // Every query that reached a failing controller was logged as failed. (Identical reviews in
+    // flight together share one query, so the count of queries, not of reviews, is what to expect;
+    // how many coalesce depends on the machine's load.)
+    const failingFaults: ControllerFault[] = [
+      'status-500',
+      'truncated-json',
+      'garbage-json',
+      'fifty-megabytes',
+      'hanging',
+    ];
+    const failingQueries = failingFaults
+      .map((fault) => controller.served.get(fault) ?? 0)
+      .reduce((sum, count) => sum + count, 0);
+    expect(failingQueries).toBeGreaterThan(500);
+    expect(webhook.events.get('controller_query_failed') ?? 0).toBeGreaterThanOrEqual(failingQueries);
 
     // Alive and serving.
     expect(webhook.child.exitCode).toBeNull();

@@ -20,19 +20,19 @@ export function renderConstraintTexts(constraint: ConstraintDraft, viewer: Viewe
   return texts.map((value) => renderText(value, viewer)).join('\n');
 }
 
-/** An adapter context for unit tests whose lookups find objects among `related` by group, kind and name. */
+/** An adapter context for unit tests whose lookups find objects among `related` by group, kind, namespace (and name). */
 export function testAdapterContext(related: ReadonlyArray<KubernetesObject> = []): AdapterContext {
+  const sameKind = (object: KubernetesObject, group: string, kind: string, namespace: string | null) =>
+    (object.apiVersion ?? '').startsWith(group === '' ? 'v1' : `${group}/`) &&
+    object.kind === kind &&
+    (object.metadata?.namespace ?? null) === namespace;
   return {
+    lookupAll: ({ group, kind }, namespace) =>
+      related.filter((object) => sameKind(object, group, kind, namespace)),
     defaultContact: 'platform-team@example.com',
     ownWebhookName: 'forewarn-webhook',
     meshRootNamespace: 'istio-system',
     lookup: ({ group, kind }, namespace, name) =>
-      related.find(
-        (object) =>
-          (object.apiVersion ?? '').startsWith(group === '' ? 'v1' : `${group}/`) &&
-          object.kind === kind &&
-          (object.metadata?.namespace ?? null) === namespace &&
-          object.metadata?.name === name,
-      ),
+      related.find((object) => sameKind(object, group, kind, namespace) && object.metadata?.name === name),
   };
 }

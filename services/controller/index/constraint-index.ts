@@ -1,7 +1,7 @@
 import { CONSTRAINT_TYPES, type ConstraintType } from '../../model/api';
 import type { Constraint, NamespaceScope } from '../../model/constraint';
 import type { Labels } from '../../model/kubernetes';
-import { matchesSelector } from '../../model/selector';
+import { matchesNamespaceSelector } from '../../model/selector';
 import { namespaceListMatches } from '../../model/namespace-pattern';
 
 // The in-memory index. Constraints are stored per source object (so an update replaces the object's
@@ -30,7 +30,10 @@ export function scopeAdmits(scope: NamespaceScope, namespace: string, labels: La
     return false;
   if (scope.excludedNamespaces !== undefined && namespaceListMatches(scope.excludedNamespaces, namespace))
     return false;
-  if (scope.namespaceSelector !== undefined && !matchesSelector(scope.namespaceSelector, labels))
+  if (
+    scope.namespaceSelector !== undefined &&
+    !matchesNamespaceSelector(scope.namespaceSelector, namespace, labels)
+  )
     return false;
   return true;
 }

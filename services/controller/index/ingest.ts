@@ -101,6 +101,11 @@ function listedWorkload(group: string, kind: string): WorkloadKind | undefined {
   return entry?.listed ? entry : undefined;
 }
 
+/** Index key of what an adapter reads from a Namespace's annotations, apart from its own kind's. */
+function namespaceReaderKey(object: KubernetesObject, adapter: Adapter): string {
+  return `${objectKey(object)}@${adapter.name}`;
+}
+
 export type IngestListener = (object: KubernetesObject, removed: boolean) => void;
 
 export class Ingestor {
@@ -138,15 +143,7 @@ export class Ingestor {
     const rawName: unknown = object.metadata?.name;
     // Objects from files or fuzzers may carry anything; adapters report bad names as parse errors.
     const name = typeof rawName === 'string' ? rawName : '';
-    if (group === '' && kind === 'Namespace') {
-      if (!name) return undefined;
-      this.index.setNamespace(name, isStringRecord(object.metadata?.labels) ? object.metadata.labels : {});
-      // Namespaces are also policy sources (Pod Security Admission labels) when an adapter reads them.
-      const namespaceAdapter = this.registry.adapterFor(group, kind);
-      if (!namespaceAdapter) return undefined;
-      this.evaluate(namespaceAdapter, object);
-      return namespaceAdapter.name;
-    }
+    if (group === '' && kind === 'Namespace') return name ? this.upsertNamespace(object, name) : undefined;
     const workload = listedWorkload(group, kind);
     if (workload) {
       if (!name) return undefined;
@@ -179,8 +176,13 @@ export class Ingestor {
     const name = object.metadata?.name ?? '';
     if (group === '' && kind === 'Namespace') {
       this.index.removeNamespace(name);
-      this.index.removeObject(objectKey(object));
-      this.errors.clear(objectKey(object));
+      for (const key of [
+        objectKey(object),
+        ...this.namespaceReaders().map((reader) => namespaceReaderKey(object, reader)),
+      ]) {
+        this.index.removeObject(key);
+        this.errors.clear(key);
+      }
       return;
     }
     if (listedWorkload(group, kind)) {
@@ -239,14 +241,44 @@ export class Ingestor {
       podSecurityDefaults: this.settings.podSecurityDefaults,
       lookup: (groupKind, namespace, name) =>
         this.retained.get(referenceKey({ group: groupKind.group, kind: groupKind.kind, namespace, name })),
+      lookupAll: (groupKind, namespace) => {
+        const prefix = referenceKey({ group: groupKind.group, kind: groupKind.kind, namespace, name: '' });
+        return [...this.retained].filter(([key]) => key.startsWith(prefix)).map(([, object]) => object);
+      },
     };
   }
 
-  private evaluate(adapter: Adapter, object: KubernetesObject): void {
-    const key = objectKey(object);
+  /**
+   * Namespaces are inventory (labels for selectors) and policy sources: the adapter routed the kind
+   * (Pod Security Admission labels) and every adapter reading namespace annotations (Linkerd's
+   * default inbound policy), each under its own index key.
+   */
+  private upsertNamespace(object: KubernetesObject, name: string): AdapterName | undefined {
+    this.index.setNamespace(name, isStringRecord(object.metadata?.labels) ? object.metadata.labels : {});
+    for (const reader of this.namespaceReaders())
+      this.evaluate(reader, object, namespaceReaderKey(object, reader), reader.namespaceConstraints);
+    const namespaceAdapter = this.registry.adapterFor('', 'Namespace');
+    if (!namespaceAdapter) return undefined;
+    this.evaluate(namespaceAdapter, object);
+    return namespaceAdapter.name;
+  }
+
+  private namespaceReaders(): Array<Adapter & Required<Pick<Adapter, 'namespaceConstraints'>>> {
+    return this.registry.adapters.filter(
+      (adapter): adapter is Adapter & Required<Pick<Adapter, 'namespaceConstraints'>> =>
+        adapter.namespaceConstraints !== undefined,
+    );
+  }
+
+  private evaluate(
+    adapter: Adapter,
+    object: KubernetesObject,
+    key = objectKey(object),
+    produce: Adapter['toConstraints'] = adapter.toConstraints,
+  ): void {
     let drafts: ConstraintDraft[];
     try {
-      drafts = adapter.toConstraints(object, this.context());
+      drafts = produce(object, this.context());
     } catch (error) {
       // A malformed object must not keep stale constraints from its previous, valid version.
       this.index.removeObject(key);

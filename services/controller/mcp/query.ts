@@ -44,7 +44,7 @@ export function queryConstraints(
       (constraint) =>
         input.labels === undefined ||
         constraint.workloadSelector === undefined ||
-        matchesSelector(constraint.workloadSelector, input.labels),
+        matchesSelector(constraint.workloadSelector, input.labels, input.namespace),
     );
   const constraints = sortedForViewer(matching, viewer).map(({ constraint, name }) => ({
     ...buildReportEntry(constraint, name, viewer),

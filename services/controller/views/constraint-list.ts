@@ -1,6 +1,7 @@
 import type { ConstraintList, ListedConstraint } from '../../model/api';
 import type { KubernetesObject, Labels } from '../../model/kubernetes';
 import { objectInQuotaScope } from '../../model/quota-scope';
+import { objectRunsReferencedImage } from '../../model/image-references';
 import { matchesSelector } from '../../model/selector';
 import { targetsInclude } from '../../model/resources';
 import type { ConstraintDraft, ResourceTarget } from '../../model/constraint';
@@ -70,10 +71,13 @@ function listConstraints(
       (constraint) =>
         query.labels === undefined ||
         constraint.workloadSelector === undefined ||
-        matchesSelector(constraint.workloadSelector, query.labels),
+        matchesSelector(constraint.workloadSelector, query.labels, query.namespace),
     )
     .filter(
-      (constraint) => query.object === undefined || objectInQuotaScope(query.object, constraint.quotaScopes),
+      (constraint) =>
+        query.object === undefined ||
+        (objectInQuotaScope(query.object, constraint.quotaScopes) &&
+          objectRunsReferencedImage(query.object, constraint.imageReferences)),
     )
     .sort(compareBySeverityThenName);
   // The webhook's answer is unredacted: rendered as the `full` level sees it.

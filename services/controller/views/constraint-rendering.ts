@@ -51,7 +51,7 @@ export function affectedWorkloads(constraint: Constraint, workloads: readonly Wo
     .filter(
       (workload) =>
         (constraint.workloadSelector === undefined ||
-          matchesSelector(constraint.workloadSelector, workload.podLabels)) &&
+          matchesSelector(constraint.workloadSelector, workload.podLabels, workload.namespace)) &&
         (targetsInclude(constraint.resourceTargets, { group: '', resource: 'pods' }) ||
           targetsInclude(constraint.resourceTargets, resourceOfWorkload(workload.kind))),
     )

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Runs a throw-away Kubernetes control plane (etcd + kube-apiserver v1.20.2) on loopback for the
-# end-to-end tier. Binaries come from build-apiserver.sh's cache. See docs/e2e.md.
+# Runs a throw-away Kubernetes control plane (etcd + kube-apiserver + kube-controller-manager of a
+# current release) on loopback for the end-to-end tier. Binaries come from build-tools.sh's cache.
+# See docs/e2e.md.
 #
-#   cluster.sh start                      fresh data dir, certificates, etcd, kube-apiserver; waits for
-#                                         /readyz; prints the env file (KEY='value' lines) on stdout
-#   cluster.sh stop            [DATA_DIR] SIGTERM then SIGKILL both, remove the data dir (idempotent)
+#   cluster.sh start                      fresh data dir, certificates, etcd, kube-apiserver (waits for
+#                                         /readyz), kube-controller-manager (waits for the `default`
+#                                         ServiceAccount); prints the env file (KEY='value' lines) on stdout
+#   cluster.sh stop            [DATA_DIR] SIGTERM then SIGKILL all, remove the data dir (idempotent)
 #   cluster.sh kill-apiserver  [DATA_DIR] SIGKILL the API server only (etcd keeps the state)
 #   cluster.sh start-apiserver [DATA_DIR] start it again on the same port with the same flags
 #   cluster.sh status          [DATA_DIR] print which processes are running
@@ -12,14 +14,14 @@
 # DATA_DIR defaults to $FOREWARN_E2E_DATA_DIR. Logs go to stderr; only the env file goes to stdout.
 #
 # Environment for `start`:
-#   FOREWARN_E2E_BIN_DIR        dir with kube-apiserver and kubectl
-#                               (default ${FOREWARN_E2E_CACHE:-/var/cache/forewarn-e2e}/v1.20.2)
+#   FOREWARN_TOOLS_BIN          dir with etcd, kube-apiserver, kube-controller-manager and kubectl (the
+#                               last line of build-tools.sh; FOREWARN_E2E_BIN_DIR is read as well)
+#   FOREWARN_E2E_CONTROLLER_MANAGER=0  do not start kube-controller-manager
 #   FOREWARN_E2E_OWNER_PID      when set, a watchdog stops the cluster once this process is gone
 #   FOREWARN_E2E_READY_TIMEOUT  seconds to wait for etcd and for the API server (default 60)
 #   FOREWARN_E2E_APISERVER_EXTRA_ARGS  extra kube-apiserver flags, space separated
 set -euo pipefail
 
-readonly KUBERNETES_VERSION="v1.20.2"
 readonly SERVICE_CLUSTER_IP_RANGE="10.0.0.0/24"
 readonly SERVICE_ACCOUNT_ISSUER="https://kubernetes.default.svc"
 readonly DATA_DIR_MARKER=".forewarn-e2e-cluster"
@@ -35,59 +37,12 @@ fail() {
   exit 1
 }
 
-# ---------------------------------------------------------------- helpers
-port_in_use() { (: <"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-# A loopback port nobody listens on, below Linux's ephemeral range, not in the exclusion list.
-pick_free_port() { # excluded ports...
-  local port excluded
-  for _ in $(seq 1 200); do
-    port=$((20000 + (RANDOM * 32768 + RANDOM) % 12000))
-    for excluded in "$@"; do
-      [[ $port == "$excluded" ]] && continue 2
-    done
-    port_in_use "$port" || {
-      printf '%s\n' "$port"
-      return 0
-    }
-  done
-  fail "found no free loopback port in 20000-31999" "check what is listening: ss -ltn"
-}
-
-# True when PID is alive and its command line mentions both NEEDLE strings (guards PID reuse).
-pid_is_ours() { # pid binary-name data-dir
-  local pid=$1 cmdline
-  [[ -n $pid && -r /proc/$pid/cmdline ]] || return 1
-  cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
-  [[ $cmdline == *"$2"* && $cmdline == *"$3"* ]]
-}
-
-read_pid_file() {
-  if [[ -f $1 ]]; then cat "$1"; fi
-}
-
-wait_for_exit() { # pid timeout-seconds -> 0 when gone
-  local pid=$1 deadline=$((SECONDS + $2))
-  while [[ -e /proc/$pid ]] && ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null; do
-    ((SECONDS < deadline)) || return 1
-    sleep 0.1
-  done
-}
-
-stop_process() { # name pid-file binary data-dir grace-seconds signal-first
-  local name=$1 pid_file=$2 binary=$3 data_dir=$4 grace=$5 first_signal=$6 pid
-  pid=$(read_pid_file "$pid_file")
-  if pid_is_ours "$pid" "$binary" "$data_dir"; then
-    log "stopping $name (pid $pid, SIG$first_signal)"
-    kill "-$first_signal" "$pid" 2>/dev/null || true
-    if ! wait_for_exit "$pid" "$grace"; then
-      log "$name did not exit within ${grace}s: SIGKILL"
-      kill -KILL "$pid" 2>/dev/null || true
-      wait_for_exit "$pid" 10 || log "WARNING: $name (pid $pid) survived SIGKILL"
-    fi
-  fi
-  rm -f "$pid_file"
-}
+# shellcheck source=cluster-processes.sh
+source "$(dirname "$SCRIPT_PATH")/cluster-processes.sh"
+# shellcheck source=cluster-pki.sh
+source "$(dirname "$SCRIPT_PATH")/cluster-pki.sh"
+# shellcheck source=cluster-controller-manager.sh
+source "$(dirname "$SCRIPT_PATH")/cluster-controller-manager.sh"
 
 resolve_data_dir() { # [dir]
   local dir=${1:-${FOREWARN_E2E_DATA_DIR:-}}
@@ -101,86 +56,11 @@ require_cluster_dir() { # dir
       "pass the FOREWARN_E2E_DATA_DIR printed by start"
 }
 
-# ---------------------------------------------------------------- certificates
-generate_certificates() { # pki-dir
-  local pki=$1
-  mkdir -p "$pki" && chmod 700 "$pki"
-  local key_options=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
-
-  openssl req -x509 "${key_options[@]}" -keyout "$pki/ca.key" -out "$pki/ca.crt" -days 7 \
-    -subj "/CN=forewarn-e2e-ca" \
-    -addext "basicConstraints=critical,CA:TRUE" \
-    -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
-
-  sign_leaf() { # name subject extensions
-    openssl req -new "${key_options[@]}" -keyout "$pki/$1.key" -out "$pki/$1.csr" -subj "$2" 2>/dev/null
-    printf '%s\n' "$3" >"$pki/$1.ext"
-    openssl x509 -req -in "$pki/$1.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
-      -days 7 -sha256 -extfile "$pki/$1.ext" -out "$pki/$1.crt" 2>/dev/null
-    rm -f "$pki/$1.csr" "$pki/$1.ext"
-  }
-
-  sign_leaf apiserver "/CN=kube-apiserver" "$(
-    printf '%s\n' \
-      "basicConstraints=critical,CA:FALSE" \
-      "keyUsage=critical,digitalSignature,keyEncipherment" \
-      "extendedKeyUsage=serverAuth" \
-      "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:10.0.0.1"
-  )"
-  # O=system:masters: the admin user bypasses RBAC, like a cluster-admin kubeconfig.
-  sign_leaf admin "/O=system:masters/CN=forewarn-e2e-admin" "$(
-    printf '%s\n' \
-      "basicConstraints=critical,CA:FALSE" \
-      "keyUsage=critical,digitalSignature,keyEncipherment" \
-      "extendedKeyUsage=clientAuth"
-  )"
-
-  # Service-account token signing key pair (ES256).
-  openssl ecparam -name prime256v1 -genkey -noout -out "$pki/service-account.key" 2>/dev/null
-  openssl ec -in "$pki/service-account.key" -pubout -out "$pki/service-account.pub" 2>/dev/null
-
-  # A static bearer token for the same admin identity (handy for raw HTTPS requests).
-  local token
-  token=$(openssl rand -hex 24)
-  printf '%s,forewarn-e2e-admin-token,forewarn-e2e-admin-token,"system:masters"\n' "$token" >"$pki/tokens.csv"
-  printf '%s' "$token" >"$pki/admin.token"
-  chmod 600 "$pki"/*.key "$pki/tokens.csv" "$pki/admin.token"
-}
-
-write_kubeconfig() { # path server pki-dir
-  local ca client_cert client_key
-  ca=$(base64 -w0 <"$3/ca.crt")
-  client_cert=$(base64 -w0 <"$3/admin.crt")
-  client_key=$(base64 -w0 <"$3/admin.key")
-  cat >"$1" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-  - name: forewarn-e2e
-    cluster:
-      server: $2
-      certificate-authority-data: $ca
-users:
-  - name: forewarn-e2e-admin
-    user:
-      client-certificate-data: $client_cert
-      client-key-data: $client_key
-contexts:
-  - name: forewarn-e2e
-    context:
-      cluster: forewarn-e2e
-      user: forewarn-e2e-admin
-      namespace: default
-current-context: forewarn-e2e
-EOF
-  chmod 600 "$1"
-}
-
 # ---------------------------------------------------------------- etcd
-start_etcd() { # data-dir client-port peer-port
+start_etcd() { # data-dir client-port peer-port bin-dir
   local dir=$1 client_url="http://127.0.0.1:$2" peer_url="http://127.0.0.1:$3"
   : >"$dir/etcd.log"
-  setsid etcd \
+  setsid "$4/etcd" \
     --name forewarn-e2e \
     --data-dir "$dir/etcd-data" \
     --listen-client-urls "$client_url" --advertise-client-urls "$client_url" \
@@ -204,6 +84,32 @@ wait_for_etcd() { # data-dir client-port -> 0 ready, 1 died, 2 timeout
   return 2
 }
 
+# Starts etcd on fresh free ports (retrying a lost race for them); writes them to etcd.port and
+# etcd-peer.port in the data dir.
+start_etcd_on_free_ports() { # data-dir bin-dir
+  local dir=$1 bin_dir=$2 etcd_port peer_port attempt status started
+  for attempt in 1 2 3; do
+    etcd_port=$(pick_free_port)
+    peer_port=$(pick_free_port "$etcd_port")
+    rm -rf "$dir/etcd-data"
+    started=$SECONDS
+    start_etcd "$dir" "$etcd_port" "$peer_port" "$bin_dir"
+    status=0
+    wait_for_etcd "$dir" "$etcd_port" || status=$?
+    ((status == 0)) && break
+    stop_process etcd "$dir/etcd.pid" etcd "$dir" 1 KILL
+    if ((status == 1)) && grep -q 'address already in use' "$dir/etcd.log" && ((attempt < 3)); then
+      log "etcd lost a race for its ports; retrying with new ones"
+      continue
+    fi
+    tail -n 20 "$dir/etcd.log" >&2 || true
+    fail "etcd did not become healthy (log above, from $dir/etcd.log)" "check that it runs: $bin_dir/etcd --version"
+  done
+  log "etcd ready on 127.0.0.1:$etcd_port in $((SECONDS - started))s (pid $(read_pid_file "$dir/etcd.pid"))"
+  printf '%s\n' "$etcd_port" >"$dir/etcd.port"
+  printf '%s\n' "$peer_port" >"$dir/etcd-peer.port"
+}
+
 # ---------------------------------------------------------------- kube-apiserver
 write_apiserver_args() { # data-dir api-port etcd-port
   local dir=$1 pki=$1/pki extra=()
@@ -222,10 +128,10 @@ write_apiserver_args() { # data-dir api-port etcd-port
       "--service-account-key-file=$pki/service-account.pub" \
       "--service-account-signing-key-file=$pki/service-account.key" \
       "--service-account-issuer=$SERVICE_ACCOUNT_ISSUER" \
+      "--api-audiences=$SERVICE_ACCOUNT_ISSUER" \
       "--service-cluster-ip-range=$SERVICE_CLUSTER_IP_RANGE" \
-      "--authorization-mode=RBAC" \
-      "--enable-admission-plugins=ValidatingAdmissionWebhook,MutatingAdmissionWebhook,ResourceQuota,LimitRanger,NamespaceLifecycle" \
-      "--disable-admission-plugins=ServiceAccount" \
+      "--authorization-mode=Node,RBAC" \
+      "--enable-admission-plugins=NodeRestriction" \
       "--allow-privileged=true" \
       "--endpoint-reconciler-type=none" \
       "--profiling=false" \
@@ -309,16 +215,19 @@ start_watchdog() { # data-dir owner-pid
 
 # ---------------------------------------------------------------- subcommands
 command_start() {
-  local cache_root=${FOREWARN_E2E_CACHE:-/var/cache/forewarn-e2e}
-  local bin_dir=${FOREWARN_E2E_BIN_DIR:-$cache_root/$KUBERNETES_VERSION}
+  local bin_dir=${FOREWARN_TOOLS_BIN:-${FOREWARN_E2E_BIN_DIR:-}}
+  [[ -n $bin_dir ]] ||
+    fail "no bin dir: FOREWARN_TOOLS_BIN is not set" "set it to the last line of: FOREWARN_TOOLS_ONLY='kubernetes etcd' bash test/e2e/provision/build-tools.sh"
   local tool
-  for tool in "$bin_dir/kube-apiserver" "$bin_dir/kubectl"; do
-    [[ -x $tool ]] || fail "$tool is missing" "build it first: bash test/e2e/provision/build-apiserver.sh"
+  for tool in etcd kube-apiserver kube-controller-manager kubectl; do
+    [[ -x $bin_dir/$tool ]] ||
+      fail "$bin_dir/$tool is missing" "build it first: FOREWARN_TOOLS_ONLY='kubernetes etcd' bash test/e2e/provision/build-tools.sh"
   done
-  for tool in etcd openssl curl setsid base64; do
-    command -v "$tool" >/dev/null 2>&1 ||
-      fail "'$tool' is not installed" "run test/e2e/provision/build-apiserver.sh (it installs etcd-server, openssl, curl)"
+  for tool in openssl curl setsid base64; do
+    command -v "$tool" >/dev/null 2>&1 || fail "'$tool' is not installed" "apt-get install openssl curl coreutils util-linux"
   done
+  local kubernetes_version
+  kubernetes_version=$("$bin_dir/kube-apiserver" --version | awk '{print $2}')
 
   local dir
   dir=$(mktemp -d "${TMPDIR:-/tmp}/forewarn-e2e.XXXXXX")
@@ -332,25 +241,10 @@ command_start() {
   generate_certificates "$dir/pki"
   log "certificates generated in $((SECONDS - started))s"
 
-  local etcd_port peer_port api_port attempt status
-  for attempt in 1 2 3; do
-    etcd_port=$(pick_free_port)
-    peer_port=$(pick_free_port "$etcd_port")
-    rm -rf "$dir/etcd-data"
-    started=$SECONDS
-    start_etcd "$dir" "$etcd_port" "$peer_port"
-    status=0
-    wait_for_etcd "$dir" "$etcd_port" || status=$?
-    ((status == 0)) && break
-    stop_process etcd "$dir/etcd.pid" etcd "$dir" 1 KILL
-    if ((status == 1)) && grep -q 'address already in use' "$dir/etcd.log" && ((attempt < 3)); then
-      log "etcd lost a race for its ports; retrying with new ones"
-      continue
-    fi
-    tail -n 20 "$dir/etcd.log" >&2 || true
-    fail "etcd did not become healthy (log above, from $dir/etcd.log)" "check that etcd-server is installed and runs: etcd --version"
-  done
-  log "etcd ready on 127.0.0.1:$etcd_port in $((SECONDS - started))s (pid $(read_pid_file "$dir/etcd.pid"))"
+  local etcd_port peer_port api_port
+  start_etcd_on_free_ports "$dir" "$bin_dir"
+  etcd_port=$(<"$dir/etcd.port")
+  peer_port=$(<"$dir/etcd-peer.port")
 
   api_port=$(pick_free_port "$etcd_port" "$peer_port")
   {
@@ -362,15 +256,18 @@ command_start() {
       FOREWARN_E2E_ETCD_URL "http://127.0.0.1:$etcd_port" \
       FOREWARN_E2E_ETCD_PID "$(read_pid_file "$dir/etcd.pid")" \
       FOREWARN_E2E_BIN_DIR "$bin_dir" \
+      FOREWARN_E2E_KUBERNETES_VERSION "$kubernetes_version" \
       FOREWARN_E2E_KUBECTL "$bin_dir/kubectl" \
       FOREWARN_E2E_CA_FILE "$dir/pki/ca.crt" \
       FOREWARN_E2E_CLIENT_CERT_FILE "$dir/pki/admin.crt" \
       FOREWARN_E2E_CLIENT_KEY_FILE "$dir/pki/admin.key" \
       FOREWARN_E2E_ADMIN_TOKEN_FILE "$dir/pki/admin.token" \
       FOREWARN_E2E_APISERVER_LOG "$dir/apiserver.log" \
-      FOREWARN_E2E_ETCD_LOG "$dir/etcd.log"
+      FOREWARN_E2E_ETCD_LOG "$dir/etcd.log" \
+      FOREWARN_E2E_CONTROLLER_MANAGER_LOG "$dir/controller-manager.log"
   } >"$dir/cluster.env"
   write_kubeconfig "$dir/kubeconfig" "https://127.0.0.1:$api_port" "$dir/pki"
+  write_kubeconfig "$dir/controller-manager.kubeconfig" "https://127.0.0.1:$api_port" "$dir/pki" controller-manager
   write_apiserver_args "$dir" "$api_port" "$etcd_port"
 
   if [[ -n ${FOREWARN_E2E_OWNER_PID:-} ]]; then
@@ -379,6 +276,7 @@ command_start() {
   fi
 
   launch_apiserver_and_wait "$dir"
+  if [[ ${FOREWARN_E2E_CONTROLLER_MANAGER:-1} != 0 ]]; then launch_controller_manager_and_wait "$dir"; fi
   trap - EXIT
   log "cluster up in $((SECONDS - script_start))s; env file $dir/cluster.env"
   cat "$dir/cluster.env"
@@ -398,6 +296,7 @@ command_stop() {
     kill -KILL "$watchdog_pid" 2>/dev/null || true
   fi
   # SIGTERM is graceful and waits for open watches: give it a short grace, then SIGKILL.
+  stop_process kube-controller-manager "$dir/controller-manager.pid" kube-controller-manager "$dir" 3 TERM
   stop_process kube-apiserver "$dir/apiserver.pid" kube-apiserver "$dir" 5 TERM
   stop_process etcd "$dir/etcd.pid" etcd "$dir" 10 TERM
   rm -rf "$dir"
@@ -437,7 +336,7 @@ command_status() {
   local dir name pid
   dir=$(resolve_data_dir "${1:-}")
   require_cluster_dir "$dir"
-  for name in etcd kube-apiserver; do
+  for name in etcd kube-apiserver kube-controller-manager; do
     pid=$(read_pid_file "$dir/${name#kube-}.pid")
     if pid_is_ours "$pid" "$name" "$dir"; then echo "$name running (pid $pid)"; else echo "$name stopped"; fi
   done

@@ -219,6 +219,7 @@ describe('the accuracy corpus (test/fixtures/real-world)', () => {
       'rbac-guard/rbac-guard.acme.example',
       'service-cidr-guard-binding',
       'csr-validity-binding',
+      'cluster-objects-labelled-binding',
       'restrict-csr-signers/allowed-signers',
       'restrict-clusterrole-binding/no-cluster-admin',
       'csr-signers',
@@ -240,6 +241,22 @@ describe('the accuracy corpus (test/fixtures/real-world)', () => {
     expect(names(await constraintsFor(cluster, pod('shop')))).not.toContain(
       'mixed-targets/mixed.acme.example',
     );
+  });
+
+  it('applies Kyverno image verification only to pods running the referenced images', async () => {
+    const rule = 'verify-image-signatures/check-image';
+    expect(names(await constraintsFor(cluster, pod('shop')))).not.toContain(rule);
+    const acme = pod('shop', {}, { containers: [{ name: 'api', image: 'ghcr.io/acme/api:1.4' }] });
+    expect(names(await constraintsFor(cluster, acme))).toContain(rule);
+    const sidecar = pod(
+      'shop',
+      {},
+      {
+        containers: [{ name: 'app', image: 'nginx' }],
+        initContainers: [{ name: 'init', image: 'docker.io/acme/init@sha256:abc' }],
+      },
+    );
+    expect(names(await constraintsFor(cluster, sidecar))).toContain(rule);
   });
 
   it('puts Cilium policies on reserved identities and nodes in no namespace', () => {

@@ -78,7 +78,6 @@ describe('adminnetworkpolicy adapter', () => {
       'cluster-guardrails',
       'allow-observability',
       '"default"',
-      'priority',
       'monitoring',
       'kube-dns',
       'app=',

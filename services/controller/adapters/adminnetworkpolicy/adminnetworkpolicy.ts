@@ -10,7 +10,7 @@ import type { LabelSelector } from '../../../model/kubernetes';
 import type { KubernetesObject } from '../../../model/kubernetes';
 import { isEmptySelector } from '../../../model/label-selector';
 import { WORKLOAD_RESOURCES } from '../../../model/resources';
-import { detail, joinText, objectName, text, type Text } from '../../../model/text';
+import { joinText, objectName, text, type Text } from '../../../model/text';
 import { readRecord, readSelector, requireSpec, sourceOf } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
 import { clusterScope, podsText, quoted, scopeText } from '../shared/scope-text';
@@ -85,7 +85,8 @@ function buildConstraint(
         ? text`leaves ${direction} ${peerWord} ${describeRules(matching)} to NetworkPolicies`
         : text`${action === 'Deny' ? 'denies' : 'allows'} ${direction} ${peerWord}: ${describeRules(matching)}`,
     );
-  const priorityText = priority === undefined ? [] : [detail(` (priority ${priority})`, '')];
+  // Priority says which admin policy decides first: precedence, not a rule detail.
+  const priorityText = priority === undefined ? '' : ` (priority ${priority})`;
   const summary = text`${source.kind} "${policy}"${priorityText} for ${podsText(subject.podSelector)} ${scopeText(subject.scope)} ${joinText(parts, '; ')}`;
   const remediationHint = !denies
     ? text`nothing to change: ${source.kind} "${policy}" denies no ${direction} traffic`

@@ -67,6 +67,8 @@ interface AppliedMatch {
   objectSelector?: LabelSelector;
   targets: ResourceTarget[];
   operations: string[];
+  /** Its rules name only `scope: Cluster` resources: it reaches no namespaced object. */
+  clusterScopedOnly: boolean;
 }
 
 interface PolicyFacts {
@@ -166,7 +168,12 @@ function bothOperations(policy: readonly string[], binding: readonly string[]): 
  * written as a target list, so it stays a wildcard (over-reporting rather than hiding a policy).
  */
 function narrow(policy: MatchResources, binding: MatchResources): AppliedMatch {
-  const policyRules = policy.rules ?? { targets: [], operations: [], skippedSubresources: false };
+  const policyRules = policy.rules ?? {
+    targets: [],
+    operations: [],
+    skippedSubresources: false,
+    skippedClusterScoped: false,
+  };
   const targets = binding.rules
     ? bothTargets(policyRules.targets, binding.rules.targets)
     : policyRules.targets;
@@ -186,6 +193,10 @@ function narrow(policy: MatchResources, binding: MatchResources): AppliedMatch {
         ),
     ),
     operations,
+    clusterScopedOnly:
+      policyRules.targets.length === 0 &&
+      policyRules.skippedClusterScoped &&
+      !policyRules.skippedSubresources,
   };
 }
 
@@ -250,9 +261,11 @@ function bindingToConstraints(object: KubernetesObject, context: AdapterContext)
       : actions[0] === 'Warn'
         ? text`fix what the warnings of ${POLICY_KIND} "${policy}" point at before it is enforced`
         : text`violations of ${POLICY_KIND} "${policy}" are only recorded in the audit log; fix them before it is enforced`;
-  const scope: NamespaceScope = applied.namespaceSelector
-    ? { kind: 'cluster', namespaceSelector: applied.namespaceSelector }
-    : { kind: 'cluster' };
+  const scope: NamespaceScope = applied.clusterScopedOnly
+    ? { kind: 'none', reason: 'its rules have scope Cluster' }
+    : applied.namespaceSelector
+      ? { kind: 'cluster', namespaceSelector: applied.namespaceSelector }
+      : { kind: 'cluster' };
 
   return [
     {

@@ -80,10 +80,26 @@ describe('cni adapter (Calico)', () => {
     expect(scopeAdmits(constraint.scope, 'payments', { env: 'prod' })).toBe(true);
     expect(scopeAdmits(constraint.scope, 'payments', { env: 'prod', exempt: 'yes' })).toBe(false);
     expect(scopeAdmits(constraint.scope, 'payments', { env: 'dev' })).toBe(false);
-    expect(renderFullText(constraint.summary)).toContain(
-      `pods app starts with 'pay' of service accounts audited == 'yes'`,
-    );
+    expect(renderFullText(constraint.summary)).toContain(`pods app starts with 'pay' in namespaces labelled`);
     expect(renderFullText(constraint.summary)).toContain('Service "postgres"');
+  });
+
+  it('lets a pod selector name the namespace as Calico does (projectcalico.org/namespace)', () => {
+    const policy = structuredClone(fixture(fixtures, 'pass-to-developers'));
+    (policy.spec as Record<string, unknown>).selector = "projectcalico.org/namespace == 'payments'";
+    const [constraint] = cniAdapter.toConstraints(policy, testAdapterContext());
+    const selector = constraint.workloadSelector;
+    if (selector === undefined) throw new Error('expected a workload selector');
+    expect(matchesSelector(selector, { app: 'ledger' }, 'payments')).toBe(true);
+    expect(matchesSelector(selector, { app: 'ledger' }, 'shop')).toBe(false);
+  });
+
+  it('lets a namespace selector name namespaces as Calico does (projectcalico.org/name)', () => {
+    const policy = structuredClone(fixture(fixtures, 'prod-egress'));
+    (policy.spec as Record<string, unknown>).namespaceSelector = "projectcalico.org/name in {'payments'}";
+    const [constraint] = cniAdapter.toConstraints(policy, testAdapterContext());
+    expect(scopeAdmits(constraint.scope, 'payments', {})).toBe(true);
+    expect(scopeAdmits(constraint.scope, 'shop', { 'projectcalico.org/name': 'payments' })).toBe(false);
   });
 
   it('treats a Pass-only policy as Info and host-endpoint-only policies as nothing', () => {
@@ -111,8 +127,7 @@ describe('cni adapter (Calico)', () => {
       '8443',
       '5000',
       ':53',
-      'order',
-      'audited',
+
       'pay',
     ];
     for (const name of ['api-allow', 'quarantine', 'no-metadata', 'prod-egress', 'pass-to-developers'])

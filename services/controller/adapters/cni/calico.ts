@@ -9,7 +9,7 @@ import { selectsOnlyGlobal } from '../../../model/calico-selector';
 import { groupOf, type KubernetesObject } from '../../../model/kubernetes';
 import { WORKLOAD_RESOURCES } from '../../../model/resources';
 import { selectsEverything, type CalicoExpressionSelector } from '../../../model/selector';
-import { detail, joinText, objectName, text, type Text } from '../../../model/text';
+import { joinText, objectName, text, type Text } from '../../../model/text';
 import { readCalicoRule, readCalicoSelector, type CalicoDirection, type CalicoRule } from './calico-rules';
 import { readList, readStringList, requireSpec, sourceOf } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep, ownerPrivilege } from '../shared/remediation';
@@ -134,14 +134,12 @@ function buildConstraint(facts: PolicyFacts, plan: DirectionPlan, bothDirections
   const { source, direction } = { source: facts.source, direction: plan.direction };
   const policy = objectName(source.name, source.namespace);
   const kindText = `Calico ${source.kind}`;
-  const accounts = facts.serviceAccounts
-    ? text` of ${detail(`service accounts ${facts.serviceAccounts.calico}`, 'selected service accounts')}`
-    : [];
-  const subject = text`${kindText} "${policy}" for ${podsText(facts.selector)}${accounts} ${scopeText(facts.scope)}`;
+  const subject = text`${kindText} "${policy}" for ${podsText(facts.selector)} ${scopeText(facts.scope)}`;
   const peerWord = direction === 'ingress' ? 'from' : 'to';
   const classification = classify(plan);
+  // Tier and order say where the policy stands among others; the tier is a cluster-scoped name.
   const order = facts.order === undefined ? '' : `, order ${facts.order}`;
-  const tier = text` (tier "${objectName(facts.tier, null)}"${detail(order, '')})`;
+  const tier = text` (tier "${objectName(facts.tier, null)}"${order})`;
   const summary = [...classification.describe(subject, peerWord), ...tier];
   const remediationHint =
     classification.effect === 'deny'

@@ -139,6 +139,24 @@ function describeRules(
   );
 }
 
+function tagsOf(
+  plan: DirectionPlan,
+  shape: { deniesAll: boolean; open: boolean; clusterwide: boolean },
+): string[] {
+  const allRules = [...plan.allow, ...plan.deny].map((located) => located.rule);
+  return [
+    'network',
+    'cilium',
+    plan.direction,
+    ...(shape.deniesAll ? ['default-deny'] : []),
+    ...(plan.deny.length > 0 ? ['deny-rules'] : []),
+    ...(!shape.deniesAll && plan.allow.length > 0 ? [shape.open ? 'allow-all' : 'allow-list'] : []),
+    ...(shape.clusterwide ? ['clusterwide'] : []),
+    ...(hasLayer7Rules(allRules) ? ['l7'] : []),
+    ...(allRules.some((rule) => rule.toFQDNs !== undefined) ? ['fqdn'] : []),
+  ];
+}
+
 function buildConstraint(
   source: SourceObject,
   plan: DirectionPlan,
@@ -181,18 +199,7 @@ function buildConstraint(
     remediationHint = text`send ${direction} traffic only ${peerWord} the allowed peers and ports, or extend ${source.kind} "${policy}"`;
   }
 
-  const allRules = [...plan.allow, ...plan.deny].map((located) => located.rule);
-  const tags = [
-    'network',
-    'cilium',
-    direction,
-    ...(deniesAll ? ['default-deny'] : []),
-    ...(plan.deny.length > 0 ? ['deny-rules'] : []),
-    ...(!deniesAll && plan.allow.length > 0 ? [open ? 'allow-all' : 'allow-list'] : []),
-    ...(clusterwide ? ['clusterwide'] : []),
-    ...(hasLayer7Rules(allRules) ? ['l7'] : []),
-    ...(allRules.some((rule) => rule.toFQDNs !== undefined) ? ['fqdn'] : []),
-  ];
+  const tags = tagsOf(plan, { deniesAll, open, clusterwide });
   const draft: ConstraintDraft = {
     id: direction,
     name: bothDirections ? `${source.name}/${direction}` : source.name,

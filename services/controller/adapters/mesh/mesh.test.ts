@@ -223,12 +223,13 @@ describe('mesh adapter (Istio)', () => {
     expect(() => constraintOf(name)).toThrow(AdapterParseError);
   });
 
-  it('is routed the three Istio kinds, by exact group', () => {
+  it('is routed the three Istio kinds and the Linkerd kinds, by exact group', () => {
     const registry = new AdapterRegistry();
     expect(registry.adapterFor('security.istio.io', 'AuthorizationPolicy')?.name).toBe('mesh');
     expect(registry.adapterFor('security.istio.io', 'PeerAuthentication')?.name).toBe('mesh');
     expect(registry.adapterFor('networking.istio.io', 'Sidecar')?.name).toBe('mesh');
     expect(registry.adapterFor('networking.istio.io', 'VirtualService')).toBeUndefined();
-    expect(registry.adapterFor('policy.linkerd.io', 'AuthorizationPolicy')).toBeUndefined();
+    expect(registry.adapterFor('policy.linkerd.io', 'AuthorizationPolicy')?.name).toBe('mesh');
+    expect(registry.adapterFor('policy.linkerd.io', 'HTTPRoute')).toBeUndefined();
   });
 });

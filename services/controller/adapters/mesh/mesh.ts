@@ -8,6 +8,8 @@ import {
 import type { KubernetesObject, LabelSelector } from '../../../model/kubernetes';
 import { WORKLOAD_RESOURCES } from '../../../model/resources';
 import { detail, joinText, objectName, text } from '../../../model/text';
+import { LINKERD_RETAINED_KINDS, orLinkerd } from './linkerd';
+import { linkerdNamespaceConstraints } from './linkerd-namespace';
 import { joinLimited } from '../../../model/summary-rules';
 import { authorizationOutcome } from './authorization';
 import { describeSidecarHost } from './istio-rules';
@@ -25,7 +27,7 @@ import {
 import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
 
 // Istio security.istio.io AuthorizationPolicy and PeerAuthentication, networking.istio.io Sidecar →
-// one MeshPolicy constraint per object. Objects in the mesh root namespace apply mesh-wide.
+// one MeshPolicy constraint per object; root-namespace objects apply mesh-wide. Linkerd: linkerd.ts.
 
 /** Istio selectors are plain label maps: `selector.matchLabels`, or `workloadSelector.labels`. */
 function readLabelMap(
@@ -256,5 +258,7 @@ export function meshPolicyToConstraints(
 export const meshAdapter: Adapter = {
   name: 'mesh',
   kinds: POLICY_SOURCE_KINDS.mesh.kinds,
-  toConstraints: (object, context) => meshPolicyToConstraints(object, context),
+  retainedKinds: LINKERD_RETAINED_KINDS,
+  namespaceConstraints: linkerdNamespaceConstraints,
+  toConstraints: orLinkerd(meshPolicyToConstraints),
 };

@@ -43,7 +43,7 @@ describe('Pod Security Admission through the ingest layer', () => {
     });
     ingestor.upsert(namespace({ team: 'storefront' }));
     expect(index.constraintsForNamespace('shop').map((constraint) => constraint.tags)).toEqual([
-      ['pod-security', 'enforce', 'baseline', 'cluster-default'],
+      ['pod-security', 'enforce', 'baseline', 'latest', 'cluster-default'],
     ]);
   });
 

@@ -1,6 +1,10 @@
 import path from 'node:path';
 import type { AdapterContext } from '../../../model/constraint';
-import { parsePodSecurityDefaults, PodSecurityValueError } from '../../../model/pod-security';
+import {
+  parsePodSecurityDefaults,
+  podSecurityPolicyOfTags,
+  PodSecurityValueError,
+} from '../../../model/pod-security';
 import { renderFullText, renderText } from '../../../model/text';
 import { renderConstraintTexts, testAdapterContext } from '../../../../test/support/render-constraint';
 import { fixture, loadFixtureObjects } from '../../../../test/support/yaml-fixtures';
@@ -15,9 +19,15 @@ describe('podsecurity adapter (Pod Security Admission)', () => {
   it('makes one constraint per mode: enforce Critical, warn Warning, audit Info', () => {
     const constraints = constraintsOf('shop');
     expect(constraints.map((c) => [c.name, c.type, c.severity, c.effect, c.tags])).toEqual([
-      ['pod-security/enforce', 'Admission', 'Critical', 'deny', ['pod-security', 'enforce', 'baseline']],
-      ['pod-security/warn', 'Admission', 'Warning', 'warn', ['pod-security', 'warn', 'restricted']],
-      ['pod-security/audit', 'Admission', 'Info', 'audit', ['pod-security', 'audit', 'restricted']],
+      [
+        'pod-security/enforce',
+        'Admission',
+        'Critical',
+        'deny',
+        ['pod-security', 'enforce', 'baseline', 'v1.29'],
+      ],
+      ['pod-security/warn', 'Admission', 'Warning', 'warn', ['pod-security', 'warn', 'restricted', 'latest']],
+      ['pod-security/audit', 'Admission', 'Info', 'audit', ['pod-security', 'audit', 'restricted', 'latest']],
     ]);
     expect(constraints[0]).toMatchObject({
       adapter: 'podsecurity',
@@ -26,10 +36,10 @@ describe('podsecurity adapter (Pod Security Admission)', () => {
     });
     expect(constraints[0].workloadSelector).toBeUndefined();
     expect(renderFullText(constraints[0].summary)).toBe(
-      'Pod Security Admission enforces the "baseline" Pod Security Standard (version v1.29) in shop: Pods that break it are rejected; Deployments and other pod controllers are still admitted, but their Pods are not created',
+      'Pod Security Admission enforces PodSecurity "baseline:v1.29" in shop: Pods that break it are rejected; Deployments and other pod controllers are admitted, but their Pods are not created',
     );
     expect(renderFullText(constraints[1].summary)).toBe(
-      'Pod Security Admission warns when Pods or pod templates in shop break the "restricted" Pod Security Standard (version latest); they are still admitted',
+      'Pod Security Admission warns when Pods or pod templates in shop break PodSecurity "restricted:latest"; they are still admitted',
     );
     expect(renderFullText(constraints[1].remediationHint)).toContain('runAsNonRoot: true');
   });
@@ -38,10 +48,10 @@ describe('podsecurity adapter (Pod Security Admission)', () => {
     const [warn, ...rest] = constraintsOf('infra');
     expect(rest).toHaveLength(0);
     expect(warn.name).toBe('pod-security/warn');
-    expect(renderFullText(warn.summary)).toContain('"baseline" Pod Security Standard (version latest)');
+    expect(renderFullText(warn.summary)).toContain('PodSecurity "baseline:latest"');
     const [typo] = constraintsOf('typo');
     expect(typo).toMatchObject({ name: 'pod-security/enforce', severity: 'Critical' });
-    expect(typo.tags).toEqual(['pod-security', 'enforce', 'restricted', 'invalid-label']);
+    expect(typo.tags).toEqual(['pod-security', 'enforce', 'restricted', 'latest', 'invalid-label']);
     expect(renderFullText(typo.summary)).toContain('Pod Security Admission applies restricted');
     expect(constraintsOf('plain')).toEqual([]);
     expect(constraintsOf('version-only')).toEqual([]);
@@ -53,10 +63,30 @@ describe('podsecurity adapter (Pod Security Admission)', () => {
     expect(rest).toHaveLength(0);
     expect(plain).toMatchObject({ name: 'pod-security/enforce', severity: 'Critical' });
     expect(plain.tags).toContain('cluster-default');
-    expect(renderFullText(plain.summary)).toContain('(version latest) in plain (the cluster default');
-    expect(renderFullText(constraintsOf('version-only', context)[0].summary)).toContain('(version v1.30)');
+    expect(renderFullText(plain.summary)).toContain(
+      'PodSecurity "baseline:latest" in plain (the cluster default',
+    );
+    expect(renderFullText(constraintsOf('version-only', context)[0].summary)).toContain('"baseline:v1.30"');
     // A namespace's own label wins over the default.
     expect(constraintsOf('infra', context).map((c) => c.name)).toEqual(['pod-security/warn']);
+  });
+
+  it('carries the level and version that apply in its tags, for the verdict evaluator', () => {
+    const [enforce] = constraintsOf('shop');
+    expect(podSecurityPolicyOfTags(enforce.tags)).toEqual({ level: 'baseline', version: 'v1.29' });
+    expect(podSecurityPolicyOfTags(constraintsOf('typo')[0].tags)).toEqual({
+      level: 'restricted',
+      version: 'latest',
+    });
+    const context = {
+      ...testAdapterContext(),
+      podSecurityDefaults: parsePodSecurityDefaults('baseline:v1.30'),
+    };
+    expect(podSecurityPolicyOfTags(constraintsOf('plain', context)[0].tags)).toEqual({
+      level: 'baseline',
+      version: 'v1.30',
+    });
+    expect(podSecurityPolicyOfTags(['network'])).toBeUndefined();
   });
 
   it('parses --pod-security-default values', () => {
@@ -80,7 +110,7 @@ describe('podsecurity adapter (Pod Security Admission)', () => {
     }
     const own = renderText(constraintsOf('shop')[0].summary, { level: 'summary', namespace: 'shop' });
     expect(own).toContain('in shop');
-    expect(own).toContain('"baseline"');
+    expect(own).toContain('"baseline:v1.29"');
   });
 
   it('is routed Namespaces by the registry', () => {

@@ -75,7 +75,8 @@ function readModePolicy(
 }
 
 function describe(policy: ModePolicy, namespace: Text): Text {
-  const standard = text`the "${policy.level}" Pod Security Standard (version ${policy.version})`;
+  // Level and version as the API server writes them in its own messages: `PodSecurity "baseline:v1.29"`.
+  const standard = text`PodSecurity "${policy.level}:${policy.version}"`;
   const why =
     policy.origin === 'default'
       ? text` (the cluster default: the namespace sets no ${policy.mode} level)`
@@ -84,7 +85,7 @@ function describe(policy: ModePolicy, namespace: Text): Text {
         : [];
   switch (policy.mode) {
     case 'enforce':
-      return text`Pod Security Admission enforces ${standard} in ${namespace}${why}: Pods that break it are rejected; Deployments and other pod controllers are still admitted, but their Pods are not created`;
+      return text`Pod Security Admission enforces ${standard} in ${namespace}${why}: Pods that break it are rejected; Deployments and other pod controllers are admitted, but their Pods are not created`;
     case 'warn':
       return text`Pod Security Admission warns when Pods or pod templates in ${namespace} break ${standard}${why}; they are still admitted`;
     case 'audit':
@@ -132,7 +133,10 @@ function buildConstraint(policy: ModePolicy, source: SourceObject & { namespace:
     tags: [
       'pod-security',
       policy.mode,
+      // Level and version as tags too: the verdict evaluator reads what applies from the constraint
+      // (podSecurityPolicyOfTags), the cluster default and the invalid-label rule included.
       policy.level,
+      policy.version,
       ...(policy.origin === 'default' ? ['cluster-default'] : []),
       ...(policy.origin === 'invalid-level' ? ['invalid-label'] : []),
     ],

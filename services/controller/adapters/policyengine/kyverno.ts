@@ -151,6 +151,17 @@ function describeNarrowing(filter: ResourceFilter): Text {
   return parts.flat();
 }
 
+/** The image patterns a verifyImages rule checks; it applies only to pods running such images. */
+function imageReferencesOf(rule: Record<string, unknown>, where: string): string[] {
+  return readRecordList(rule.verifyImages, `${where}.verifyImages`).flatMap((entry, index) => {
+    const at = `${where}.verifyImages[${index}]`;
+    // `image` is the single-reference spelling of Kyverno before 1.9.
+    return entry.imageReferences !== undefined
+      ? readStringList(entry.imageReferences, `${at}.imageReferences`)
+      : [readRequiredString(entry.image, `${at}.imageReferences`)];
+  });
+}
+
 /**
  * What the rule checks, in two parts around the scope: a clause after the resources (` that fail
  * validation`) and a trailer at the end of the line (`: <message>`), so the line reads naturally;
@@ -174,13 +185,7 @@ function describeRuleBody(
     return { clause, trailer: line ? text`: ${detail(line, 'see the policy message')}` : [] };
   }
   if (type === 'verifyImages') {
-    const images = readRecordList(rule.verifyImages, `${where}.verifyImages`).flatMap((entry, index) => {
-      const at = `${where}.verifyImages[${index}]`;
-      // `image` is the single-reference spelling of Kyverno before 1.9.
-      return entry.imageReferences !== undefined
-        ? readStringList(entry.imageReferences, `${at}.imageReferences`)
-        : [readRequiredString(entry.image, `${at}.imageReferences`)];
-    });
+    const images = imageReferencesOf(rule, where);
     return {
       clause: text` whose images ${detail(listInEnglish(images, 3), 'from some registries')} are not signed as required`,
       trailer: [],
@@ -352,6 +357,7 @@ function buildRuleConstraint(
       ...autogen.map((controller) => POD_CONTROLLER_TARGETS[controller]),
     ];
   if (matched.selector !== undefined) draft.workloadSelector = matched.selector;
+  if (type === 'verifyImages') draft.imageReferences = imageReferencesOf(rule, where);
   return draft;
 }
 

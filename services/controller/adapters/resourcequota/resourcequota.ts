@@ -3,13 +3,13 @@ import type { Adapter, ConstraintDraft, ResourceTarget, SourceObject } from '../
 import type { KubernetesObject } from '../../../model/kubernetes';
 import { formatPercent, percentOf } from '../../../model/quantity';
 import { WORKLOAD_RESOURCES } from '../../../model/resources';
-import { detail, namespaceName, objectName, text, type Text } from '../../../model/text';
+import { detail, namespaceName, objectName, text, type NamePart, type Text } from '../../../model/text';
 import {
+  namespacedSourceOf,
   readRecord,
   readRecordList,
   readStringList,
   requireSpec,
-  namespacedSourceOf,
 } from '../shared/object-fields';
 import {
   describeQuotaScope,
@@ -178,20 +178,41 @@ function readQuotaScopes(spec: Record<string, unknown>): QuotaScopeRequirement[]
   return scopes;
 }
 
-function metricsOf(usages: readonly ResourceUsage[]): Metrics {
-  const metrics: Metrics = {};
-  for (const usage of usages)
-    metrics[usage.resource] = {
-      hard: usage.hard,
-      used: usage.used,
-      unit: unitOf(usage.resource),
-      percent_used: usage.percent,
-    };
-  return metrics;
+/** `ResourceQuota "q" [counts only <scope> and ]limits a, b: <figures>`. */
+function describeQuota(
+  quota: NamePart,
+  usages: readonly ResourceUsage[],
+  quotaScopes: readonly QuotaScopeRequirement[],
+  anyReported: boolean,
+): Text {
+  const names = usages.map((usage) => usage.resource);
+  const resourceNames =
+    names.length > MAX_NAMED_RESOURCES
+      ? `${names.slice(0, MAX_NAMED_RESOURCES).join(', ')} and ${names.length - MAX_NAMED_RESOURCES} more`
+      : names.join(', ');
+  // A scoped quota says whose usage it counts: "counts only pods with PriorityClass high and limits".
+  const counts = quotaScopes.length > 0 ? `counts only ${describeQuotaScope(quotaScopes)} and ` : '';
+  return anyReported
+    ? text`ResourceQuota "${quota}" ${counts}limits ${resourceNames}: ${detail(
+        usages
+          .map(
+            (usage) =>
+              `${labelOf(usage.resource)} ${usage.used}/${usage.hard} (${formatPercent(usage.percent)})`,
+          )
+          .join('; '),
+        'usage hidden',
+      )}`
+    : text`ResourceQuota "${quota}" ${counts}limits ${resourceNames}: ${detail(
+        usages.map((usage) => `${labelOf(usage.resource)} ${usage.hard}`).join('; '),
+        'limits hidden',
+      )} (no usage reported yet)`;
 }
 
 /** A scoped quota counts pods (or, by VolumeAttributesClass, claims) only. */
-function quotaTargets(usages: readonly ResourceUsage[], quotaScopes: readonly QuotaScopeRequirement[]) {
+function quotaTargets(
+  usages: readonly ResourceUsage[],
+  quotaScopes: readonly QuotaScopeRequirement[],
+): ResourceTarget[] {
   if (quotaScopes.length === 0) return resourceTargetsOf(usages.map((usage) => usage.resource));
   return quotaScopes.some((scope) => scope.scopeName === 'VolumeAttributesClass')
     ? [{ group: '', resource: 'persistentvolumeclaims' }]
@@ -209,28 +230,7 @@ function buildConstraint(
   const closest = closestToLimit(usages);
   const highestPercent = anyReported ? closest.percent : 0;
   const severity = severityOf(highestPercent);
-  const names = usages.map((usage) => usage.resource);
-  const resourceNames =
-    names.length > MAX_NAMED_RESOURCES
-      ? `${names.slice(0, MAX_NAMED_RESOURCES).join(', ')} and ${names.length - MAX_NAMED_RESOURCES} more`
-      : names.join(', ');
-  // A scoped quota says whose usage it counts: "counts only pods with PriorityClass high and limits".
-  const counts = quotaScopes.length > 0 ? `counts only ${describeQuotaScope(quotaScopes)} and ` : '';
-
-  const summary: Text = anyReported
-    ? text`ResourceQuota "${quota}" ${counts}limits ${resourceNames}: ${detail(
-        usages
-          .map(
-            (usage) =>
-              `${labelOf(usage.resource)} ${usage.used}/${usage.hard} (${formatPercent(usage.percent)})`,
-          )
-          .join('; '),
-        'usage hidden',
-      )}`
-    : text`ResourceQuota "${quota}" ${counts}limits ${resourceNames}: ${detail(
-        usages.map((usage) => `${labelOf(usage.resource)} ${usage.hard}`).join('; '),
-        'limits hidden',
-      )} (no usage reported yet)`;
+  const summary = describeQuota(quota, usages, quotaScopes, anyReported);
 
   const remediationHint: Text = anyReported
     ? text`${actionFor(closest.resource)}, or ask the owner of namespace ${namespace} for a bigger quota (ResourceQuota "${quota}": ${detail(
@@ -238,6 +238,16 @@ function buildConstraint(
         'usage hidden',
       )})`
     : text`keep the totals of your workloads within ResourceQuota "${quota}", or ask the owner of namespace ${namespace} for a bigger quota`;
+
+  const metrics: Metrics = {};
+  for (const usage of usages) {
+    metrics[usage.resource] = {
+      hard: usage.hard,
+      used: usage.used,
+      unit: unitOf(usage.resource),
+      percent_used: usage.percent,
+    };
+  }
 
   return {
     id: 'quota',
@@ -268,7 +278,7 @@ function buildConstraint(
         ),
       ],
     },
-    metrics: metricsOf(usages),
+    metrics,
   };
 }
 

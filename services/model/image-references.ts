@@ -1,0 +1,62 @@
+import { isRecord, groupOf, type KubernetesObject } from './kubernetes';
+import { podTemplateOf, workloadKind } from './workload-kinds';
+
+// Rules that apply only to pods running some images (Kyverno `verifyImages.imageReferences`): a pod
+// of `nginx` is not asked to sign `ghcr.io/acme/*` images. Pure, shared by the list query and `check`.
+
+/** Kyverno's wildcards: `*` any run of characters, `?` one character. */
+function wildcardPattern(pattern: string): RegExp {
+  const escaped = pattern.replace(/[.+^${}()|[\]\\]/g, String.raw`\$&`);
+  return new RegExp(`^${escaped.replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+}
+
+/**
+ * The spellings an image may be matched under: as written, and normalised the way registries read a
+ * short name (`nginx` is `docker.io/library/nginx:latest`). Any of them matching counts, so a rule
+ * is never hidden from a pod it may apply to.
+ */
+function imageSpellings(image: string): string[] {
+  const lastSegment = image.slice(image.lastIndexOf('/') + 1);
+  const tagged = lastSegment.includes(':') || lastSegment.includes('@') ? image : `${image}:latest`;
+  const firstSegment = image.split('/')[0];
+  const hasRegistry =
+    image.includes('/') &&
+    (firstSegment.includes('.') || firstSegment.includes(':') || firstSegment === 'localhost');
+  const spellings = [image, tagged];
+  if (!hasRegistry) {
+    const path = image.includes('/') ? tagged : `library/${tagged}`;
+    spellings.push(`docker.io/${path}`, `docker.io/${tagged}`);
+  }
+  return spellings;
+}
+
+/** Images of every container (init and ephemeral too) of a Pod or a controller's pod template. */
+export function imagesOf(object: KubernetesObject): string[] | undefined {
+  const entry = workloadKind(groupOf(object.apiVersion), object.kind ?? '');
+  if (entry === undefined) return undefined;
+  const podSpec = (podTemplateOf(object, entry) as { spec?: unknown } | undefined)?.spec;
+  if (!isRecord(podSpec)) return [];
+  return ['containers', 'initContainers', 'ephemeralContainers'].flatMap((field) => {
+    const list = podSpec[field];
+    return Array.isArray(list)
+      ? list
+          .filter(isRecord)
+          .flatMap((container) => (typeof container.image === 'string' ? [container.image] : []))
+      : [];
+  });
+}
+
+/** Whether the object runs an image the references name (no references: every object). */
+export function objectRunsReferencedImage(
+  object: KubernetesObject,
+  references: readonly string[] | undefined,
+): boolean {
+  if (references === undefined || references.length === 0) return true;
+  const images = imagesOf(object);
+  // Not a pod or pod controller: the rule's kinds decide, not its images.
+  if (images === undefined) return true;
+  const patterns = references.map(wildcardPattern);
+  return images.some((image) =>
+    imageSpellings(image).some((spelling) => patterns.some((pattern) => pattern.test(spelling))),
+  );
+}
