@@ -16,7 +16,7 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/services', '<rootDir>/infra', '<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
-  testPathIgnorePatterns: ['/node_modules/', '/dist/', '/test/e2e/'],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/', '/test/e2e/', '/test/deploy/'],
   transform: {
     '^.+\\.(t|j|mj)s$': [
       '@swc/jest',

@@ -20,7 +20,7 @@ const options = Object.fromEntries(
     .filter(Boolean)
     .map((match) => [match[1], match[2]]),
 );
-const selected = (options.only || 'admission,reads,scale,watch').split(',');
+const selected = (options.only || 'admission,reads,scale,watch,verdicts').split(',');
 const durationSeconds = Number(options.duration || 4);
 
 const format = (value, digits = 2) =>
@@ -35,6 +35,14 @@ function printTable(title, header, rows) {
   for (const row of rows) console.log(line(row));
 }
 
+function runVerdicts() {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [path.join(__dirname, 'verdicts.js')], (error, stdout) =>
+      error ? reject(error) : resolve(JSON.parse(stdout)),
+    );
+  });
+}
+
 function runScale() {
   return new Promise((resolve, reject) => {
     execFile(
@@ -47,6 +55,29 @@ function runScale() {
 }
 
 const BENCHMARKS = {
+  verdicts: async (verdicts) => {
+    const figures = await runVerdicts();
+    printTable(
+      'Verdicts: CPU per admitted object, 20-constraint namespace, in process (no HTTP)',
+      ['constraints', 'verdicts', 'evaluate µs', 'admission check µs'],
+      [
+        [
+          figures.constraints,
+          Object.entries(figures.verdicts)
+            .map(([verdict, count]) => `${verdict} ${count}`)
+            .join(', '),
+          format(figures.evaluateCpuMicrosPerObject, 1),
+          format(figures.admissionCheckCpuMicrosPerObject, 1),
+        ],
+      ],
+    );
+    verdicts.push({
+      benchmark: 'verdict evaluation CPU per object, 20 constraints',
+      target: `< ${figures.budgetMicros} µs`,
+      measured: format(figures.evaluateCpuMicrosPerObject, 1),
+      pass: figures.evaluateCpuMicrosPerObject < figures.budgetMicros,
+    });
+  },
   admission: async (verdicts) => {
     const results = await runAdmissionBenchmark({ concurrencies: [1, 16, 64], durationSeconds });
     printTable(

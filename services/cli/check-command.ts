@@ -1,10 +1,11 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { isConstraintType, isSeverity, type ListedConstraint } from '../model/api';
+import { isConstraintType, isSeverity } from '../model/api';
 import { isRecord } from '../model/kubernetes';
 import {
   checkManifest,
   type ConstraintLookup,
+  type LookedUpConstraint,
   type ManifestCheckReport,
 } from '../controller/check/manifest-check';
 import { indexLookup } from '../controller/check/index-lookup';
@@ -85,13 +86,13 @@ async function readManifests(
  * known severity and constraint type, a name or a summary is skipped, as the webhook skips entries
  * it cannot use.
  */
-export function parseListedConstraints(body: unknown): ListedConstraint[] {
+export function parseListedConstraints(body: unknown): LookedUpConstraint[] {
   if (!isRecord(body) || !Array.isArray(body.constraints))
     throw unavailableError(
       'the controller answered GET /api/v1/constraints without a constraints list; do the versions match?',
     );
   return body.constraints.filter(
-    (entry): entry is ListedConstraint =>
+    (entry): entry is LookedUpConstraint =>
       isRecord(entry) &&
       isSeverity(entry.severity) &&
       isConstraintType(entry.constraintType) &&
@@ -101,9 +102,13 @@ export function parseListedConstraints(body: unknown): ListedConstraint[] {
 }
 
 function controllerLookup(api: ControllerApi): ConstraintLookup {
-  // The webhook's own query builder, fed with what the webhook would extract from the object.
-  return async (query) =>
-    parseListedConstraints(await api.getJson(constraintQueryPath('', webhookQueryFor(query))));
+  // The webhook's own request: the object as the review would carry it, to the admission check.
+  return async (query) => {
+    const checkBody = webhookQueryFor(query).checkBody;
+    if (checkBody === undefined)
+      return parseListedConstraints(await api.getJson(constraintQueryPath('', webhookQueryFor(query))));
+    return parseListedConstraints(await api.postJson('/api/v1/admission-check', JSON.parse(checkBody)));
+  };
 }
 
 export async function runCheck(options: CheckCommandOptions): Promise<CheckCommandResult> {
@@ -137,7 +142,8 @@ export async function runCheck(options: CheckCommandOptions): Promise<CheckComma
   const reports: ManifestCheckReport[] = [];
   for (const { file, content } of parsed)
     reports.push(await checkManifest(file, content, lookup, { namespace: options.namespace }));
-  const critical = reports.reduce((sum, report) => sum + report.criticalCount, 0);
-  const warnings = reports.reduce((sum, report) => sum + report.warningCount, 0);
-  return { reports, clusterProblems, exitCode: checkExitCode(critical, warnings, options.failOn) };
+  // Exit 3 only for what will be rejected; every other warning (Critical ones included) counts as a warning.
+  const rejections = reports.reduce((sum, report) => sum + report.rejectionCount, 0);
+  const warnings = reports.reduce((sum, report) => sum + report.criticalCount + report.warningCount, 0);
+  return { reports, clusterProblems, exitCode: checkExitCode(rejections, warnings, options.failOn) };
 }

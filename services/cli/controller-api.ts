@@ -8,6 +8,8 @@ import { errorMessage } from '../model/error-message';
 export interface ControllerApi {
   /** GET `path` (with query) below the base URL; resolves to the parsed JSON of a 2xx answer. */
   getJson(path: string): Promise<unknown>;
+  /** POST a JSON body (the admission check); answers and failures as getJson. */
+  postJson(path: string, body: unknown): Promise<unknown>;
   readonly baseUrl: string;
 }
 
@@ -55,34 +57,41 @@ function errorText(body: unknown): string | undefined {
 
 export function createControllerApi(baseUrl: URL, timeoutMs: number): ControllerApi {
   const base = baseUrl.href.endsWith('/') ? baseUrl.href : `${baseUrl.href}/`;
+  async function requestJson(method: 'GET' | 'POST', path: string, payload?: unknown): Promise<unknown> {
+    const url = new URL(path.replace(/^\/+/, ''), base).href;
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method,
+        headers:
+          method === 'POST'
+            ? { accept: 'application/json', 'content-type': 'application/json' }
+            : { accept: 'application/json' },
+        ...(method === 'POST' ? { body: JSON.stringify(payload) } : {}),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (error) {
+      throw describeNetworkFailure(error, baseUrl.href, timeoutMs);
+    }
+    const text = await response.text().catch(() => '');
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw unavailableError(
+        `${url} answered ${response.status} with a body that is not JSON; is ${baseUrl.href} the Forewarn controller?`,
+      );
+    }
+    if (response.ok) return body;
+    const message = errorText(body) ?? `status ${response.status}`;
+    if (response.status === 400) throw usageError(message);
+    if (response.status === 503)
+      throw unavailableError(`the controller is not ready yet (${message}); retry in a few seconds`);
+    throw unavailableError(`${message} (${method} ${url} answered ${response.status})`);
+  }
   return {
     baseUrl: baseUrl.href,
-    async getJson(path: string): Promise<unknown> {
-      const url = new URL(path.replace(/^\/+/, ''), base).href;
-      let response: Response;
-      try {
-        response = await fetch(url, {
-          headers: { accept: 'application/json' },
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-      } catch (error) {
-        throw describeNetworkFailure(error, baseUrl.href, timeoutMs);
-      }
-      const text = await response.text().catch(() => '');
-      let body: unknown;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        throw unavailableError(
-          `${url} answered ${response.status} with a body that is not JSON; is ${baseUrl.href} the Forewarn controller?`,
-        );
-      }
-      if (response.ok) return body;
-      const message = errorText(body) ?? `status ${response.status}`;
-      if (response.status === 400) throw usageError(message);
-      if (response.status === 503)
-        throw unavailableError(`the controller is not ready yet (${message}); retry in a few seconds`);
-      throw unavailableError(`${message} (GET ${url} answered ${response.status})`);
-    },
+    getJson: (path) => requestJson('GET', path),
+    postJson: (path, payload) => requestJson('POST', path, payload),
   };
 }

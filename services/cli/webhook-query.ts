@@ -1,7 +1,7 @@
 import { groupOf, versionOf } from '../model/kubernetes';
 import type { AdmissionQuery } from '../controller/check/manifest-check';
 import { parseAdmissionReview } from '../webhook/admission';
-import type { ConstraintQuery } from '../model/admission-query';
+import { admissionCheckBody, type ConstraintQuery } from '../model/admission-query';
 
 // `forewarn check --url`: the exact query the webhook would send for an object. The object is
 // wrapped in the AdmissionReview the API server would send on CREATE and read by the webhook's own
@@ -35,5 +35,12 @@ export function webhookQueryFor(query: AdmissionQuery): ConstraintQuery {
       admitted.companions && admitted.kind && admitted.name
         ? { kind: admitted.kind.kind, name: admitted.name, ...admitted.companions }
         : undefined,
+    checkBody: admitted.kind
+      ? admissionCheckBody(admitted.operation, admitted.object, admitted.oldObject, {
+          apiVersion: object.apiVersion ?? '',
+          kind: admitted.kind.kind,
+          namespace: admitted.namespace,
+        })
+      : undefined,
   };
 }

@@ -1,4 +1,4 @@
-import { isDns1123Label, isStringRecord, type Labels, type ResourceTarget } from './kubernetes';
+import { isDns1123Label, isRecord, isStringRecord, type Labels, type ResourceTarget } from './kubernetes';
 import { LabelSelectorError, parseLabelSet } from './label-selector';
 import { parseResourceTarget } from './resources';
 import type { WorkloadDescriptor } from './workload';
@@ -19,6 +19,49 @@ export interface ConstraintQuery {
    * (a Deployment naming a missing ClusterIssuer). Absent for objects without a name.
    */
   subject?: { kind: string; name: string; annotations: Record<string, string>; portNames: string[] };
+  /**
+   * The JSON body of `POST /api/v1/admission-check` for the admitted object (admissionCheckBody):
+   * when set, the controller gives verdicts on the object instead of the list by labels.
+   */
+  checkBody?: string;
+}
+
+/** DESIGN.md 7b: the verdicts on one object. */
+export const ADMISSION_CHECK_PATH = '/api/v1/admission-check';
+/** The controller's cap on admission-check bodies; larger objects fall back to the label query. */
+export const MAX_CHECK_BODY_BYTES = 1024 * 1024;
+
+/**
+ * The admission-check body for an admitted object, or undefined when the label query must be used:
+ * no object, an operation other than CREATE/UPDATE, or a body over the controller's 1 MiB cap.
+ */
+export function admissionCheckBody(
+  operation: string,
+  admitted: Record<string, unknown> | null,
+  oldObject: Record<string, unknown> | null,
+  /** From the review: what the object may leave out (apiVersion, kind, metadata.namespace). */
+  identity: { apiVersion: string; kind: string; namespace: string },
+): string | undefined {
+  if (!admitted || (operation !== 'CREATE' && operation !== 'UPDATE')) return undefined;
+  const metadata = isRecord(admitted.metadata) ? admitted.metadata : {};
+  const object =
+    typeof admitted.apiVersion === 'string' &&
+    typeof admitted.kind === 'string' &&
+    metadata.namespace === identity.namespace
+      ? admitted
+      : {
+          ...admitted,
+          apiVersion: identity.apiVersion,
+          kind: identity.kind,
+          metadata: { ...metadata, namespace: identity.namespace },
+        };
+  const body = JSON.stringify(
+    operation === 'UPDATE' && oldObject ? { operation, object, oldObject } : { operation, object },
+  );
+  // Characters never exceed bytes; count bytes only for bodies that might be near the cap.
+  if (body.length * 3 > MAX_CHECK_BODY_BYTES && Buffer.byteLength(body) > MAX_CHECK_BODY_BYTES)
+    return undefined;
+  return body;
 }
 
 /** `pods` for the core group, `apps/deployments` otherwise (the controller's `resource` parameter). */

@@ -209,3 +209,25 @@ export function severityRank(severity: Severity): number {
 export function detailLevelRank(level: DetailLevel): number {
   return DETAIL_LEVELS.indexOf(level);
 }
+
+/** DESIGN.md 7b: what the admitted object itself will meet. */
+export const VERDICTS = ['violates', 'passes', 'applies', 'unknown'] as const;
+export type VerdictName = (typeof VERDICTS)[number];
+
+export interface EvidenceEntry {
+  /** Field path in the object: `spec.template.spec.containers[1].resources.limits.memory`. */
+  path: string;
+  message: string;
+}
+
+/** An entry of `POST /api/v1/admission-check`: the list entry plus the verdict on the object. */
+export interface CheckedConstraint extends ListedConstraint {
+  verdict: VerdictName;
+  evidence: EvidenceEntry[];
+  /** Why the verdict is `unknown`, or a note such as the defaults a LimitRange will set. */
+  reason?: string;
+}
+
+export interface AdmissionCheck {
+  constraints: CheckedConstraint[];
+}

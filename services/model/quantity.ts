@@ -83,3 +83,67 @@ export function percentOf(used: Quantity, hard: Quantity): number {
 export function formatPercent(percent: number): string {
   return `${Number.isInteger(percent) ? percent.toFixed(0) : percent.toFixed(1)}%`;
 }
+
+// Exact arithmetic for verdicts: a pod's requests times replicas against what a quota has left.
+
+export const ZERO_QUANTITY: Quantity = { numerator: 0n, denominator: 1n };
+
+export function addQuantities(a: Quantity, b: Quantity): Quantity {
+  return normalise({
+    numerator: a.numerator * b.denominator + b.numerator * a.denominator,
+    denominator: a.denominator * b.denominator,
+  });
+}
+
+export function subtractQuantities(a: Quantity, b: Quantity): Quantity {
+  return addQuantities(a, { numerator: -b.numerator, denominator: b.denominator });
+}
+
+export function multiplyQuantity(quantity: Quantity, factor: number): Quantity {
+  return normalise({ numerator: quantity.numerator * BigInt(factor), denominator: quantity.denominator });
+}
+
+/** Negative when a < b, zero when equal, positive when a > b. */
+export function compareQuantities(a: Quantity, b: Quantity): number {
+  const difference = a.numerator * b.denominator - b.numerator * a.denominator;
+  return difference < 0n ? -1 : difference > 0n ? 1 : 0;
+}
+
+export function maxQuantity(a: Quantity, b: Quantity): Quantity {
+  return compareQuantities(a, b) >= 0 ? a : b;
+}
+
+/** a / b as a quantity (b non-zero). */
+export function divideQuantities(a: Quantity, b: Quantity): Quantity {
+  const sign = b.numerator < 0n ? -1n : 1n;
+  return normalise({
+    numerator: sign * a.numerator * b.denominator,
+    denominator: sign * a.denominator * b.numerator,
+  });
+}
+
+const BINARY_FORMATS: Array<[string, bigint]> = [
+  ['Ei', 1n << 60n],
+  ['Pi', 1n << 50n],
+  ['Ti', 1n << 40n],
+  ['Gi', 1n << 30n],
+  ['Mi', 1n << 20n],
+  ['Ki', 1n << 10n],
+];
+
+/**
+ * A quantity as people write it: whole numbers plainly (`4`), byte counts with the largest exact
+ * binary suffix (`512Mi`), fractions in milli units (`800m`) or, failing that, a decimal.
+ */
+export function formatQuantity(quantity: Quantity, unit: 'bytes' | 'plain' = 'plain'): string {
+  const { numerator, denominator } = quantity;
+  if (denominator === 1n) {
+    if (unit === 'bytes' && numerator !== 0n)
+      for (const [suffix, size] of BINARY_FORMATS)
+        if (numerator % size === 0n) return `${numerator / size}${suffix}`;
+    return numerator.toString();
+  }
+  if ((numerator * 1000n) % denominator === 0n) return `${(numerator * 1000n) / denominator}m`;
+  const micro = (numerator * 1_000_000n) / denominator;
+  return `${micro}u`;
+}

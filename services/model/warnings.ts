@@ -1,4 +1,4 @@
-import type { ListedConstraint, Severity } from './api';
+import type { ListedConstraint, Severity, VerdictName } from './api';
 
 // Admission warnings (spec 4.5): one line per Warning or Critical constraint, `[CRITICAL] <summary> -
 // <remediation hint>`, shortened as the API server requires. The webhook returns them; `check` (MCP
@@ -8,8 +8,10 @@ import type { ListedConstraint, Severity } from './api';
 export const MAX_WARNING_LENGTH = 256;
 const ELLIPSIS = '…';
 
-/** The inputs of one warning: a subset of the controller's ListedConstraint. */
-export type WarningSource = Pick<ListedConstraint, 'severity' | 'summary' | 'remediationHint'>;
+/** The inputs of one warning: a subset of the controller's ListedConstraint, with its verdict if any. */
+export type WarningSource = Pick<ListedConstraint, 'severity' | 'summary' | 'remediationHint'> & {
+  verdict?: VerdictName;
+};
 
 const SEVERITY_PREFIX: Record<Severity, string | null> = {
   Critical: '[CRITICAL]',
@@ -64,15 +66,21 @@ export interface AdmissionWarning {
   text: string;
 }
 
-/** Warning and Critical constraints as warnings: Critical first, order kept otherwise, no duplicates. */
+/**
+ * Warning and Critical constraints as warnings, no duplicates: violations of the object first
+ * (DESIGN.md 7b), then the rest; Critical before Warning within each, order kept otherwise. A
+ * `passes` verdict gives no warning.
+ */
 export function orderedWarnings(constraints: readonly WarningSource[]): AdmissionWarning[] {
   const warnings = new Map<string, AdmissionWarning>();
-  for (const severity of ['Critical', 'Warning'] as const)
-    for (const constraint of constraints) {
-      if (constraint.severity !== severity) continue;
-      const text = formatWarning(constraint);
-      if (text !== null && !warnings.has(text)) warnings.set(text, { severity, text });
-    }
+  for (const violations of [true, false])
+    for (const severity of ['Critical', 'Warning'] as const)
+      for (const constraint of constraints) {
+        if (constraint.severity !== severity || constraint.verdict === 'passes') continue;
+        if ((constraint.verdict === 'violates') !== violations) continue;
+        const text = formatWarning(constraint);
+        if (text !== null && !warnings.has(text)) warnings.set(text, { severity, text });
+      }
   return [...warnings.values()];
 }
 

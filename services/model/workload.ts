@@ -17,6 +17,22 @@ export interface WorkloadDescriptor {
   portNames: string[];
 }
 
+/** Where a pod's metadata and spec live in an object: the object itself for a Pod. */
+export interface PodTemplateLocation {
+  /** The pod template (or the Pod): `{metadata, spec}`. */
+  template: Record<string, unknown>;
+  /** Its path in the object, `[]` for a Pod, `['spec', 'template']` for a Deployment. */
+  path: readonly string[];
+}
+
+/** The pods an object creates, described by its pod template and where it is; undefined for other kinds. */
+export function podTemplateLocationOf(object: KubernetesObject): PodTemplateLocation | undefined {
+  const workload = workloadKindNamed(object.kind ?? '');
+  if (!workload) return undefined;
+  const template = podTemplateOf(object, workload);
+  return isRecord(template) ? { template, path: workload.podTemplatePath } : undefined;
+}
+
 /** Workload kinds, bare Pods and Ingresses are what reference companions. */
 export function describeWorkload(
   object: KubernetesObject,

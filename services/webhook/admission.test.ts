@@ -42,6 +42,8 @@ describe('parseAdmissionReview', () => {
         kind: { group: 'apps', version: 'v1', kind: 'Deployment' },
         labels: POD,
         companions: { annotations: {}, portNames: [] },
+        object: deploymentRequest.object,
+        oldObject: null,
       },
     });
   });

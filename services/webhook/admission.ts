@@ -40,6 +40,9 @@ export interface AdmissionRequestSummary {
   labels: Labels | null;
   /** What companion checks need about the admitted object (missing issuers, monitors, ...). */
   companions: { annotations: Record<string, string>; portNames: string[] } | null;
+  /** The admitted object and its previous version, for the controller's verdicts. */
+  object: Record<string, unknown> | null;
+  oldObject: Record<string, unknown> | null;
 }
 
 export type ParsedReview =
@@ -137,6 +140,8 @@ export function parseAdmissionReview(body: unknown): ParsedReview {
       kind,
       labels: object ? workloadLabels(kind, object) : null,
       companions: companionHintsOf(object, kind),
+      object: isRecord(request.object) ? request.object : null,
+      oldObject: isRecord(request.oldObject) ? request.oldObject : null,
     },
   };
 }

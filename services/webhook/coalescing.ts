@@ -11,7 +11,8 @@ export function coalesceIdenticalQueries(client: ControllerClient): ControllerCl
   const inFlight = new Map<string, Promise<ConstraintQueryResult>>();
   return {
     query(query: ConstraintQuery): Promise<ConstraintQueryResult> {
-      const key = constraintQueryPath('', query);
+      // Identical admission-check bodies share a query too; the body is the object, so it is the key.
+      const key = query.checkBody === undefined ? constraintQueryPath('', query) : `POST ${query.checkBody}`;
       const pending = inFlight.get(key);
       if (pending) return pending;
       const started = client.query(query).finally(() => inFlight.delete(key));

@@ -1,15 +1,24 @@
 import { Agent } from 'undici';
-import { isSeverity, type ListedConstraint } from '../model/api';
+import { isSeverity, VERDICTS, type ListedConstraint, type VerdictName } from '../model/api';
 import { isRecord } from '../model/kubernetes';
-import { constraintQueryPath, type ConstraintQuery } from '../model/admission-query';
+import { ADMISSION_CHECK_PATH, constraintQueryPath, type ConstraintQuery } from '../model/admission-query';
 import { errorMessage } from '../model/error-message';
 
 // The webhook's only dependency at admission time: `GET /api/v1/constraints` on the controller
 // (spec 4.2, DESIGN.md 5). Every failure is a value, never an exception, so the handler can answer
 // `allowed: true` without a try/catch around each call (rule B-1). Limits follow spec section 8.
 
-/** The fields the webhook reads from each listed constraint. */
-export type AdmissionConstraint = Pick<ListedConstraint, 'name' | 'severity' | 'summary' | 'remediationHint'>;
+/** The fields the webhook reads from each listed constraint, and the verdict when it asked for one. */
+export type AdmissionConstraint = Pick<
+  ListedConstraint,
+  'name' | 'severity' | 'summary' | 'remediationHint'
+> & {
+  verdict?: VerdictName;
+};
+
+function isVerdict(value: unknown): value is VerdictName {
+  return typeof value === 'string' && (VERDICTS as readonly string[]).includes(value);
+}
 
 export type ConstraintQueryFailure = 'timeout' | 'unreachable' | 'bad_status' | 'bad_body';
 
@@ -68,12 +77,14 @@ export function parseConstraintList(body: unknown): ParsedList {
       skippedEntries += 1;
       continue;
     }
-    constraints.push({
+    const constraint: AdmissionConstraint = {
       name: typeof entry.name === 'string' ? entry.name : '',
       severity: entry.severity,
       summary: entry.summary,
       remediationHint: typeof entry.remediationHint === 'string' ? entry.remediationHint : '',
-    });
+    };
+    if (isVerdict(entry.verdict)) constraint.verdict = entry.verdict;
+    constraints.push(constraint);
   }
   return { ok: true, constraints, skippedEntries };
 }
@@ -137,13 +148,24 @@ export function createControllerClient(options: ControllerClientOptions): Contro
   async function query(constraintQuery: ConstraintQuery): Promise<ConstraintQueryResult> {
     const deadline = AbortSignal.timeout(timeoutMs);
     try {
-      const response = await agent.request({
-        origin: base.origin,
-        path: constraintQueryPath(base.pathname, constraintQuery),
-        method: 'GET',
-        headers: { accept: 'application/json' },
-        signal: deadline,
-      });
+      const response = await agent.request(
+        constraintQuery.checkBody === undefined
+          ? {
+              origin: base.origin,
+              path: constraintQueryPath(base.pathname, constraintQuery),
+              method: 'GET',
+              headers: { accept: 'application/json' },
+              signal: deadline,
+            }
+          : {
+              origin: base.origin,
+              path: `${base.pathname.replace(/\/+$/, '')}${ADMISSION_CHECK_PATH}`,
+              method: 'POST',
+              headers: { accept: 'application/json', 'content-type': 'application/json' },
+              body: constraintQuery.checkBody,
+              signal: deadline,
+            },
+      );
       if (response.statusCode !== 200) {
         // Drop the body (bounded) so the connection can go back to the pool.
         await response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);

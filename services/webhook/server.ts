@@ -13,6 +13,7 @@ import {
   uidFromReviewPrefix,
   type AdmissionRequestSummary,
 } from './admission';
+import { admissionCheckBody } from '../model/admission-query';
 import type { ConstraintSource } from './controller-client';
 import { pairIdentity, type ServingPair } from './certs/certificate-check';
 import { readRequestBody } from './request-body';
@@ -137,6 +138,15 @@ export function createWebhookApp(options: WebhookAppOptions): Express {
           review.companions && review.kind && review.name
             ? { kind: review.kind.kind, name: review.name, ...review.companions }
             : undefined,
+        checkBody: review.kind
+          ? admissionCheckBody(review.operation, review.object, review.oldObject, {
+              apiVersion: review.kind.group
+                ? `${review.kind.group}/${review.kind.version}`
+                : review.kind.version,
+              kind: review.kind.kind,
+              namespace: review.namespace,
+            })
+          : undefined,
       });
       metrics?.observeControllerQuery(
         result.ok ? 'ok' : result.reason,

@@ -493,7 +493,9 @@ describe('webhook fault matrix: 10,000 reviews, controller failing every way', (
     const failingQueries = failingFaults
       .map((fault) => controller.served.get(fault) ?? 0)
       .reduce((sum, count) => sum + count, 0);
-    expect(failingQueries).toBeGreaterThan(500);
+    // With the admission check (POST of the object) identical reviews share queries far more often
+    // than with the label query: ~100 failing queries here where the GET gave over 500.
+    expect(failingQueries).toBeGreaterThan(50);
     expect(webhook.events.get('controller_query_failed') ?? 0).toBeGreaterThanOrEqual(failingQueries);
 
     // Alive and serving.

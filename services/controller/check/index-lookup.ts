@@ -1,11 +1,11 @@
 import type { ConstraintDraft } from '../../model/constraint';
 import type { KubernetesObject } from '../../model/kubernetes';
 import type { ConstraintIndex } from '../index/constraint-index';
-import { buildConstraintList } from '../views/constraint-list';
+import { buildAdmissionCheck } from '../verdicts/admission-check';
 import type { ConstraintLookup } from './manifest-check';
 
 // Answers `check` queries from an index in this process (the MCP server's live index, or the index
-// `forewarn check --manifests DIR` builds), exactly as `GET /api/v1/constraints` would.
+// `forewarn check --manifests DIR` builds), exactly as `POST /api/v1/admission-check` would.
 
 /**
  * Companion checks for an object that is not in the index yet (MissingResource findings such as
@@ -23,16 +23,14 @@ export function indexLookup(
   index: ConstraintIndex,
   findMissingCompanions: FindMissingCompanions = NO_MISSING_COMPANIONS,
 ): ConstraintLookup {
+  // The controller's admission check itself: the same list, with verdicts on the object.
   return async (query) =>
-    buildConstraintList(
+    buildAdmissionCheck(
       index,
       {
-        namespace: query.namespace,
-        resource: query.resource,
-        // An object without labels matches only empty selectors, as the webhook asks with `labels=`.
-        labels: query.labels,
-        object: query.object,
+        object: { ...query.object, metadata: { ...query.object.metadata, namespace: query.namespace } },
+        operation: 'CREATE',
       },
-      findMissingCompanions(query.object, query.namespace),
+      { prospective: findMissingCompanions(query.object, query.namespace) },
     ).constraints;
 }

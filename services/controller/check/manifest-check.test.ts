@@ -4,6 +4,8 @@ import { buildConstraintList } from '../views/constraint-list';
 import type { ConstraintDraft } from '../../model/constraint';
 import { objectName, text } from '../../model/text';
 import { buildWarnings } from '../../model/warnings';
+import { buildAdmissionCheck } from '../verdicts/admission-check';
+import { parseManifest } from '../sources/manifest-parsing';
 import { demoClusterObjects, indexObjects } from '../../../test/support/controller-fixtures';
 
 // The check core shared by the MCP tool and the command line: the webhook's query per object, the
@@ -24,15 +26,22 @@ ${namespaceLine}spec:
 `;
 
 describe('checkManifest', () => {
-  it('gives each object the warnings of the webhook query for its namespace, resource and pod labels', async () => {
+  it('gives each object the warnings of the admission check the webhook makes for it', async () => {
     const report = await checkManifest('web.yaml', deployment('  namespace: shop\n'), lookup);
-    const expected = buildWarnings(
+    const object = parseManifest('web.yaml', deployment('  namespace: shop\n')).objects[0];
+    const checked = buildAdmissionCheck(demo.index, { object, operation: 'CREATE' }).constraints;
+    const expected = buildWarnings(checked.filter((constraint) => constraint.severity !== 'Info'));
+    // Same constraints as the label query, only with verdicts: the quota that the pod fits passes.
+    expect(checked.map((constraint) => constraint.name).sort()).toEqual(
       buildConstraintList(demo.index, {
         namespace: 'shop',
         resource: { group: 'apps', resource: 'deployments' },
         labels: { app: 'frontend' },
-      }).constraints,
+      })
+        .constraints.map((constraint) => constraint.name)
+        .sort(),
     );
+    expect(report.objects[0].passed.map((finding) => finding.name)).toContain('compute');
     expect(report.objects).toHaveLength(1);
     expect(report.objects[0]).toMatchObject({
       kind: 'Deployment',
@@ -47,6 +56,17 @@ describe('checkManifest', () => {
     );
     expect(report.objects[0].findings.every((finding) => finding.severity !== 'Info')).toBe(true);
     expect(report.criticalCount + report.warningCount).toBe(expected.length);
+    // Without `resources`, the container fails Kyverno's require-requests and the
+    // ValidatingAdmissionPolicy (which fails closed): two rejections, warned before the rest.
+    expect(report.rejectionCount).toBe(2);
+    expect(report.objects[0].warnings.slice(0, 2)).toEqual([
+      expect.stringMatching(
+        /^\[CRITICAL\] will be rejected: container "web": .*\(Kyverno ClusterPolicy "require-requests" rule "validate-requests"\)/,
+      ),
+      expect.stringMatching(
+        /^\[CRITICAL\] will be rejected: container "web": .*\(ValidatingAdmissionPolicy "require-resource-limits"\)/,
+      ),
+    ]);
   });
 
   it('puts objects without a namespace where kubectl apply -n would, and refuses a conflicting one', async () => {

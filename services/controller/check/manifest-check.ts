@@ -1,4 +1,4 @@
-import type { ListedConstraint, Severity } from '../../model/api';
+import type { CheckedConstraint, ListedConstraint, Severity } from '../../model/api';
 import { formatResourceParameter } from '../../model/admission-query';
 import type { ResourceTarget } from '../../model/constraint';
 import { groupOf, type KubernetesObject, type Labels } from '../../model/kubernetes';
@@ -24,13 +24,26 @@ export interface AdmissionQuery {
   object: KubernetesObject;
 }
 
-/** Where constraints come from: an in-process index, or a controller's `GET /api/v1/constraints`. */
-export type ConstraintLookup = (query: AdmissionQuery) => Promise<readonly ListedConstraint[]>;
+/** A constraint as a lookup gives it: with the verdict on the object when it was evaluated. */
+export type LookedUpConstraint = ListedConstraint &
+  Partial<Pick<CheckedConstraint, 'verdict' | 'evidence' | 'reason'>>;
 
-/** A constraint behind one of the warnings (Warning or Critical; Info never warns). */
+/** Where constraints come from: an in-process index, or a controller's `POST /api/v1/admission-check`. */
+export type ConstraintLookup = (query: AdmissionQuery) => Promise<readonly LookedUpConstraint[]>;
+
+/** A constraint behind one of the warnings (Warning or Critical; Info never warns), or one passed. */
 export type CheckFinding = Pick<
-  ListedConstraint,
-  'name' | 'constraintType' | 'severity' | 'effect' | 'summary' | 'remediationHint' | 'sourceKind'
+  LookedUpConstraint,
+  | 'name'
+  | 'constraintType'
+  | 'severity'
+  | 'effect'
+  | 'summary'
+  | 'remediationHint'
+  | 'sourceKind'
+  | 'verdict'
+  | 'evidence'
+  | 'reason'
 >;
 
 export interface CheckedObject {
@@ -46,6 +59,8 @@ export interface CheckedObject {
   /** Exactly the admission warnings, Critical first. */
   warnings: string[];
   findings: CheckFinding[];
+  /** Constraints evaluated on the object that it passes: no warning. */
+  passed: CheckFinding[];
 }
 
 export interface ManifestCheckReport {
@@ -55,6 +70,8 @@ export interface ManifestCheckReport {
   problems: ManifestProblem[];
   criticalCount: number;
   warningCount: number;
+  /** Violations of a denying source: objects (or their pods) the cluster will reject. */
+  rejectionCount: number;
 }
 
 export interface ManifestCheckOptions {
@@ -101,6 +118,7 @@ async function checkObject(
     resource: formatResourceParameter(resource),
     warnings: [],
     findings: [],
+    passed: [],
   };
   if (skipped !== undefined) return { checked: { ...checked, skipped }, warnings: [] };
   const constraints = await lookup({
@@ -109,9 +127,20 @@ async function checkObject(
     labels: workloadLabels({ group, kind }, object),
     object,
   });
-  const warned = constraints.filter((constraint) => constraint.severity !== 'Info');
+  const warned = constraints.filter(
+    (constraint) => constraint.severity !== 'Info' && constraint.verdict !== 'passes',
+  );
   const warnings = orderedWarnings(warned);
-  const findings = warned.map((constraint): CheckFinding => ({
+  const findings = warned.map(findingOf);
+  const passed = constraints.filter((constraint) => constraint.verdict === 'passes').map(findingOf);
+  return {
+    checked: { ...checked, warnings: warnings.map((warning) => warning.text), findings, passed },
+    warnings,
+  };
+}
+
+function findingOf(constraint: LookedUpConstraint): CheckFinding {
+  const finding: CheckFinding = {
     name: constraint.name,
     constraintType: constraint.constraintType,
     severity: constraint.severity,
@@ -119,8 +148,24 @@ async function checkObject(
     summary: constraint.summary,
     remediationHint: constraint.remediationHint,
     sourceKind: constraint.sourceKind,
-  }));
-  return { checked: { ...checked, warnings: warnings.map((warning) => warning.text), findings }, warnings };
+  };
+  if (constraint.verdict) finding.verdict = constraint.verdict;
+  if (constraint.evidence) finding.evidence = constraint.evidence;
+  if (constraint.reason) finding.reason = constraint.reason;
+  return finding;
+}
+
+/**
+ * What the cluster will reject: Critical violations. A lookup without verdicts (an older controller)
+ * falls back to every Critical warning, as before verdicts existed.
+ */
+function rejectionsOf(objects: readonly CheckedObject[]): number {
+  const findings = objects.flatMap((object) => object.findings);
+  const withVerdicts =
+    objects.some((object) => object.passed.length > 0) || findings.some((finding) => finding.verdict);
+  return findings.filter(
+    (finding) => finding.severity === 'Critical' && (!withVerdicts || finding.verdict === 'violates'),
+  ).length;
 }
 
 /** Parses a manifest (multi-document YAML or JSON) and checks each object; never applies anything. */
@@ -148,5 +193,6 @@ export async function checkManifest(
     problems: parsed.problems,
     criticalCount: severities.filter((severity) => severity === 'Critical').length,
     warningCount: severities.filter((severity) => severity === 'Warning').length,
+    rejectionCount: rejectionsOf(objects),
   };
 }

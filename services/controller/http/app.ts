@@ -16,6 +16,7 @@ import type { WorkloadDescriptor } from '../../model/workload';
 import type { Logger } from '../../logging/logger';
 import { buildConstraintList } from '../views/constraint-list';
 import { buildApiHealth } from '../views/health';
+import { admissionCheckHandler } from './admission-check-route';
 import { answerResourceRequest, type ResourceAnswer, type ResourceDependencies } from './resource-requests';
 
 // The controller's HTTP surface (spec 4.1, 4.2; DESIGN.md 5): read-only JSON, errors as
@@ -173,6 +174,7 @@ export function createControllerApp(dependencies: ControllerAppDependencies): Ex
   });
 
   readOnlyRoute(app, CONSTRAINT_LIST_PATH, 'GET', constraintListRoute(dependencies));
+  readOnlyRoute(app, '/api/v1/admission-check', 'POST', admissionCheckHandler(dependencies));
   readOnlyRoute(app, '/api/v1/health', 'GET', (_request, response) => {
     const health = buildApiHealth(dependencies.runtimeState());
     response.status(health.synced ? 200 : 503).json(health);

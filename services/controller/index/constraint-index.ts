@@ -1,6 +1,6 @@
 import { CONSTRAINT_TYPES, type ConstraintType } from '../../model/api';
 import type { Constraint, NamespaceScope } from '../../model/constraint';
-import type { Labels } from '../../model/kubernetes';
+import { groupOf, referenceKey, type KubernetesObject, type Labels } from '../../model/kubernetes';
 import { matchesNamespaceSelector } from '../../model/selector';
 import { namespaceListMatches } from '../../model/namespace-pattern';
 
@@ -38,6 +38,15 @@ export function scopeAdmits(scope: NamespaceScope, namespace: string, labels: La
   return true;
 }
 
+function sourceReferenceKey(object: KubernetesObject): string {
+  return referenceKey({
+    group: groupOf(object.apiVersion),
+    kind: object.kind ?? '',
+    namespace: typeof object.metadata?.namespace === 'string' ? object.metadata.namespace : null,
+    name: typeof object.metadata?.name === 'string' ? object.metadata.name : '',
+  });
+}
+
 /** The constraint as it applies in one namespace: its per-namespace outcome, when one admits it. */
 export function inNamespace(constraint: Constraint, namespace: string, labels: Labels): Constraint {
   const outcome = constraint.namespaceOutcomes?.find((candidate) =>
@@ -57,6 +66,9 @@ export function inNamespace(constraint: Constraint, namespace: string, labels: L
 
 export class ConstraintIndex {
   private readonly byObject = new Map<string, Constraint[]>();
+  /** The source objects themselves, for verdicts (quota figures, CEL, patterns): by key and by reference. */
+  private readonly sources = new Map<string, KubernetesObject>();
+  private readonly sourcesByReference = new Map<string, KubernetesObject>();
   private readonly byNamespace = new Map<string, Map<string, Constraint>>();
   private readonly clusterWide = new Map<string, Constraint>();
   private admittedClusterWide = new Map<string, Constraint[]>();
@@ -70,9 +82,16 @@ export class ConstraintIndex {
     return this.changeCounter;
   }
 
-  /** Replaces every constraint of one source object (an empty list removes them). */
-  replaceObject(objectKey: string, constraints: readonly Constraint[]): void {
+  /**
+   * Replaces every constraint of one source object (an empty list removes them). The source object
+   * is kept when given, even without constraints (a ValidatingAdmissionPolicy its bindings name).
+   */
+  replaceObject(objectKey: string, constraints: readonly Constraint[], source?: KubernetesObject): void {
     this.removeObject(objectKey);
+    if (source) {
+      this.sources.set(objectKey, source);
+      this.sourcesByReference.set(sourceReferenceKey(source), source);
+    }
     if (constraints.length === 0) return;
     this.byObject.set(objectKey, [...constraints]);
     for (const constraint of constraints) {
@@ -93,6 +112,11 @@ export class ConstraintIndex {
   }
 
   removeObject(objectKey: string): void {
+    const source = this.sources.get(objectKey);
+    if (source) {
+      this.sources.delete(objectKey);
+      this.sourcesByReference.delete(sourceReferenceKey(source));
+    }
     const existing = this.byObject.get(objectKey);
     if (!existing) return;
     this.byObject.delete(objectKey);
@@ -108,6 +132,21 @@ export class ConstraintIndex {
       this.typeCounts.set(constraint.type, (this.typeCounts.get(constraint.type) ?? 1) - 1);
     }
     this.changeCounter++;
+  }
+
+  /** The source object a constraint came from (its id starts with the object's key). */
+  sourceOfConstraint(constraint: Pick<Constraint, 'id'>): KubernetesObject | undefined {
+    const separator = constraint.id.indexOf('#');
+    return separator === -1 ? undefined : this.sources.get(constraint.id.slice(0, separator));
+  }
+
+  findSource(
+    group: string,
+    kind: string,
+    namespace: string | null,
+    name: string,
+  ): KubernetesObject | undefined {
+    return this.sourcesByReference.get(referenceKey({ group, kind, namespace, name }));
   }
 
   hasObject(objectKey: string): boolean {

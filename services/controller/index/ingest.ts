@@ -294,7 +294,7 @@ export class Ingestor {
     this.errors.clear(key);
     const observedAt = this.clock().toISOString();
     const constraints = drafts.map((draft) => this.finish(draft, object, key, observedAt));
-    this.index.replaceObject(key, constraints);
+    this.index.replaceObject(key, constraints, object);
   }
 
   private finish(

@@ -54,11 +54,12 @@ export function buildConstraintList(
   return { constraints: listConstraints(index, query, prospective) };
 }
 
-function listConstraints(
+/** The constraints a list query selects, sorted as lists are; shared with the admission check. */
+export function matchingConstraints(
   index: ConstraintIndex,
   query: ConstraintListQuery,
   prospective: readonly ConstraintDraft[],
-): ListedConstraint[] {
+): ConstraintDraft[] {
   const indexed = index.constraintsForNamespace(query.namespace);
   const indexedNames = new Set(indexed.map((constraint) => constraint.name));
   const extra = prospective.filter((draft) => !indexedNames.has(draft.name));
@@ -80,20 +81,39 @@ function listConstraints(
           objectRunsReferencedImage(query.object, constraint.imageReferences)),
     )
     .sort(compareBySeverityThenName);
+  return constraints;
+}
+
+function listConstraints(
+  index: ConstraintIndex,
+  query: ConstraintListQuery,
+  prospective: readonly ConstraintDraft[],
+): ListedConstraint[] {
   // The webhook's answer is unredacted: rendered as the `full` level sees it.
   const unredacted: Viewer = { level: 'full', namespace: query.namespace };
-  return constraints.map((constraint): ListedConstraint => ({
+  return matchingConstraints(index, query, prospective).map((constraint) =>
+    toListedConstraint(constraint, query.namespace, unredacted),
+  );
+}
+
+/** One list entry, its texts rendered for the viewer (`full` for the webhook). */
+export function toListedConstraint(
+  constraint: ConstraintDraft,
+  namespace: string,
+  viewer: Viewer,
+): ListedConstraint {
+  return {
     name: constraint.name,
-    namespace: query.namespace,
+    namespace,
     constraintType: constraint.type,
     severity: constraint.severity,
     effect: constraint.effect,
-    summary: renderReadableLine(constraint.summary, unredacted),
-    remediationHint: renderReadableLine(constraint.remediationHint, unredacted),
+    summary: renderReadableLine(constraint.summary, viewer),
+    remediationHint: renderReadableLine(constraint.remediationHint, viewer),
     sourceKind: constraint.source.kind,
     sourceApiVersion: constraint.source.apiVersion,
     sourceName: constraint.source.name,
     sourceNamespace: constraint.source.namespace,
     tags: [...constraint.tags],
-  }));
+  };
 }

@@ -22,7 +22,14 @@ const ALLOWED: Record<string, readonly string[]> = {
   'controller/missing': ['model', 'controller/index'],
   'controller/sources': ['model', 'logging', 'controller/adapters'],
   'controller/views': ['model', 'controller/index', 'controller/sources'],
-  'controller/check': ['model', 'controller/index', 'controller/sources', 'controller/views'],
+  'controller/verdicts': ['model', 'controller/index', 'controller/views'],
+  'controller/check': [
+    'model',
+    'controller/index',
+    'controller/sources',
+    'controller/views',
+    'controller/verdicts',
+  ],
   'controller/http': [
     'model',
     'logging',
@@ -30,6 +37,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'controller/index',
     'controller/views',
     'controller/sources',
+    'controller/verdicts',
   ],
   'controller/mcp': [
     'model',
@@ -40,13 +48,14 @@ const ALLOWED: Record<string, readonly string[]> = {
     'controller/check',
     'controller/http',
     'controller/sources',
+    'controller/verdicts',
   ],
   controller: [
     'model',
     'logging',
     'net',
     'flags',
-    ...['adapters', 'index', 'missing', 'sources', 'views', 'check', 'http', 'mcp'].map(
+    ...['adapters', 'index', 'missing', 'sources', 'views', 'verdicts', 'check', 'http', 'mcp'].map(
       (folder) => `controller/${folder}`,
     ),
   ],

@@ -1,12 +1,15 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { Capabilities, ConstraintList, Health, Report } from '../../../services/model/api';
+import type { Capabilities, Health, Report } from '../../../services/model/api';
 import type { RunningController } from '../../../services/controller/runtime';
 import type { ManifestCheckReport } from '../../../services/controller/check/manifest-check';
 import type { ExplainResult } from '../../../services/controller/mcp/explain';
 import type { QueryResult } from '../../../services/controller/mcp/query';
 import { RESOURCE_NOT_FOUND } from '../../../services/controller/mcp/resources';
 import { buildWarnings } from '../../../services/model/warnings';
+import type { KubernetesObject } from '../../../services/model/kubernetes';
+import { buildAdmissionCheck } from '../../../services/controller/verdicts/admission-check';
+import { parse } from 'yaml';
 import {
   connectClient,
   httpText,
@@ -235,14 +238,13 @@ describe.each(TRANSPORTS)('MCP server over %s', (transport) => {
       ['Namespace', false],
       ['Deployment', true],
     ]);
-    const list = JSON.parse(
-      await httpText(
-        controller,
-        '/api/v1/constraints?namespace=shop&resource=apps/deployments&labels=app=api,tier=backend',
-      ),
-    ) as ConstraintList;
+    // The webhook's own request for this object: the admission check, with verdicts.
+    const object = parse(CHECKED_MANIFEST.split('---')[1]) as KubernetesObject;
+    const checked = buildAdmissionCheck(controller.index, { object, operation: 'CREATE' });
     const deployment = report.objects[1];
-    expect(deployment.warnings).toEqual(buildWarnings(list.constraints));
+    expect(deployment.warnings).toEqual(buildWarnings(checked.constraints));
+    expect(deployment.warnings[0]).toMatch(/^\[CRITICAL\] will be rejected: container "api": /);
+    expect(deployment.passed.map((finding) => finding.name)).toContain('compute');
     expect(deployment.warnings.some((warning) => warning.startsWith('[CRITICAL]'))).toBe(true);
     expect(report.criticalCount).toBe(
       deployment.warnings.filter((warning) => warning.startsWith('[CRITICAL]')).length,

@@ -259,6 +259,12 @@ function observe(schemaName: string, value: unknown): void {
     case 'ConstraintList':
       each(value.constraints, 'ListedConstraint');
       break;
+    case 'AdmissionCheck':
+      each(value.constraints, 'CheckedConstraint');
+      break;
+    case 'CheckedConstraint':
+      each(value.evidence, 'Evidence');
+      break;
   }
 }
 
@@ -335,6 +341,7 @@ const SAMPLE_URLS: Record<string, string> = {
   '/resources/capabilities': '/resources/capabilities',
   '/resources': '/resources',
   '/api/v1/constraints': '/api/v1/constraints?namespace=shop',
+  '/api/v1/admission-check': '/api/v1/admission-check',
   '/api/v1/health': '/api/v1/health',
   '/healthz': '/healthz',
   '/readyz': '/readyz',
@@ -594,6 +601,61 @@ describe('real responses conform to docs/openapi.yaml', () => {
     conforms('/api/v1/health', 'get', apiHealth);
   });
 
+  it('POST /api/v1/admission-check with verdicts, and its errors', async () => {
+    const deployment = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web', namespace: 'shop' },
+      spec: {
+        replicas: 5,
+        template: {
+          metadata: { labels: { app: 'frontend' } },
+          spec: { containers: [{ name: 'web', image: 'web:1' }] },
+        },
+      },
+    };
+    const checked = await request(app)
+      .post('/api/v1/admission-check')
+      .send({ object: deployment, operation: 'CREATE' })
+      .expect(200);
+    conforms('/api/v1/admission-check', 'post', checked);
+    const verdicts = (checked.body.constraints as Array<{ verdict: string; reason?: string }>).map(
+      (entry) => entry.verdict,
+    );
+    expect(verdicts[0]).toBe('violates');
+    expect(verdicts).toEqual(expect.arrayContaining(['passes', 'applies', 'unknown']));
+    const failures: Array<[number, () => request.Test]> = [
+      [
+        400,
+        () =>
+          request(app)
+            .post('/api/v1/admission-check')
+            .set('Content-Type', 'application/json')
+            .send('{"object":'),
+      ],
+      [400, () => request(app).post('/api/v1/admission-check').send({ operation: 'CREATE' })],
+      [
+        400,
+        () => request(app).post('/api/v1/admission-check').send({ object: deployment, operation: 'DELETE' }),
+      ],
+      [
+        413,
+        () =>
+          request(app)
+            .post('/api/v1/admission-check')
+            .send({ object: { ...deployment, padding: 'x'.repeat(1_100_000) } }),
+      ],
+    ];
+    for (const [status, send] of failures) {
+      const response = await send();
+      expect(response.status).toBe(status);
+      conforms('/api/v1/admission-check', 'post', response);
+    }
+    const waiting = await request(unsyncedApp).post('/api/v1/admission-check').send({ object: deployment });
+    expect(waiting.status).toBe(503);
+    conforms('/api/v1/admission-check', 'post', waiting);
+  });
+
   it('GET /healthz, /readyz and /metrics', async () => {
     conforms('/healthz', 'get', await request(app).get('/healthz').expect(200));
     conforms('/readyz', 'get', await request(app).get('/readyz').expect(200));
@@ -693,7 +755,8 @@ describe('docs/openapi.yaml promises nothing the code does not do', () => {
   it('every documented field of every response schema was sent by the app above', () => {
     const neverSent: string[] = [];
     for (const [name, schema] of Object.entries(openApi.components.schemas)) {
-      if (name === 'ResourceRequest' || !schema.properties) continue; // a request, not a response
+      // requests, not responses
+      if (name === 'ResourceRequest' || name === 'AdmissionCheckRequest' || !schema.properties) continue;
       const seen = observedFields.get(name);
       if (!seen) {
         neverSent.push(`${name} (no instance)`);

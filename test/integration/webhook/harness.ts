@@ -6,6 +6,10 @@ import express from 'express';
 import type { ListedConstraint } from '../../../services/model/api';
 import { createLogger, silentLogger, type Logger } from '../../../services/logging/logger';
 import type { ServingPair } from '../../../services/webhook/certs/certificate-check';
+import { groupOf, type KubernetesObject } from '../../../services/model/kubernetes';
+import { pluralOfKind } from '../../../services/model/resources';
+import { workloadLabels } from '../../../services/model/workload-kinds';
+import { formatLabelsParameter } from '../../../services/model/admission-query';
 import type { ConstraintSource } from '../../../services/webhook/controller-client';
 import { createWebhookApp, WebhookHttpsServer } from '../../../services/webhook/server';
 
@@ -32,6 +36,8 @@ export interface RecordedQuery {
 export class StandInController {
   behaviour: ControllerBehaviour = 'fixtures';
   readonly queries: RecordedQuery[] = [];
+  /** Bodies of `POST /api/v1/admission-check`, in order. */
+  readonly checkBodies: unknown[] = [];
   /** Bytes written by the streaming huge answer before the client gave up. */
   hugeBytesWritten = 0;
   private server: Server | null = null;
@@ -46,6 +52,23 @@ export class StandInController {
         namespace: typeof request.query.namespace === 'string' ? request.query.namespace : null,
         resource: typeof request.query.resource === 'string' ? request.query.resource : null,
         labels: typeof request.query.labels === 'string' ? request.query.labels : null,
+      };
+      this.queries.push(query);
+      this.answer(query, response);
+    });
+    // The admission check carries the object: the stand-in derives the list query from it as the
+    // controller does, and records the body so tests can see what was sent.
+    app.post('/api/v1/admission-check', express.json({ limit: '2mb' }), (request, response) => {
+      const body = request.body as { object?: KubernetesObject };
+      this.checkBodies.push(request.body);
+      const object = body.object ?? {};
+      const group = groupOf(object.apiVersion);
+      const plural = pluralOfKind(object.kind ?? '');
+      const labels = formatLabelsParameter(workloadLabels({ group, kind: object.kind ?? '' }, object));
+      const query = {
+        namespace: object.metadata?.namespace ?? null,
+        resource: group === '' ? plural : `${group}/${plural}`,
+        labels,
       };
       this.queries.push(query);
       this.answer(query, response);

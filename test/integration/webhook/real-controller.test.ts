@@ -106,15 +106,35 @@ async function warningsFor(
 describe('webhook in front of the real controller', () => {
   it('warns a Deployment in shop with the exact Critical and Warning lines, Critical first', async () => {
     const warnings = await warningsFor(deployment('frontend', { app: 'frontend', tier: 'web' }), 'shop');
-    const critical = warnings.filter((warning) => warning.startsWith('[CRITICAL] '));
-    expect(warnings.slice(0, critical.length)).toEqual(critical);
+    // Violations of this object first (DESIGN.md 7b), then the rest; Critical first within each.
+    const isViolation = (warning: string) =>
+      / will (be rejected|get a warning|be recorded in the audit log): /.test(warning);
+    const violations = warnings.filter(isViolation);
+    expect(warnings.slice(0, violations.length)).toEqual(violations);
+    const others = warnings.slice(violations.length);
+    const critical = others.filter((warning) => warning.startsWith('[CRITICAL] '));
+    expect(others.slice(0, critical.length)).toEqual(critical);
+    expect(violations[0]).toMatch(/^\[CRITICAL\] will be rejected: container "frontend": /);
     expect(warnings).toContain(
       '[WARNING] NetworkPolicy "default-deny-ingress" denies all ingress traffic for all pods in shop - add a NetworkPolicy in shop that allows the ingress traffic your pods need',
     );
-    expect(critical.some((warning) => warning.startsWith('[CRITICAL] ResourceQuota "compute"'))).toBe(true);
+    // One pod with the LimitRange's default requests fits what the quota has left: it passes, silently.
+    expect(warnings.some((warning) => warning.includes('ResourceQuota "compute"'))).toBe(false);
     expect(warnings.every((warning) => warning.length <= 256)).toBe(true);
     // Selected by the api policy's podSelector only: not warned for the frontend.
     expect(warnings.some((warning) => warning.includes('api-allow-frontend'))).toBe(false);
+  });
+
+  it('puts what rejects this object first: five replicas exceed the memory the quota has left', async () => {
+    const target = deployment('frontend', { app: 'frontend', tier: 'web' });
+    const fiveReplicas = {
+      ...target,
+      object: { ...target.object, spec: { ...target.object.spec, replicas: 5 } },
+    };
+    const warnings = await warningsFor(fiveReplicas, 'shop');
+    expect(warnings[0]).toMatch(
+      /^\[CRITICAL\] its pods will be rejected: would exceed the quota: needs 640Mi requests\.memory \(5 pods\), 512Mi left of 8Gi \(ResourceQuota "compute"\) - /,
+    );
   });
 
   it('warns the api Deployment about the policies selecting app=api, on UPDATE too', async () => {

@@ -1,0 +1,174 @@
+import type { AdmissionCheck, CheckedConstraint, ListedConstraint, VerdictName } from '../../model/api';
+import { severityRank } from '../../model/api';
+import type { ConstraintDraft } from '../../model/constraint';
+import { groupOf, isStringRecord, type KubernetesObject } from '../../model/kubernetes';
+import { pluralOfKind } from '../../model/resources';
+import { renderText, type Text, type Viewer } from '../../model/text';
+import { workloadLabels } from '../../model/workload-kinds';
+import type { ConstraintIndex } from '../index/constraint-index';
+import { matchingConstraints, toListedConstraint } from '../views/constraint-list';
+import { evaluateVerdicts } from './evaluate';
+import type { AdmissionOperation, Verdict, VerdictIndex } from './types';
+
+// `POST /api/v1/admission-check` (DESIGN.md 7b): the constraints the list query would return for the
+// object, each with the verdict on the object itself. A violation's summary starts with what fails,
+// so the admission warning reads "will be rejected: container "web" sets no memory limit (...)".
+
+export interface AdmissionCheckRequest {
+  object: KubernetesObject;
+  oldObject?: KubernetesObject;
+  operation: AdmissionOperation;
+}
+
+export interface AdmissionCheckOptions {
+  /** Who reads the answer; absent: unredacted (the webhook). */
+  viewer?: Omit<Viewer, 'namespace'>;
+  /** Companion findings about the object itself (MissingResource at admission time). */
+  prospective?: readonly ConstraintDraft[];
+}
+
+const VERDICT_RANK: Record<VerdictName, number> = { violates: 0, applies: 1, unknown: 1, passes: 2 };
+
+/**
+ * Where constraints and their sources come from, as the evaluators see the index. Made per
+ * admitted object: lists by kind are kept for the object's evaluation (quotas read the namespace's
+ * LimitRanges too).
+ */
+export function verdictIndexOf(index: ConstraintIndex): VerdictIndex {
+  const lists = new Map<string, KubernetesObject[]>();
+  return {
+    sourceOf: (constraint) => index.sourceOfConstraint(constraint),
+    find: (group, kind, namespace, name) => index.findSource(group, kind, namespace, name),
+    listInNamespace: (group, kind, namespace) => {
+      const key = `${group}/${kind}/${namespace}`;
+      let list = lists.get(key);
+      if (!list) {
+        list = index
+          .constraintsForNamespace(namespace)
+          .filter(
+            (constraint) => constraint.source.kind === kind && constraint.source.namespace === namespace,
+          )
+          .map((constraint) => index.sourceOfConstraint(constraint))
+          .filter(
+            (source): source is KubernetesObject =>
+              source !== undefined && groupOf(source.apiVersion) === group,
+          );
+        lists.set(key, list);
+      }
+      // Callers may append (the LimitRange being evaluated): hand out a copy.
+      return [...list];
+    },
+  };
+}
+
+function denies(constraint: ConstraintDraft): boolean {
+  return constraint.effect === 'deny' || constraint.effect === 'limit';
+}
+
+function consequence(constraint: ConstraintDraft, verdict: Verdict): string {
+  if (constraint.effect === 'warn') return 'will get a warning';
+  if (constraint.effect === 'audit') return 'will be recorded in the audit log';
+  return verdict.rejects === 'pods' ? 'its pods will be rejected' : 'will be rejected';
+}
+
+function violationSummary(
+  constraint: ConstraintDraft,
+  verdict: Verdict,
+  render: (value: Text) => string,
+): string {
+  const first = verdict.evidence[0] ? render(verdict.evidence[0].message) : 'the rule fails';
+  const more = verdict.evidence.length > 1 ? ` (and ${verdict.evidence.length - 1} more)` : '';
+  const rule = verdict.rule
+    ? render(verdict.rule)
+    : `${constraint.source.kind} "${render(constraint.displayName)}"`;
+  return `${consequence(constraint, verdict)}: ${first}${more} (${rule})`;
+}
+
+// A constraint's list entry depends on the constraint and the viewer only, not on the object:
+// rendered once per constraint revision (the index replaces the object on every change).
+const listedEntries = new WeakMap<ConstraintDraft, Map<string, ListedConstraint>>();
+
+function listedEntryOf(constraint: ConstraintDraft, viewer: Viewer): ListedConstraint {
+  const key = `${viewer.level}/${viewer.namespace}`;
+  let byViewer = listedEntries.get(constraint);
+  if (!byViewer) {
+    byViewer = new Map();
+    listedEntries.set(constraint, byViewer);
+  }
+  let entry = byViewer.get(key);
+  if (!entry) {
+    entry = toListedConstraint(constraint, viewer.namespace, viewer);
+    byViewer.set(key, entry);
+  }
+  return entry;
+}
+
+function checkedEntry(constraint: ConstraintDraft, verdict: Verdict, viewer: Viewer): CheckedConstraint {
+  const render = (value: Text) => renderText(value, viewer);
+  const entry: CheckedConstraint = {
+    ...listedEntryOf(constraint, viewer),
+    tags: [...constraint.tags],
+    verdict: verdict.verdict,
+    evidence: verdict.evidence.map((item) => ({ path: item.path, message: render(item.message) })),
+  };
+  if (verdict.reason) entry.reason = render(verdict.reason);
+  if (verdict.verdict === 'violates') {
+    entry.severity = denies(constraint) ? 'Critical' : 'Warning';
+    entry.summary = violationSummary(constraint, verdict, render);
+  }
+  return entry;
+}
+
+function compareChecked(left: CheckedConstraint, right: CheckedConstraint): number {
+  return (
+    VERDICT_RANK[left.verdict] - VERDICT_RANK[right.verdict] ||
+    severityRank(left.severity) - severityRank(right.severity) ||
+    (left.name < right.name ? -1 : left.name > right.name ? 1 : 0)
+  );
+}
+
+export function namespaceOfObject(object: KubernetesObject, fallback = 'default'): string {
+  const namespace = object.metadata?.namespace;
+  return typeof namespace === 'string' && namespace !== '' ? namespace : fallback;
+}
+
+export function buildAdmissionCheck(
+  index: ConstraintIndex,
+  request: AdmissionCheckRequest,
+  options: AdmissionCheckOptions = {},
+): AdmissionCheck {
+  const { object } = request;
+  const namespace = namespaceOfObject(object);
+  const group = groupOf(object.apiVersion);
+  const kind = object.kind ?? '';
+  const labels = workloadLabels({ group, kind }, object);
+  const constraints = matchingConstraints(
+    index,
+    {
+      namespace,
+      resource: { group, resource: pluralOfKind(kind) },
+      // An object without labels matches only empty selectors, as the webhook asks with `labels=`.
+      labels,
+      object,
+    },
+    options.prospective ?? [],
+  );
+  const namespaceLabels = index.labelsOfNamespace(namespace);
+  const verdicts = evaluateVerdicts(constraints, {
+    admitted: {
+      object,
+      ...(request.oldObject ? { oldObject: request.oldObject } : {}),
+      operation: request.operation,
+      namespace,
+      namespaceLabels: isStringRecord(namespaceLabels) ? namespaceLabels : {},
+    },
+    index: verdictIndexOf(index),
+  });
+  // Unredacted (`full`) for the webhook; other callers see the level they are allowed.
+  const viewer: Viewer = { level: options.viewer?.level ?? 'full', namespace };
+  return {
+    constraints: verdicts
+      .map(({ constraint, verdict }) => checkedEntry(constraint, verdict, viewer))
+      .sort(compareChecked),
+  };
+}

@@ -1,0 +1,85 @@
+import type { ConstraintDraft as Constraint } from '../../model/constraint';
+import { detail, text } from '../../model/text';
+import { evaluateAdmissionPolicy } from './admission-policy';
+import { evaluateKyvernoRule } from './kyverno/kyverno-rule';
+import { evaluateLimitRange } from './limit-range';
+import { evaluatePodSecurityAdmission } from './pod-security-admission';
+import { evaluateResourceQuota } from './resource-quota';
+import {
+  applies,
+  NOT_APPLICABLE,
+  unknown,
+  type ConstraintEvaluator,
+  type Verdict,
+  type VerdictContext,
+  type VerdictOutcome,
+} from './types';
+
+// The one evaluator shared by the webhook's admission check, `forewarn check` and the MCP `check`
+// tool (DESIGN.md 7b): each constraint that applies to the admitted object gets a verdict. The
+// evaluator is chosen by the constraint's source kind (Pod Security Admission by its adapter: its source,
+// the Namespace, also yields other adapters' constraints, Linkerd's for one); kinds nothing here can judge faithfully are
+// `applies` (they affect the object but pass or fail nothing: network, mesh, mutation) or
+// `unknown` with the reason (Rego, opaque webhooks).
+
+const EVALUATORS: Readonly<Record<string, ConstraintEvaluator>> = {
+  ResourceQuota: evaluateResourceQuota,
+  LimitRange: evaluateLimitRange,
+  ValidatingAdmissionPolicyBinding: evaluateAdmissionPolicy,
+  ClusterPolicy: evaluateKyvernoRule,
+  Policy: evaluateKyvernoRule,
+};
+
+function withoutEvaluator(constraint: Constraint): Verdict {
+  if (constraint.effect === 'mutate') return applies();
+  switch (constraint.adapter) {
+    case 'webhookconfig':
+      return unknown(
+        text`an admission webhook decides at admission time; its rules cannot be evaluated here`,
+      );
+    case 'policyengine':
+      return constraint.source.apiVersion.startsWith('constraints.gatekeeper.sh')
+        ? unknown(text`Gatekeeper evaluates Rego; it is not evaluated here`)
+        : unknown(text`this kind of policy is not evaluated here`);
+    case 'admissionpolicy':
+      return unknown(text`the ValidatingAdmissionPolicy could not be evaluated here`);
+    default:
+      // Network, mesh and companion constraints shape what the object may do, not whether it is admitted.
+      return applies();
+  }
+}
+
+function verdictOf(constraint: Constraint, context: VerdictContext): VerdictOutcome {
+  // Its tags carry the level and version that apply: no source object is needed.
+  if (constraint.adapter === 'podsecurity') return evaluatePodSecurityAdmission(constraint, context);
+  const evaluator = EVALUATORS[constraint.source.kind] as ConstraintEvaluator | undefined;
+  const source = evaluator ? context.index.sourceOf(constraint) : undefined;
+  if (!evaluator || !source) return withoutEvaluator(constraint);
+  return evaluator(constraint, source, context);
+}
+
+export interface ConstraintVerdict {
+  constraint: Constraint;
+  verdict: Verdict;
+}
+
+/** Verdicts for the constraints that apply; those whose own match conditions exclude the object are dropped. */
+export function evaluateVerdicts(
+  constraints: readonly Constraint[],
+  context: VerdictContext,
+): ConstraintVerdict[] {
+  const verdicts: ConstraintVerdict[] = [];
+  for (const constraint of constraints) {
+    let outcome;
+    try {
+      outcome = verdictOf(constraint, context);
+    } catch (error) {
+      // A rule this code cannot handle must never fail the check: it is reported as unknown.
+      outcome = unknown(
+        text`evaluation failed: ${detail(error instanceof Error ? error.message : String(error), 'an internal error')}`,
+      );
+    }
+    if (outcome !== NOT_APPLICABLE) verdicts.push({ constraint, verdict: outcome });
+  }
+  return verdicts;
+}

@@ -1,0 +1,137 @@
+import type { KubernetesObject } from '../../../model/kubernetes';
+import { indexObjects } from '../../../../test/support/controller-fixtures';
+import { buildAdmissionCheck } from '../admission-check';
+
+// Kyverno rules on objects: patterns through auto-generation, podSecurity, cel, and what is unknown.
+
+function clusterPolicy(name: string, rule: Record<string, unknown>, action = 'Enforce'): KubernetesObject {
+  return {
+    apiVersion: 'kyverno.io/v1',
+    kind: 'ClusterPolicy',
+    metadata: { name },
+    spec: {
+      validationFailureAction: action,
+      rules: [{ name: 'check', match: { any: [{ resources: { kinds: ['Pod'] } }] }, ...rule }],
+    },
+  };
+}
+
+const namespace: KubernetesObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team' } };
+
+function deployment(containers: Array<Record<string, unknown>>): KubernetesObject {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web', namespace: 'team' },
+    spec: { template: { metadata: { labels: { app: 'web' } }, spec: { containers } } },
+  };
+}
+
+function check(policy: KubernetesObject, object: KubernetesObject) {
+  const { index } = indexObjects([namespace, policy]);
+  return buildAdmissionCheck(index, { object, operation: 'CREATE' }).constraints.filter(
+    (entry) => entry.sourceKind === 'ClusterPolicy',
+  );
+}
+
+const latestTag = clusterPolicy('disallow-latest-tag', {
+  validate: {
+    message: "Using a mutable image tag e.g. 'latest' is not allowed.",
+    pattern: { spec: { containers: [{ image: '!*:latest' }] } },
+  },
+});
+
+describe('Kyverno rule verdicts', () => {
+  it('checks a Deployment through its pod template for a Pod rule (auto-generation)', () => {
+    const [entry] = check(
+      latestTag,
+      deployment([
+        { name: 'web', image: 'nginx:1.25' },
+        { name: 'side', image: 'proxy:latest' },
+      ]),
+    );
+    expect(entry).toMatchObject({ verdict: 'violates', severity: 'Critical' });
+    expect(entry.evidence).toEqual([
+      {
+        path: 'spec.template.spec.containers[1].image',
+        message: `container "side": Using a mutable image tag e.g. 'latest' is not allowed. (image is "proxy:latest")`,
+      },
+    ]);
+    expect(entry.summary).toMatch(/^will be rejected: container "side": Using a mutable image tag/);
+  });
+
+  it('passes when the pattern holds, and an Audit rule only warns', () => {
+    expect(check(latestTag, deployment([{ name: 'web', image: 'nginx:1.25' }]))[0].verdict).toBe('passes');
+    const audit = { ...latestTag, spec: { ...(latestTag.spec as object), validationFailureAction: 'Audit' } };
+    const [entry] = check(audit, deployment([{ name: 'web', image: 'nginx:latest' }]));
+    expect(entry).toMatchObject({ verdict: 'violates', severity: 'Warning' });
+  });
+
+  it('anyPattern passes when one of the patterns holds', () => {
+    const policy = clusterPolicy('probes', {
+      validate: {
+        message: 'a probe is required',
+        anyPattern: [
+          { spec: { containers: [{ readinessProbe: {} }] } },
+          { spec: { containers: [{ livenessProbe: {} }] } },
+        ],
+      },
+    });
+    expect(
+      check(policy, deployment([{ name: 'web', livenessProbe: { httpGet: { port: 80 } } }]))[0].verdict,
+    ).toBe('passes');
+    expect(check(policy, deployment([{ name: 'web' }]))[0].verdict).toBe('violates');
+  });
+
+  it('validate.podSecurity uses the Pod Security Standards', () => {
+    const policy = clusterPolicy('psa', {
+      validate: { podSecurity: { level: 'baseline', version: 'latest' } },
+    });
+    const [entry] = check(policy, deployment([{ name: 'web', securityContext: { privileged: true } }]));
+    expect(entry.evidence).toEqual([
+      {
+        path: 'spec.template.spec.containers[0].securityContext.privileged',
+        message: 'container "web" is privileged',
+      },
+    ]);
+  });
+
+  it('validate.cel runs the expressions on the pod template', () => {
+    const policy = clusterPolicy('cel', {
+      validate: {
+        cel: {
+          expressions: [
+            {
+              expression: 'object.spec.containers.all(c, c.image.startsWith("registry.example.com/"))',
+              message: 'images must come from registry.example.com',
+            },
+          ],
+        },
+      },
+    });
+    expect(
+      check(policy, deployment([{ name: 'web', image: 'docker.io/nginx' }]))[0].evidence[0].message,
+    ).toBe('images must come from registry.example.com');
+    expect(check(policy, deployment([{ name: 'web', image: 'registry.example.com/web' }]))[0].verdict).toBe(
+      'passes',
+    );
+  });
+
+  it('is unknown for deny conditions, preconditions and variables', () => {
+    const deny = clusterPolicy('deny', {
+      validate: {
+        deny: {
+          conditions: { any: [{ key: '{{ request.operation }}', operator: 'Equals', value: 'DELETE' }] },
+        },
+      },
+    });
+    expect(check(deny, deployment([{ name: 'web' }]))[0]).toMatchObject({
+      verdict: 'unknown',
+      reason: 'Kyverno deny conditions (JMESPath) not evaluated here',
+    });
+    const variables = clusterPolicy('vars', {
+      validate: { pattern: { metadata: { name: '{{ request.object.metadata.name }}' } } },
+    });
+    expect(check(variables, deployment([{ name: 'web' }]))[0].verdict).toBe('unknown');
+  });
+});

@@ -1,0 +1,255 @@
+import type { ConstraintDraft as Constraint } from '../../model/constraint';
+import { isRecord, type KubernetesObject } from '../../model/kubernetes';
+import { compareQuantities, divideQuantities, parseQuantity, type Quantity } from '../../model/quantity';
+import { detail, text, type Text } from '../../model/text';
+import {
+  podShapeOf,
+  podTotalsOf,
+  type ContainerResources,
+  type PodShape,
+  type ResourceMap,
+} from './pod-resources';
+import { showQuantity } from './quantity-text';
+import type { Evidence, VerdictContext, VerdictOutcome } from './types';
+import { NOT_APPLICABLE } from './types';
+
+// LimitRange as the LimitRanger admission plugin enforces it: first the defaults (`default`,
+// `defaultRequest`, themselves defaulted from `max` and `min` as the API server does), then per
+// container and per pod `min` (request set and at least min), `max` (limit set and at most max)
+// and `maxLimitRequestRatio`; PersistentVolumeClaims against `min`/`max` of storage.
+// Not covered: pod-level `resources` (alpha in 1.32) and the ratio's zero-request edge cases beyond
+// "a request must be set".
+
+interface LimitRangeItem {
+  type: string;
+  max: ResourceMap;
+  min: ResourceMap;
+  default: ResourceMap;
+  defaultRequest: ResourceMap;
+  maxLimitRequestRatio: ResourceMap;
+}
+
+function quantities(value: unknown): ResourceMap {
+  const map: ResourceMap = new Map();
+  if (!isRecord(value)) return map;
+  for (const [resource, raw] of Object.entries(value))
+    if (typeof raw === 'string' || typeof raw === 'number') {
+      try {
+        map.set(resource, parseQuantity(String(raw)));
+      } catch {
+        // A LimitRange the API server accepted parses; a broken one is the adapter's parse error.
+      }
+    }
+  return map;
+}
+
+// One parse per LimitRange revision: the index keeps one object per revision.
+const parsedItems = new WeakMap<KubernetesObject, LimitRangeItem[]>();
+
+/** Items with the API server's defaulting: default ← max, defaultRequest ← default, then ← min. */
+export function readLimitRangeItems(limitRange: KubernetesObject): LimitRangeItem[] {
+  const cached = parsedItems.get(limitRange);
+  if (cached) return cached;
+  const items = parseLimitRangeItems(limitRange);
+  parsedItems.set(limitRange, items);
+  return items;
+}
+
+function parseLimitRangeItems(limitRange: KubernetesObject): LimitRangeItem[] {
+  const spec = isRecord(limitRange.spec) ? limitRange.spec : {};
+  const limits = Array.isArray(spec.limits) ? spec.limits.filter(isRecord) : [];
+  return limits.map((item) => {
+    const parsed: LimitRangeItem = {
+      type: typeof item.type === 'string' ? item.type : '',
+      max: quantities(item.max),
+      min: quantities(item.min),
+      default: quantities(item.default),
+      defaultRequest: quantities(item.defaultRequest),
+      maxLimitRequestRatio: quantities(item.maxLimitRequestRatio),
+    };
+    if (parsed.type === 'Container') {
+      for (const [resource, value] of parsed.max)
+        if (!parsed.default.has(resource)) parsed.default.set(resource, value);
+      for (const [resource, value] of parsed.default)
+        if (!parsed.defaultRequest.has(resource)) parsed.defaultRequest.set(resource, value);
+      for (const [resource, value] of parsed.min)
+        if (!parsed.defaultRequest.has(resource)) parsed.defaultRequest.set(resource, value);
+    }
+    return parsed;
+  });
+}
+
+/** Fills unset requests and limits from the namespace's LimitRanges, in order, as LimitRanger does. */
+export function applyLimitRangeDefaults(shape: PodShape, limitRanges: readonly KubernetesObject[]): void {
+  for (const limitRange of limitRanges) {
+    const name = limitRange.metadata?.name ?? '';
+    for (const item of readLimitRangeItems(limitRange)) {
+      if (item.type !== 'Container') continue;
+      for (const container of shape.containers) {
+        for (const [resource, value] of item.defaultRequest)
+          if (!container.requests.has(resource)) {
+            container.requests.set(resource, value);
+            container.defaulted.set(`requests.${resource}`, name);
+          }
+        for (const [resource, value] of item.default)
+          if (!container.limits.has(resource)) {
+            container.limits.set(resource, value);
+            container.defaulted.set(`limits.${resource}`, name);
+          }
+      }
+    }
+  }
+}
+
+interface Subject {
+  /** `container "web"` or `the pod`. */
+  label: string;
+  path: string;
+  requests: ResourceMap;
+  limits: ResourceMap;
+  per: string;
+}
+
+function requirement(resource: string, quantity: Quantity): Text {
+  return [detail(showQuantity(resource, quantity), 'the LimitRange’s figure')];
+}
+
+function checkBounds(subject: Subject, item: LimitRangeItem): Evidence[] {
+  const evidence: Evidence[] = [];
+  for (const [resource, min] of item.min) {
+    const request = subject.requests.get(resource);
+    const limit = subject.limits.get(resource);
+    const path = `${subject.path}.resources`;
+    if (!request)
+      evidence.push({
+        path: `${path}.requests.${resource}`,
+        message: text`${subject.label} sets no ${resource} request; the minimum per ${subject.per} is ${requirement(resource, min)}`,
+      });
+    else if (compareQuantities(request, min) < 0)
+      evidence.push({
+        path: `${path}.requests.${resource}`,
+        message: text`${subject.label} requests ${showQuantity(resource, request)} ${resource}; the minimum per ${subject.per} is ${requirement(resource, min)}`,
+      });
+    if (limit && compareQuantities(limit, min) < 0)
+      evidence.push({
+        path: `${path}.limits.${resource}`,
+        message: text`${subject.label} has a ${resource} limit of ${showQuantity(resource, limit)}; the minimum per ${subject.per} is ${requirement(resource, min)}`,
+      });
+  }
+  for (const [resource, max] of item.max) {
+    const request = subject.requests.get(resource);
+    const limit = subject.limits.get(resource);
+    const path = `${subject.path}.resources`;
+    if (!limit)
+      evidence.push({
+        path: `${path}.limits.${resource}`,
+        message: text`${subject.label} sets no ${resource} limit; the maximum per ${subject.per} is ${requirement(resource, max)}`,
+      });
+    else if (compareQuantities(limit, max) > 0)
+      evidence.push({
+        path: `${path}.limits.${resource}`,
+        message: text`${subject.label} has a ${resource} limit of ${showQuantity(resource, limit)}; the maximum per ${subject.per} is ${requirement(resource, max)}`,
+      });
+    if (request && compareQuantities(request, max) > 0)
+      evidence.push({
+        path: `${path}.requests.${resource}`,
+        message: text`${subject.label} requests ${showQuantity(resource, request)} ${resource}; the maximum per ${subject.per} is ${requirement(resource, max)}`,
+      });
+  }
+  for (const [resource, ratio] of item.maxLimitRequestRatio) {
+    const limit = subject.limits.get(resource);
+    const request = subject.requests.get(resource);
+    const path = `${subject.path}.resources`;
+    if (!limit || !request || request.numerator === 0n) {
+      evidence.push({
+        path,
+        message: text`${subject.label} must set both a ${resource} request and limit (the limit may be at most ${detail(showQuantity('', ratio), 'a fixed multiple')} times the request)`,
+      });
+      continue;
+    }
+    const actual = divideQuantities(limit, request);
+    if (compareQuantities(actual, ratio) > 0)
+      evidence.push({
+        path,
+        message: text`${subject.label} has a ${resource} limit ${showQuantity('', actual)} times its request; the maximum ratio is ${detail(showQuantity('', ratio), 'lower')}`,
+      });
+  }
+  return evidence;
+}
+
+function containerSubject(container: ContainerResources): Subject {
+  return {
+    label: `${container.init ? 'init container' : 'container'} "${container.name}"`,
+    path: container.path,
+    requests: container.requests,
+    limits: container.limits,
+    per: 'Container',
+  };
+}
+
+function checkPersistentVolumeClaim(object: KubernetesObject, items: readonly LimitRangeItem[]): Evidence[] {
+  const spec = isRecord(object.spec) ? object.spec : {};
+  const resources = isRecord(spec.resources) ? spec.resources : {};
+  const subject: Subject = {
+    label: 'the claim',
+    path: 'spec',
+    requests: quantities(resources.requests),
+    limits: quantities(resources.limits),
+    per: 'PersistentVolumeClaim',
+  };
+  return items
+    .filter((item) => item.type === 'PersistentVolumeClaim')
+    .flatMap((item) =>
+      checkBounds({ ...subject, limits: new Map([...subject.requests, ...subject.limits]) }, item),
+    );
+}
+
+function defaultsNote(shape: PodShape, limitRangeName: string): Text | undefined {
+  const notes = shape.containers.flatMap((container) => {
+    const set = [...container.defaulted].filter(([, from]) => from === limitRangeName);
+    if (set.length === 0) return [];
+    const values = set.map(([key]) => {
+      const [kind, resource] = [key.slice(0, key.indexOf('.')), key.slice(key.indexOf('.') + 1)];
+      const value = (kind === 'requests' ? container.requests : container.limits).get(resource);
+      return `${key}=${value ? showQuantity(resource, value) : '?'}`;
+    });
+    return [`container "${container.name}" ${values.join(', ')}`];
+  });
+  return notes.length === 0
+    ? undefined
+    : [detail(`will set defaults: ${notes.join('; ')}`, 'will set default requests or limits')];
+}
+
+export function evaluateLimitRange(
+  _constraint: Constraint,
+  source: KubernetesObject,
+  context: VerdictContext,
+): VerdictOutcome {
+  const object = context.admitted.object;
+  const items = readLimitRangeItems(source);
+  if (object.kind === 'PersistentVolumeClaim') {
+    const evidence = checkPersistentVolumeClaim(object, items);
+    return evidence.length > 0
+      ? { verdict: 'violates', evidence, rejects: 'object' }
+      : { verdict: 'passes', evidence: [] };
+  }
+  const shape = podShapeOf(object);
+  if (!shape) return NOT_APPLICABLE;
+  const limitRanges = context.index.listInNamespace('', 'LimitRange', context.admitted.namespace);
+  const sourceName = source.metadata?.name;
+  if (!limitRanges.some((limitRange) => limitRange.metadata?.name === sourceName)) limitRanges.push(source);
+  applyLimitRangeDefaults(shape, limitRanges);
+  const totals = podTotalsOf(shape.containers);
+  const evidence: Evidence[] = [];
+  for (const item of items) {
+    if (item.type === 'Container')
+      for (const container of shape.containers)
+        evidence.push(...checkBounds(containerSubject(container), item));
+    if (item.type === 'Pod')
+      evidence.push(...checkBounds({ label: 'the pod', path: shape.specPath, ...totals, per: 'Pod' }, item));
+  }
+  const note = defaultsNote(shape, source.metadata?.name ?? '');
+  if (evidence.length > 0)
+    return { verdict: 'violates', evidence, rejects: 'pods', ...(note ? { reason: note } : {}) };
+  return { verdict: 'passes', evidence: [], ...(note ? { reason: note } : {}) };
+}

@@ -1,0 +1,77 @@
+import type { ConstraintDraft as Constraint } from '../../model/constraint';
+import type { KubernetesObject, Labels } from '../../model/kubernetes';
+import type { Text } from '../../model/text';
+
+// What the verdict evaluators share (DESIGN.md 7b). Every evaluator is a pure function of the
+// admitted object, the constraint, the source object the constraint came from and what else the
+// index holds (limit ranges for defaulting, params, bound policies).
+
+export type VerdictKind = 'violates' | 'passes' | 'applies' | 'unknown';
+
+/**
+ * One failing field. The message is Text: the object's own values are plain strings (they are the
+ * caller's), what the policy requires is a `detail` part so the views hide it where section 4 says.
+ */
+export interface Evidence {
+  /** Field path in the admitted object: `spec.template.spec.containers[1].resources.limits.memory`. */
+  path: string;
+  message: Text;
+}
+
+export interface Verdict {
+  verdict: VerdictKind;
+  evidence: Evidence[];
+  /** Why the verdict is `unknown`, or a note (defaults a LimitRange will set). */
+  reason?: Text;
+  /**
+   * Who the engine rejects: the object itself (admission policies) or the pods its controller
+   * creates (quotas, limit ranges, Pod Security Admission) — "its pods will be rejected".
+   */
+  rejects?: 'object' | 'pods';
+  /** The rule named in a violation's summary when it is not the constraint's source (a bound policy). */
+  rule?: Text;
+}
+
+/** The constraint does not apply to this object (its own match conditions exclude it): not listed. */
+export const NOT_APPLICABLE = 'not-applicable' as const;
+export type VerdictOutcome = Verdict | typeof NOT_APPLICABLE;
+
+export type AdmissionOperation = 'CREATE' | 'UPDATE';
+
+/** The object being admitted and where it goes. */
+export interface AdmittedObject {
+  object: KubernetesObject;
+  oldObject?: KubernetesObject;
+  operation: AdmissionOperation;
+  namespace: string;
+  namespaceLabels: Labels;
+}
+
+/** What evaluators may look up in the index. */
+export interface VerdictIndex {
+  /** The source object a constraint was derived from. */
+  sourceOf(constraint: Constraint): KubernetesObject | undefined;
+  /** Any indexed source object by group, kind, namespace (null: cluster-scoped) and name. */
+  find(group: string, kind: string, namespace: string | null, name: string): KubernetesObject | undefined;
+  /** Indexed source objects of one kind in a namespace (LimitRanges for defaulting). */
+  listInNamespace(group: string, kind: string, namespace: string): KubernetesObject[];
+}
+
+export interface VerdictContext {
+  admitted: AdmittedObject;
+  index: VerdictIndex;
+}
+
+export type ConstraintEvaluator = (
+  constraint: Constraint,
+  source: KubernetesObject,
+  context: VerdictContext,
+) => VerdictOutcome;
+
+export function applies(reason?: Text): Verdict {
+  return reason ? { verdict: 'applies', evidence: [], reason } : { verdict: 'applies', evidence: [] };
+}
+
+export function unknown(reason: Text): Verdict {
+  return { verdict: 'unknown', evidence: [], reason };
+}
