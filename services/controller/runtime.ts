@@ -128,6 +128,7 @@ function listen(server: Server, port: number, address: string): Promise<number> 
   });
 }
 
+// eslint-disable-next-line max-lines-per-function -- wiring in one sequence; splitting it is left from issue 14
 export async function startController(
   config: ControllerConfig,
   logger: Logger,

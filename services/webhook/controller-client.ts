@@ -2,6 +2,7 @@ import { Agent } from 'undici';
 import { isSeverity, VERDICTS, type ListedConstraint, type VerdictName } from '../model/api';
 import { isRecord } from '../model/kubernetes';
 import { ADMISSION_CHECK_PATH, constraintQueryPath, type ConstraintQuery } from '../model/admission-query';
+import { errorMessage } from '../model/error-message';
 
 // The webhook's only dependency at admission time: `GET /api/v1/constraints` on the controller
 // (spec 4.2, DESIGN.md 5). Every failure is a value, never an exception, so the handler can answer
@@ -103,7 +104,7 @@ function errorCode(error: unknown): string | undefined {
 
 function describe(error: unknown): string {
   const code = errorCode(error);
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   return code && !message.includes(code) ? `${code}: ${message}` : message;
 }
 
@@ -195,7 +196,7 @@ export function createControllerClient(options: ControllerClientOptions): Contro
       try {
         json = JSON.parse(text);
       } catch (error) {
-        return { ok: false, reason: 'bad_body', detail: `response is not JSON: ${(error as Error).message}` };
+        return { ok: false, reason: 'bad_body', detail: `response is not JSON: ${errorMessage(error)}` };
       }
       const parsed = parseConstraintList(json);
       return parsed.ok ? parsed : { ok: false, reason: 'bad_body', detail: parsed.detail };

@@ -51,6 +51,7 @@ import {
   webhookSecretName,
   quotaUserPodManifest,
 } from './forewarn-manifests';
+import { errorMessage } from '../../services/model/error-message';
 import {
   authorizationErrors,
   controllerServiceAccount,
@@ -116,7 +117,7 @@ async function step(title: string, body: () => Promise<void>): Promise<void> {
     say(`done: ${title} (${Date.now() - started} ms)`);
   } catch (error) {
     stepTimings.push({ step: title, ms: Date.now() - started, ok: false });
-    logTails(`FAILED: ${title}: ${error instanceof Error ? error.message : String(error)}`);
+    logTails(`FAILED: ${title}: ${errorMessage(error)}`);
     throw error;
   }
 }
@@ -518,7 +519,7 @@ test('3. kubectl apply in the constrained namespace prints [CRITICAL] and [WARNI
       );
     } catch (error) {
       // Say why the API server could not use the webhook (TLS, connection) instead of only "timed out".
-      throw new Error(`${(error as Error).message}; ${await lastWebhookCallFailure()}`);
+      throw new Error(`${errorMessage(error)}; ${await lastWebhookCallFailure()}`);
     }
     say(`first warned apply after ${Date.now() - warmupStarted} ms`);
 

@@ -121,6 +121,27 @@ function readOnlyRoute(
   });
 }
 
+/** `GET /api/v1/constraints`: the admission query (services/model/admission-query.ts) answered. */
+function constraintListRoute(dependencies: ControllerAppDependencies): RequestHandler {
+  return (request, response) => {
+    const parameter = (name: string) => queryString(request, name);
+    const filter = decodeConstraintFilter(parameter);
+    if (!filter.ok) return send(response, { status: 400, body: { error: filter.error } });
+    if (!dependencies.runtimeState().source.synced)
+      return send(response, {
+        status: 503,
+        body: { error: 'the index has not completed its first sync yet' },
+      });
+    const subject = decodeQuerySubject(parameter, filter.value);
+    if (!subject.ok) return send(response, { status: 400, body: { error: subject.error } });
+    const prospective =
+      subject.value && dependencies.prospectiveFindings
+        ? dependencies.prospectiveFindings(subject.value)
+        : [];
+    response.json(buildConstraintList(dependencies.index, filter.value, prospective, apiViewLevel(response)));
+  };
+}
+
 export function createControllerApp(dependencies: ControllerAppDependencies): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -163,26 +184,10 @@ export function createControllerApp(dependencies: ControllerAppDependencies): Ex
     });
   });
 
-  // Unredacted for the webhook alone (api-auth.ts); `/api/v1/admission-check` takes the same
-  // middleware and reads the decided level with `apiViewLevel(response)`.
+  // Unredacted for the webhook alone (api-auth.ts); both routes read the decided level with
+  // `apiViewLevel(response)`.
   const apiAccess: RequestHandler = dependencies.apiAccess ?? ((_request, _response, next) => next());
-  readOnlyRoute(app, CONSTRAINT_LIST_PATH, 'GET', apiAccess, (request, response) => {
-    const parameter = (name: string) => queryString(request, name);
-    const filter = decodeConstraintFilter(parameter);
-    if (!filter.ok) return send(response, { status: 400, body: { error: filter.error } });
-    if (!dependencies.runtimeState().source.synced)
-      return send(response, {
-        status: 503,
-        body: { error: 'the index has not completed its first sync yet' },
-      });
-    const subject = decodeQuerySubject(parameter, filter.value);
-    if (!subject.ok) return send(response, { status: 400, body: { error: subject.error } });
-    const prospective =
-      subject.value && dependencies.prospectiveFindings
-        ? dependencies.prospectiveFindings(subject.value)
-        : [];
-    response.json(buildConstraintList(dependencies.index, filter.value, prospective, apiViewLevel(response)));
-  });
+  readOnlyRoute(app, CONSTRAINT_LIST_PATH, 'GET', apiAccess, constraintListRoute(dependencies));
   readOnlyRoute(app, '/api/v1/admission-check', 'POST', apiAccess, admissionCheckHandler(dependencies));
   readOnlyRoute(app, '/api/v1/health', 'GET', (_request, response) => {
     const health = buildApiHealth(dependencies.runtimeState());

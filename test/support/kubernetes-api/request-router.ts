@@ -7,6 +7,7 @@ import { groupVersion, type ResourceRegistry, type ResourceType } from './resour
 import { FieldSelectorQuery, LabelSelectorQuery, ObjectFilter } from './selectors';
 import type { WatchHub } from './watch-stream';
 import type { TokenAuthority } from './token-reviews';
+import { errorMessage } from '../../../services/model/error-message';
 
 // The REST surface: discovery documents and the resource paths
 //   /api/v1[/namespaces/{ns}]/{plural}[/{name}[/status]]
@@ -79,7 +80,7 @@ async function readBody(request: IncomingMessage): Promise<JsonValue | undefined
   try {
     return JSON.parse(text) as JsonValue;
   } catch (error) {
-    throw badRequest(`couldn't get version/kind; json parse error: ${(error as Error).message}`);
+    throw badRequest(`couldn't get version/kind; json parse error: ${errorMessage(error)}`);
   }
 }
 
