@@ -31,7 +31,7 @@ function readCheckRequest(
 ): Answer | { object: KubernetesObject; oldObject?: KubernetesObject; operation: 'CREATE' | 'UPDATE' } {
   if (!isRecord(body) || !isRecord(body.object))
     return error(400, 'the request must be a JSON object {"object": {...}, "operation": "CREATE"|"UPDATE"}');
-  const operation = body.operation ?? 'CREATE';
+  const operation = body.operation === undefined ? 'CREATE' : body.operation;
   if (operation !== 'CREATE' && operation !== 'UPDATE')
     return error(400, 'operation must be CREATE or UPDATE');
   if (body.oldObject !== undefined && !isRecord(body.oldObject))
