@@ -5,10 +5,16 @@ import { buildAdmissionCheck, namespaceOfObject } from '../verdicts/admission-ch
 import type { ConstraintDraft } from '../../model/constraint';
 import type { WorkloadDescriptor } from '../../model/workload';
 import type { ResourceDependencies } from './resource-requests';
+import { AdmissionCheckMemo } from './admission-check-memo';
 
 /** What the route needs of the app's dependencies (a subset, so this file does not import app.ts). */
 export interface AdmissionCheckDependencies extends Pick<ResourceDependencies, 'index' | 'runtimeState'> {
   prospectiveFindings?: (workload: WorkloadDescriptor) => ConstraintDraft[];
+  /**
+   * Changes whenever `prospectiveFindings` may answer differently (the companion inventory). Without
+   * it, answers are not remembered when `prospectiveFindings` is given.
+   */
+  prospectiveRevision?: () => number;
 }
 
 // `POST /api/v1/admission-check` (DESIGN.md 7b): the verdict of every constraint that applies to one
@@ -55,22 +61,65 @@ function readBodyFailure(failure: unknown): Answer | undefined {
   return undefined;
 }
 
+/** The state an answer depends on besides the body; undefined: do not remember answers. */
+function memoState(dependencies: AdmissionCheckDependencies): string | undefined {
+  if (!dependencies.prospectiveFindings) return `${dependencies.index.revision}/-/full`;
+  if (!dependencies.prospectiveRevision) return undefined;
+  return `${dependencies.index.revision}/${dependencies.prospectiveRevision()}/full`;
+}
+
+function parseJson(text: string): { value: unknown } | undefined {
+  try {
+    return { value: JSON.parse(text) as unknown };
+  } catch {
+    return undefined;
+  }
+}
+
+function computeAnswer(dependencies: AdmissionCheckDependencies, text: unknown): Answer {
+  // No body at all reads as "no object", as before; anything else must parse.
+  const parsed = typeof text === 'string' && text !== '' ? parseJson(text) : { value: undefined };
+  if (!parsed) return error(400, 'request body is not valid JSON');
+  const checkRequest = readCheckRequest(parsed.value);
+  if ('status' in checkRequest) return checkRequest;
+  if (!dependencies.runtimeState().source.synced)
+    return error(503, 'the index has not completed its first sync yet');
+  const workload = describeWorkload(checkRequest.object, namespaceOfObject(checkRequest.object));
+  const prospective =
+    workload && dependencies.prospectiveFindings ? dependencies.prospectiveFindings(workload) : [];
+  return { status: 200, body: buildAdmissionCheck(dependencies.index, checkRequest, { prospective }) };
+}
+
+function sendSerialised(response: Response, status: number, json: string): void {
+  response.status(status).type('application/json').send(json);
+}
+
 export function admissionCheckHandler(dependencies: AdmissionCheckDependencies): RequestHandler {
-  const parseBody = express.json({ limit: ADMISSION_CHECK_BODY_LIMIT_BYTES, type: () => true });
+  // The body is read as text so that an identical body is answered from the memo without parsing.
+  const readBody = express.text({ limit: ADMISSION_CHECK_BODY_LIMIT_BYTES, type: () => true });
+  const memo = new AdmissionCheckMemo();
   return (request: Request, response: Response, next: NextFunction) => {
-    parseBody(request, response, (failure?: unknown) => {
+    readBody(request, response, (failure?: unknown) => {
       if (failure) {
         const answer = readBodyFailure(failure);
         return answer ? response.status(answer.status).json(answer.body) : next(failure);
       }
-      const checkRequest = readCheckRequest(request.body);
-      if ('status' in checkRequest) return response.status(checkRequest.status).json(checkRequest.body);
-      if (!dependencies.runtimeState().source.synced)
-        return response.status(503).json({ error: 'the index has not completed its first sync yet' });
-      const workload = describeWorkload(checkRequest.object, namespaceOfObject(checkRequest.object));
-      const prospective =
-        workload && dependencies.prospectiveFindings ? dependencies.prospectiveFindings(workload) : [];
-      response.json(buildAdmissionCheck(dependencies.index, checkRequest, { prospective }));
+      const text: unknown = request.body;
+      const synced = dependencies.runtimeState().source.synced;
+      const state = synced ? memoState(dependencies) : undefined;
+      const remembered =
+        state !== undefined && typeof text === 'string' ? memo.lookup(state, text) : undefined;
+      if (remembered !== undefined) return sendSerialised(response, 200, remembered);
+      // Runs after the body stream ended, outside express's own try/catch: errors go to next().
+      try {
+        const answer = computeAnswer(dependencies, text);
+        const json = JSON.stringify(answer.body);
+        if (answer.status === 200 && state !== undefined && typeof text === 'string')
+          memo.remember(state, text, json);
+        sendSerialised(response, answer.status, json);
+      } catch (unexpected) {
+        next(unexpected);
+      }
     });
   };
 }

@@ -28,6 +28,8 @@ export interface ControllerAppDependencies extends ResourceDependencies {
   metricsHandler?: RequestHandler;
   /** Companion checks for the object being admitted (MissingResource at admission time). */
   prospectiveFindings?: (workload: WorkloadDescriptor) => ConstraintDraft[];
+  /** Changes when `prospectiveFindings` may answer differently (admission-check answers are memoised). */
+  prospectiveRevision?: () => number;
   /** Sees every request before routing (request metrics). */
   requestObserver?: RequestHandler;
 }
