@@ -88,6 +88,11 @@ describe('admission-check memo', () => {
     const second = await check();
     expect(second.text).toBe(first.text);
     expect(second.headers['content-type']).toMatch(/^application\/json/);
+    // Browser headers are left out for the webhook's client; nosniff stays, other routes keep all.
+    expect(second.headers['x-content-type-options']).toBe('nosniff');
+    expect(second.headers['content-security-policy']).toBeUndefined();
+    const health = await request(app).get('/healthz').expect(200);
+    expect(health.headers['content-security-policy']).toBeDefined();
     expect(evaluations).toBe(1);
     inventoryRevision++;
     await check();

@@ -16,7 +16,7 @@ import type { WorkloadDescriptor } from '../../model/workload';
 import type { Logger } from '../../logging/logger';
 import { buildConstraintList } from '../views/constraint-list';
 import { buildApiHealth } from '../views/health';
-import { admissionCheckHandler } from './admission-check-route';
+import { admissionCheckHandler, securityHeadersExceptAdmissionCheck } from './admission-check-route';
 import { answerResourceRequest, type ResourceAnswer, type ResourceDependencies } from './resource-requests';
 
 // The controller's HTTP surface (spec 4.1, 4.2; DESIGN.md 5): read-only JSON, errors as
@@ -117,7 +117,7 @@ export function createControllerApp(dependencies: ControllerAppDependencies): Ex
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
-  app.use(helmet());
+  app.use(securityHeadersExceptAdmissionCheck(helmet()));
   if (dependencies.requestObserver) app.use(dependencies.requestObserver);
 
   const resource = (request: Request, response: Response, body: Record<string, unknown>) =>
