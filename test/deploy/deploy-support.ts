@@ -74,7 +74,13 @@ export function crdManifest(crd: CrdDescription): JsonObject {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: `${crd.plural}.${crd.group}` },
+    metadata: {
+      name: `${crd.plural}.${crd.group}`,
+      // Groups under k8s.io (AdminNetworkPolicy) are protected: the API server wants an approval.
+      annotations: /(^|\.)k8s\.io$/.test(crd.group)
+        ? { 'api-approved.kubernetes.io': 'https://github.com/kubernetes-sigs/network-policy-api/pull/30' }
+        : {},
+    },
     spec: {
       group: crd.group,
       scope: crd.namespaced ? 'Namespaced' : 'Cluster',
