@@ -12,4 +12,13 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  {
+    // Sizes a reader can hold in mind (docs/architecture.md): tests and fixtures are exempt.
+    files: ['services/**/*.ts', 'infra/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'max-lines': ['error', { max: 400 }],
+      'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }],
+    },
+  },
 );

@@ -31,6 +31,9 @@ export function controllerArgs(ctx: BuildContext): pulumi.Output<string[]> {
       `--detail-level=${controller.detailLevel}`,
       // Its own registration is never reported as a constraint.
       `--own-webhook=${config.names.webhookConfiguration}`,
+      // Unredacted answers for the webhook's projected token alone (DESIGN.md 5).
+      '--api-auth=tokenreview',
+      `--webhook-service-account=${config.names.namespace}/${config.names.webhook}`,
       ...(flowobserverAddress ? [`--flowobserver-address=${flowobserverAddress}`] : []),
       ...(contact ? [`--contact=${contact}`] : []),
       ...(controller.rescanInterval ? [`--rescan-interval=${controller.rescanInterval}`] : []),

@@ -81,6 +81,8 @@ describe('Forewarn with default arguments', () => {
       '--mcp=true',
       '--detail-level=summary',
       '--own-webhook=forewarn-webhook',
+      '--api-auth=tokenreview',
+      '--webhook-service-account=forewarn/forewarn-webhook',
     ]);
     expect(controller.image).toBe('forewarn:0.1.0');
     expect(controller.ports).toEqual([
@@ -123,6 +125,7 @@ describe('Forewarn with default arguments', () => {
       '--webhook-name=forewarn-webhook',
       '--service-name=forewarn-webhook',
       '--secret-name=forewarn-webhook-tls',
+      '--controller-token-file=/var/run/secrets/forewarn/token',
     ]);
     expect(webhook.ports).toEqual([{ name: 'https', containerPort: 8443, protocol: 'TCP' }]);
     expect(webhook.livenessProbe).toEqual({
@@ -140,7 +143,10 @@ describe('Forewarn with default arguments', () => {
       limits: { cpu: '200m', memory: '256Mi' },
     });
     // Self-signed mode: certificates come from the Secret through the API, nothing is mounted.
-    expect(webhook.volumeMounts).toEqual([{ name: 'tmp', mountPath: '/tmp' }]);
+    expect(webhook.volumeMounts).toEqual([
+      { name: 'tmp', mountPath: '/tmp' },
+      { name: 'controller-token', mountPath: '/var/run/secrets/forewarn', readOnly: true },
+    ]);
   });
 
   it('spreads webhook pods across nodes by anti-affinity on the hostname', () => {
@@ -176,6 +182,40 @@ describe('Forewarn with default arguments', () => {
     });
     expect(podSpec.volumes).toContainEqual({ name: 'tmp', emptyDir: { sizeLimit: '64Mi' } });
     expect(container(deployment).volumeMounts).toContainEqual({ name: 'tmp', mountPath: '/tmp' });
+  });
+
+  it("limits the webhook's Secret access to its own TLS Secret (resourceNames on every read)", () => {
+    const role = one(registered, 'kubernetes:rbac.authorization.k8s.io/v1:Role', 'forewarn-webhook');
+    const rules = role.rules as JsonObject[];
+    for (const rule of rules.filter((entry) => (entry.verbs as string[]).some((verb) => verb !== 'create')))
+      expect(rule.resourceNames).toEqual(['forewarn-webhook-tls']);
+    expect(rules).toContainEqual({
+      apiGroups: [''],
+      resources: ['secrets'],
+      resourceNames: ['forewarn-webhook-tls'],
+      verbs: ['get', 'list', 'watch'],
+    });
+  });
+
+  it('lets the controller create TokenReviews and mounts the audience token in the webhook pod', () => {
+    const role = one(
+      registered,
+      'kubernetes:rbac.authorization.k8s.io/v1:ClusterRole',
+      'forewarn-controller',
+    );
+    expect(role.rules).toContainEqual({
+      apiGroups: ['authentication.k8s.io'],
+      resources: ['tokenreviews'],
+      verbs: ['create'],
+    });
+    const deployment = one(registered, 'kubernetes:apps/v1:Deployment', 'forewarn-webhook');
+    expect(container(deployment).volumeMounts).toContainEqual({
+      name: 'controller-token',
+      mountPath: '/var/run/secrets/forewarn',
+      readOnly: true,
+    });
+    // Self-signed mode writes its Secret and registration: it keeps its API token.
+    expect(at(deployment, 'spec', 'template', 'spec', 'automountServiceAccountToken')).toBe(true);
   });
 
   it('serves the webhook on a ClusterIP Service 443 -> 8443', () => {

@@ -74,6 +74,24 @@ describe('managed certificates (cert-manager)', () => {
     expect(at(configuration, 'webhooks', 0, 'clientConfig', 'caBundle')).toBeUndefined();
   });
 
+  it('gives the webhook no API access: no Role, no API token, only the controller audience token', () => {
+    const kinds = registered.map((resource) => resource.type);
+    expect(kinds).not.toContain('kubernetes:rbac.authorization.k8s.io/v1:Role');
+    expect(kinds).not.toContain('kubernetes:rbac.authorization.k8s.io/v1:RoleBinding');
+    const spec = at(one(registered, DEPLOYMENT, 'fw-webhook'), 'spec', 'template', 'spec') as JsonObject;
+    expect(spec.automountServiceAccountToken).toBe(false);
+    expect(spec.volumes).toContainEqual({
+      name: 'controller-token',
+      projected: {
+        sources: [
+          {
+            serviceAccountToken: { audience: 'forewarn-controller', expirationSeconds: 3600, path: 'token' },
+          },
+        ],
+      },
+    });
+  });
+
   it('mounts the Secret at /etc/webhook/certs and passes the file flags', () => {
     const deployment = one(registered, DEPLOYMENT, 'fw-webhook');
     const webhook = container(deployment);
@@ -87,6 +105,7 @@ describe('managed certificates (cert-manager)', () => {
       '--secret-name=fw-webhook-tls',
       '--tls-cert-file=/etc/webhook/certs/tls.crt',
       '--tls-key-file=/etc/webhook/certs/tls.key',
+      '--controller-token-file=/var/run/secrets/forewarn/token',
     ]);
     expect(webhook.volumeMounts).toContainEqual({
       name: 'certs',
@@ -192,6 +211,8 @@ describe('every value set', () => {
       '--mcp=false',
       '--detail-level=detailed',
       '--own-webhook=warn-webhook',
+      '--api-auth=tokenreview',
+      '--webhook-service-account=policy-tools/warn-webhook',
       '--flowobserver-address=hubble-relay.kube-system:4245',
       '--contact=platform@example.com',
       '--rescan-interval=10m',

@@ -33,10 +33,22 @@ export function controllerRules(): PolicyRule[] {
   return groupResources(controllerReadTargets()).map((rule) => ({ ...rule, verbs: READ }));
 }
 
-/** The webhook's rules on Secrets of its namespace (self-signed mode). */
+/**
+ * The controller checks the webhook's token before answering it unredacted (`--api-auth=tokenreview`,
+ * DESIGN.md 5): it may create TokenReviews, which read nothing and change nothing.
+ */
+export const CONTROLLER_TOKEN_REVIEW_RULES: PolicyRule[] = [
+  { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+];
+
+/**
+ * The webhook's rules on Secrets of its namespace (self-signed mode): its own TLS Secret only. A
+ * list or watch is allowed by `resourceNames` when it selects that name (`fieldSelector
+ * metadata.name=...`), which is how the webhook watches it.
+ */
 export function webhookSecretRules(tlsSecretName: string): PolicyRule[] {
   return [
-    { apiGroups: [''], resources: ['secrets'], verbs: READ },
+    { apiGroups: [''], resources: ['secrets'], resourceNames: [tlsSecretName], verbs: READ },
     // `create` cannot be limited by resourceNames: the name is not known before the object exists.
     { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
     { apiGroups: [''], resources: ['secrets'], resourceNames: [tlsSecretName], verbs: ['update', 'patch'] },
@@ -63,7 +75,10 @@ export function createControllerRbac(
   const name = ctx.config.names.controller;
   const role = new k8s.rbac.v1.ClusterRole(
     name,
-    { metadata: clusterMeta(ctx, name, 'controller'), rules: controllerRules() },
+    {
+      metadata: clusterMeta(ctx, name, 'controller'),
+      rules: [...controllerRules(), ...CONTROLLER_TOKEN_REVIEW_RULES],
+    },
     ctx.opts,
   );
   return new k8s.rbac.v1.ClusterRoleBinding(

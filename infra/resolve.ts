@@ -210,6 +210,7 @@ function checkTolerations(tolerations: Toleration[], errors: string[]): void {
  * arguments are valid), which the component turns into one ResourceError, and warnings about valid but
  * risky values, which it logs.
  */
+// eslint-disable-next-line max-lines-per-function -- wiring in one sequence; splitting it is left from issue 14
 export function resolveForewarnArgs(
   name: string,
   args: ForewarnArgs,

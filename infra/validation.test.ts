@@ -4,6 +4,7 @@ import * as pulumi from '@pulumi/pulumi';
 import { CertManagement, FailurePolicy, Forewarn, type ForewarnArgs } from './';
 import { parseGoDuration, resolveForewarnArgs } from './resolve';
 import { installMocks, settle } from '../test/support/infra-harness';
+import { errorMessage } from '../services/model/error-message';
 
 /** Bypasses the enum types, as a stack config or another language would. */
 function loose(args: unknown): ForewarnArgs {
@@ -194,8 +195,8 @@ describe('invalid arguments', () => {
       thrown = error;
     }
     expect(pulumi.ResourceError.isInstance(thrown)).toBe(true);
-    expect((thrown as Error).message).toMatch(message);
-    expect((thrown as Error).message).toContain(`invalid arguments for Forewarn "${name}"`);
+    expect(errorMessage(thrown)).toMatch(message);
+    expect(errorMessage(thrown)).toContain(`invalid arguments for Forewarn "${name}"`);
     await settle(registered);
     // Only the component itself got registered: no half-built deployment.
     expect(registered.map((resource) => resource.type)).toEqual(['forewarn:index:Forewarn']);

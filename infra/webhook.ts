@@ -23,6 +23,30 @@ export const WEBHOOK_PORT = 8443;
 export const WEBHOOK_SERVICE_PORT = 443;
 export const WEBHOOK_COMMAND = ['/webhook'];
 export const MANAGED_CERT_DIR = '/etc/webhook/certs';
+/** Where the webhook's projected token for the controller (audience forewarn-controller) is mounted. */
+export const CONTROLLER_TOKEN_DIR = '/var/run/secrets/forewarn';
+export const CONTROLLER_TOKEN_AUDIENCE = 'forewarn-controller';
+/** Lifetime asked of the kubelet, which renews the file at 80% of it; the controller caches ≤ 5 min. */
+const CONTROLLER_TOKEN_SECONDS = 3600;
+
+/**
+ * The projected ServiceAccount token the webhook shows the controller (DESIGN.md 5): valid for the
+ * controller's audience only, so it cannot be replayed against the API server.
+ */
+const controllerTokenVolume = {
+  name: 'controller-token',
+  projected: {
+    sources: [
+      {
+        serviceAccountToken: {
+          audience: CONTROLLER_TOKEN_AUDIENCE,
+          expirationSeconds: CONTROLLER_TOKEN_SECONDS,
+          path: 'token',
+        },
+      },
+    ],
+  },
+};
 
 type RuleWithOperations = k8s.types.input.admissionregistration.v1.RuleWithOperations;
 
@@ -59,10 +83,12 @@ export function webhookArgs(ctx: BuildContext): string[] {
     ...(selfSigned
       ? []
       : [`--tls-cert-file=${MANAGED_CERT_DIR}/tls.crt`, `--tls-key-file=${MANAGED_CERT_DIR}/tls.key`]),
+    `--controller-token-file=${CONTROLLER_TOKEN_DIR}/token`,
     ...config.webhook.extraArgs,
   ];
 }
 
+// eslint-disable-next-line max-lines-per-function -- wiring in one sequence; splitting it is left from issue 14
 export function createWebhook(ctx: BuildContext): WebhookResources {
   const { config } = ctx;
   const { names, webhook } = config;
@@ -81,9 +107,10 @@ export function createWebhook(ctx: BuildContext): WebhookResources {
 
   // Managed mode: the Secret cert-manager writes is mounted; its files change in place on renewal.
   const certVolumes = selfSigned ? [] : [{ name: 'certs', secret: { secretName: names.tlsSecret } }];
+  const tokenMount = { name: controllerTokenVolume.name, mountPath: CONTROLLER_TOKEN_DIR, readOnly: true };
   const volumeMounts = selfSigned
-    ? [TMP_MOUNT]
-    : [TMP_MOUNT, { name: 'certs', mountPath: MANAGED_CERT_DIR, readOnly: true }];
+    ? [TMP_MOUNT, tokenMount]
+    : [TMP_MOUNT, tokenMount, { name: 'certs', mountPath: MANAGED_CERT_DIR, readOnly: true }];
 
   const deployment = new k8s.apps.v1.Deployment(
     names.webhook,
@@ -95,8 +122,11 @@ export function createWebhook(ctx: BuildContext): WebhookResources {
         template: {
           metadata: { labels: objectLabels(config, 'webhook') },
           spec: {
-            ...podSpecBase(ctx, certVolumes),
+            ...podSpecBase(ctx, [...certVolumes, controllerTokenVolume]),
             serviceAccountName: serviceAccount.metadata.name,
+            // Managed mode needs no API access: no API token at all, only the controller's audience
+            // token above. Self-signed mode keeps it to write its Secret and its registration.
+            automountServiceAccountToken: selfSigned,
             // Preferred, not required: a one-node cluster still runs every replica.
             affinity: {
               podAntiAffinity: {

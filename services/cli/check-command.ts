@@ -15,6 +15,7 @@ import type { ControllerApi } from './controller-api';
 import { checkExitCode, unavailableError, usageError, type ExitCode, type FailOn } from './exit-codes';
 import { loadOfflineCluster } from './offline-index';
 import { webhookQueryFor } from './webhook-query';
+import { errorMessage } from '../model/error-message';
 
 // `forewarn check`: reads the manifests, finds where constraints come from (a directory indexed
 // here, or a controller), runs the shared check core and turns the counts into an exit code.
@@ -48,7 +49,7 @@ async function manifestFilesOf(name: string): Promise<string[]> {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw usageError(`-f ${name}: no such file or directory`);
-    throw unavailableError(`cannot read ${name}: ${(error as Error).message}`);
+    throw unavailableError(`cannot read ${name}: ${errorMessage(error)}`);
   }
   if (!info.isDirectory()) return [name];
   const entries = await readdir(name, { withFileTypes: true, recursive: true });
@@ -71,7 +72,7 @@ async function readManifests(
       try {
         manifests.push({ file, content: await readFile(file, 'utf8') });
       } catch (error) {
-        throw unavailableError(`cannot read ${file}: ${(error as Error).message}`);
+        throw unavailableError(`cannot read ${file}: ${errorMessage(error)}`);
       }
     }
   }
@@ -80,7 +81,11 @@ async function readManifests(
   return manifests;
 }
 
-/** The controller's list answer, read as strictly as the webhook reads it. */
+/**
+ * The controller's list answer. A body without a constraints list is refused; an entry without a
+ * known severity and constraint type, a name or a summary is skipped, as the webhook skips entries
+ * it cannot use.
+ */
 export function parseListedConstraints(body: unknown): LookedUpConstraint[] {
   if (!isRecord(body) || !Array.isArray(body.constraints))
     throw unavailableError(

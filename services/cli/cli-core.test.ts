@@ -3,7 +3,8 @@ import { createControllerApp } from '../controller/http/app';
 import { silentLogger } from '../logging/logger';
 import { parseControllerUrl } from './controller-api';
 import { UsageError } from '../flags/command-line';
-import { checkExitCode, EXIT_CODES } from './exit-codes';
+import { checkExitCode, CliError, EXIT_CODES } from './exit-codes';
+import { parseConstraintView, parseReport } from './wire-schemas';
 import { createStyle, formatTable, shouldColour, type OutputStream } from './output';
 import { runCli, type CliEnvironment } from './program';
 import { webhookQueryFor } from './webhook-query';
@@ -196,5 +197,41 @@ describe('webhook query of check --url', () => {
       object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'shop' } },
     });
     expect(query.subject).toBeUndefined();
+  });
+});
+
+describe('answers of the controller', () => {
+  it('refuses a body that is not a report with exit 4, naming the field, instead of trusting it', () => {
+    const failure = (() => {
+      try {
+        parseReport({ namespace: 'shop', constraints: 'none' });
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(failure).toBeInstanceOf(CliError);
+    expect((failure as CliError).exitCode).toBe(EXIT_CODES.unavailable);
+    expect((failure as CliError).message).toMatch(/not a report at constraintCount/);
+  });
+
+  it('keeps fields it does not know, so -o json prints the body as sent', () => {
+    const view = {
+      name: 'n',
+      summary: 's',
+      namespace: 'shop',
+      constraint_type: 'NetworkIngress',
+      severity: 'Warning',
+      source_kind: 'NetworkPolicy',
+      source_api_version: 'networking.k8s.io/v1',
+      effect: 'deny',
+      affected_workloads: [],
+      tags: [],
+      detail_level: 'summary',
+      last_observed: '2026-01-01T00:00:00Z',
+      remediation: { summary: 'r', steps: [] },
+      metrics: null,
+      newer_field: 1,
+    };
+    expect(parseConstraintView(view)).toEqual(view);
   });
 });

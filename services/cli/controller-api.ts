@@ -1,8 +1,9 @@
 import { isRecord } from '../model/kubernetes';
 import { PORT_FORWARD_HINT, unavailableError, usageError, CliError } from './exit-codes';
+import { errorMessage } from '../model/error-message';
 
 // The command line's only network I/O: GET JSON from the controller's HTTP API, with every way it
-// can fail turned into one clear sentence and an exit code (errors.ts).
+// can fail turned into one clear sentence and an exit code (exit-codes.ts).
 
 export interface ControllerApi {
   /** GET `path` (with query) below the base URL; resolves to the parsed JSON of a 2xx answer. */
@@ -27,7 +28,7 @@ export function parseControllerUrl(value: string): URL {
 
 /** fetch wraps the socket error (TypeError 'fetch failed'); the errno code or reason is in `cause`. */
 function rootCause(error: unknown): { code?: string; message: string } {
-  let message = error instanceof Error ? error.message : String(error);
+  let message = errorMessage(error);
   for (let current: unknown = error; isRecord(current); current = current.cause) {
     if (typeof current.code === 'string') return { code: current.code, message };
     if (typeof current.message === 'string') message = current.message;

@@ -9,6 +9,7 @@ import { ManifestFileSource } from '../controller/sources/manifest-files';
 import type { KubernetesObject } from '../model/kubernetes';
 import { silentLogger } from '../logging/logger';
 import { usageError } from './exit-codes';
+import { errorMessage } from '../model/error-message';
 
 // `forewarn check --manifests DIR`: the cluster as a GitOps repository describes it, indexed in this
 // process with the controller's own source, adapters and index, read once (no file watching). The
@@ -48,7 +49,7 @@ export async function loadOfflineCluster(directory: string): Promise<OfflineClus
   try {
     await source.start();
   } catch (error) {
-    throw usageError((error as Error).message);
+    throw usageError(errorMessage(error));
   } finally {
     // No background evaluation in a one-shot command: evaluate once, synchronously, below.
     companions.stop();

@@ -1,10 +1,9 @@
 import { Command, CommanderError, Option } from 'commander';
 import { addFlags, applyEnvironment, flag, flagValues, UsageError } from '../flags/command-line';
-import type { ConstraintView, Report } from '../model/api';
 import { isDns1123Label } from '../model/kubernetes';
 import { packageVersion } from '../model/package-version';
 import { runCheck } from './check-command';
-import { createControllerApi, parseControllerUrl } from './controller-api';
+import { createControllerApi, parseControllerUrl, type ControllerApi } from './controller-api';
 import { CliError, EXIT_CODES, FAIL_ON_LEVELS, usageError, type ExitCode, type FailOn } from './exit-codes';
 import {
   createStyle,
@@ -15,7 +14,9 @@ import {
   type OutputStream,
 } from './output';
 import { renderCheckTable } from './render-check';
+import { parseConstraintView, parseReport } from './wire-schemas';
 import { renderConstraintTable, renderReportTable } from './render-views';
+import { errorMessage } from '../model/error-message';
 
 // `forewarn`: the command line of Forewarn (docs/cli.md). Runs against an injected environment
 // (argv, streams, env) and returns the exit code, so tests and main.ts share one path.
@@ -59,6 +60,58 @@ function requireNamespace(namespace: string): string {
   return namespace;
 }
 
+/** What the subcommands share: the streams, the controller client, output and the exit code. */
+interface ProgramContext {
+  environment: CliEnvironment;
+  controller: () => ControllerApi;
+  print: (value: unknown, table: () => string) => void;
+  style: () => ReturnType<typeof createStyle>;
+  setExitCode: (code: ExitCode) => void;
+}
+
+function addCheckCommand(program: Command, context: ProgramContext): void {
+  program
+    .command('check')
+    .description(
+      'the admission warnings manifests would get, without applying them (exit 0 clean, 1 warnings, 3 critical)',
+    )
+    .requiredOption('-f, --filename <path...>', 'manifest file or directory to check; - reads standard input')
+    .option(
+      '--manifests <dir>',
+      'check offline against this directory of cluster manifests instead of a controller',
+    )
+    .option('-n, --namespace <namespace>', 'namespace for objects that set none (as kubectl apply -n)')
+    .addOption(
+      new Option('--fail-on <level>', 'lowest finding that fails the check')
+        .choices(FAIL_ON_LEVELS)
+        .default('warning'),
+    )
+    .action(
+      async (options: { filename: string[]; manifests?: string; namespace?: string; failOn: FailOn }) => {
+        if (options.manifests !== undefined && program.getOptionValueSource('url') === 'cli')
+          throw usageError(
+            '--manifests and --url are alternatives: check offline against a directory, or ask a controller',
+          );
+        const result = await runCheck({
+          filenames: options.filename,
+          manifests: options.manifests,
+          namespace: options.namespace === undefined ? undefined : requireNamespace(options.namespace),
+          failOn: options.failOn,
+          controller: context.controller,
+          readStdin: context.environment.readStdin,
+        });
+        for (const problem of result.clusterProblems)
+          context.environment.stderr.write(`warning: ${problem} (its objects are not part of the check)\n`);
+        const critical = result.reports.reduce((sum, report) => sum + report.criticalCount, 0);
+        const warnings = result.reports.reduce((sum, report) => sum + report.warningCount, 0);
+        context.print({ reports: result.reports, criticalCount: critical, warningCount: warnings }, () =>
+          renderCheckTable(result.reports, context.style()),
+        );
+        context.setExitCode(result.exitCode);
+      },
+    );
+}
+
 function buildProgram(environment: CliEnvironment, setExitCode: (code: ExitCode) => void): Command {
   const program = new Command('forewarn')
     .description(
@@ -92,7 +145,7 @@ system could not answer (unreachable, not ready, not found). See docs/cli.md.`,
     .option('-n, --namespace <namespace>', 'namespace', 'default')
     .action(async (options: { namespace: string }) => {
       const namespace = requireNamespace(options.namespace);
-      const report = (await controller().getJson(`resources/reports/${namespace}`)) as Report;
+      const report = parseReport(await controller().getJson(`resources/reports/${namespace}`));
       print(report, () => renderReportTable(report, style()));
     });
 
@@ -104,53 +157,13 @@ system could not answer (unreachable, not ready, not found). See docs/cli.md.`,
     .action(async (namespaceArgument: string, name: string) => {
       const namespace = requireNamespace(namespaceArgument);
       const encodedName = name.split('/').map(encodeURIComponent).join('/');
-      const view = (await controller().getJson(
-        `resources/constraints/${namespace}/${encodedName}`,
-      )) as ConstraintView;
+      const view = parseConstraintView(
+        await controller().getJson(`resources/constraints/${namespace}/${encodedName}`),
+      );
       print(view, () => renderConstraintTable(view, style()));
     });
 
-  program
-    .command('check')
-    .description(
-      'the admission warnings manifests would get, without applying them (exit 0 clean, 1 warnings, 3 critical)',
-    )
-    .requiredOption('-f, --filename <path...>', 'manifest file or directory to check; - reads standard input')
-    .option(
-      '--manifests <dir>',
-      'check offline against this directory of cluster manifests instead of a controller',
-    )
-    .option('-n, --namespace <namespace>', 'namespace for objects that set none (as kubectl apply -n)')
-    .addOption(
-      new Option('--fail-on <level>', 'lowest finding that fails the check')
-        .choices(FAIL_ON_LEVELS)
-        .default('warning'),
-    )
-    .action(
-      async (options: { filename: string[]; manifests?: string; namespace?: string; failOn: FailOn }) => {
-        if (options.manifests !== undefined && program.getOptionValueSource('url') === 'cli')
-          throw usageError(
-            '--manifests and --url are alternatives: check offline against a directory, or ask a controller',
-          );
-        const result = await runCheck({
-          filenames: options.filename,
-          manifests: options.manifests,
-          namespace: options.namespace === undefined ? undefined : requireNamespace(options.namespace),
-          failOn: options.failOn,
-          controller,
-          readStdin: environment.readStdin,
-        });
-        for (const problem of result.clusterProblems)
-          environment.stderr.write(`warning: ${problem} (its objects are not part of the check)\n`);
-        const critical = result.reports.reduce((sum, report) => sum + report.criticalCount, 0);
-        const warnings = result.reports.reduce((sum, report) => sum + report.warningCount, 0);
-        print({ reports: result.reports, criticalCount: critical, warningCount: warnings }, () =>
-          renderCheckTable(result.reports, style()),
-        );
-        setExitCode(result.exitCode);
-      },
-    );
-
+  addCheckCommand(program, { environment, controller, print, style, setExitCode });
   return program;
 }
 
@@ -172,9 +185,7 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
       environment.stderr.write(`error: ${error.message.replace(/\n/g, '\nerror: ')}\n`);
       return error.exitCode;
     }
-    environment.stderr.write(
-      `error: ${error instanceof Error ? error.message : String(error)} (this is a bug, please report it)\n`,
-    );
+    environment.stderr.write(`error: ${errorMessage(error)} (this is a bug, please report it)\n`);
     return EXIT_CODES.unavailable;
   }
 }

@@ -1,5 +1,10 @@
 import { UsageError } from '../flags/command-line';
-import { buildControllerCommand, parseControllerConfig, type ControllerConfig } from './config';
+import {
+  buildControllerCommand,
+  effectiveApiAuth,
+  parseControllerConfig,
+  type ControllerConfig,
+} from './config';
 
 // Controller flags (DESIGN.md 2) and their FOREWARN_* environment equivalents. parseControllerConfig
 // is pure in argv and env, so nothing here touches the real process environment.
@@ -84,6 +89,13 @@ const FLAGS: Array<{
     expected: { missingDebounceMs: 120_000 },
   },
   { flag: '--log-level', env: 'FOREWARN_LOG_LEVEL', value: 'debug', expected: { logLevel: 'debug' } },
+  { flag: '--api-auth', env: 'FOREWARN_API_AUTH', value: 'none', expected: { apiAuth: 'none' } },
+  {
+    flag: '--webhook-service-account',
+    env: 'FOREWARN_WEBHOOK_SERVICE_ACCOUNT',
+    value: 'tools/my-webhook',
+    expected: { webhookServiceAccount: 'tools/my-webhook' },
+  },
 ];
 
 /** Invalid values: each must exit 2 with a message naming the flag (or its env var). */
@@ -103,6 +115,8 @@ const INVALID: Array<{ flag: string; env: string; value: string }> = [
   { flag: '--pod-security-default', env: 'FOREWARN_POD_SECURITY_DEFAULT', value: 'strict' },
   { flag: '--disable-missing-rule', env: 'FOREWARN_DISABLE_MISSING_RULE', value: 'crd,no-such-rule' },
   { flag: '--log-level', env: 'FOREWARN_LOG_LEVEL', value: 'loud' },
+  { flag: '--api-auth', env: 'FOREWARN_API_AUTH', value: 'password' },
+  { flag: '--webhook-service-account', env: 'FOREWARN_WEBHOOK_SERVICE_ACCOUNT', value: 'no-slash' },
 ];
 
 function configError(run: () => unknown): UsageError {
@@ -129,11 +143,26 @@ describe('controller configuration', () => {
       contact: 'platform-team@example.com',
       flowobserverAddress: undefined,
       ownWebhook: 'forewarn-webhook',
+      podSecurityDefaults: undefined,
       meshRootNamespace: 'istio-system',
       missingDebounceMs: 60_000,
       disabledMissingRules: [],
       logLevel: 'info',
+      apiAuth: undefined,
+      webhookServiceAccount: 'forewarn-system/forewarn-webhook',
     });
+  });
+
+  it('trusts every caller of the webhook API on files, and refuses tokenreview there', () => {
+    expect(effectiveApiAuth(parseControllerConfig(['--manifests', 'examples/manifests'], NO_ENV))).toBe(
+      'none',
+    );
+    expect(effectiveApiAuth(parseControllerConfig([], NO_ENV))).toBe('tokenreview');
+    const error = configError(() =>
+      parseControllerConfig(['--manifests', 'examples/manifests', '--api-auth', 'tokenreview'], NO_ENV),
+    );
+    expect(error.exitCode).toBe(2);
+    expect(error.message).toMatch(/--api-auth=tokenreview needs a cluster/);
   });
 
   it.each(FLAGS)(

@@ -1,7 +1,15 @@
 import { Command, InvalidArgumentError } from 'commander';
 import type { LevelWithSilent } from 'pino';
 import { DETAIL_LEVELS, isDetailLevel, type DetailLevel } from '../model/api';
-import { addFlags, flag, parseFlags, parseLogLevel, type FlagValues } from '../flags/command-line';
+import {
+  addFlags,
+  flag,
+  parseFlags,
+  parseLogLevel,
+  UsageError,
+  type FlagValues,
+} from '../flags/command-line';
+import { API_AUTH_MODES, type ApiAuthMode } from './http/api-auth';
 import { parseBoolean, parseDuration } from '../flags/values';
 import { MISSING_RULES, type MissingRuleName } from './missing/finding';
 import { parseRescanInterval } from '../flags/rescan-interval';
@@ -171,7 +179,42 @@ export const CONTROLLER_FLAGS = {
     parse: parseLogLevel,
     default: 'info' as LevelWithSilent,
   }),
+  /** Who reads `/api/v1/constraints` unredacted (DESIGN.md 5); unset: see `effectiveApiAuth`. */
+  apiAuth: flag({
+    flags: '--api-auth <mode>',
+    help: 'who reads /api/v1/constraints unredacted: tokenreview (the webhook, by its ServiceAccount token; the default in a cluster) or none (every caller; the default with --manifests, for local runs)',
+    env: 'FOREWARN_API_AUTH',
+    parse: parseApiAuth,
+  }),
+  /** The webhook's ServiceAccount, `namespace/name`, whose token unlocks the unredacted answer. */
+  webhookServiceAccount: flag({
+    flags: '--webhook-service-account <namespace/name>',
+    help: "the webhook's ServiceAccount, whose token --api-auth=tokenreview accepts",
+    env: 'FOREWARN_WEBHOOK_SERVICE_ACCOUNT',
+    parse: parseServiceAccount,
+    default: 'forewarn-system/forewarn-webhook',
+  }),
 };
+
+function parseApiAuth(value: string): ApiAuthMode {
+  if (!(API_AUTH_MODES as readonly string[]).includes(value))
+    throw new InvalidArgumentError(`expected one of ${API_AUTH_MODES.join(', ')}`);
+  return value as ApiAuthMode;
+}
+
+function parseServiceAccount(value: string): string {
+  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\/[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(value))
+    throw new InvalidArgumentError(`expected namespace/name, got ${JSON.stringify(value)}`);
+  return value;
+}
+
+/**
+ * `tokenreview` needs an API server, so it cannot go with `--manifests`; unset, the controller asks
+ * for the webhook's token in a cluster and trusts every caller on files.
+ */
+export function effectiveApiAuth(config: Pick<ControllerConfig, 'apiAuth' | 'manifests'>): ApiAuthMode {
+  return config.apiAuth ?? (config.manifests === undefined ? 'tokenreview' : 'none');
+}
 
 export type ControllerConfig = FlagValues<typeof CONTROLLER_FLAGS>;
 
@@ -187,5 +230,11 @@ export function parseControllerConfig(
   argv: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
 ): ControllerConfig {
-  return parseFlags(buildControllerCommand(), CONTROLLER_FLAGS, argv, env);
+  const config = parseFlags(buildControllerCommand(), CONTROLLER_FLAGS, argv, env);
+  if (config.apiAuth === 'tokenreview' && config.manifests !== undefined)
+    throw new UsageError(
+      '--api-auth=tokenreview needs a cluster to ask; with --manifests use --api-auth=none',
+      2,
+    );
+  return config;
 }

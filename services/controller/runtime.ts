@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { Logger } from '../logging/logger';
 import { AdapterRegistry } from './adapters/registry';
-import type { ControllerConfig } from './config';
+import { effectiveApiAuth, type ControllerConfig } from './config';
 import { FlowObserverMonitor } from './flow-observer';
 import { createControllerApp } from './http/app';
 import { createControllerMetrics } from './metrics';
@@ -18,6 +18,8 @@ import { startMcpService, type RunningMcpService } from './mcp/mcp-service';
 import type { WatchObserver } from './sources/cluster/reflector';
 import type { FlowObserverState, McpState, RuntimeState } from './views/health';
 import { answerClientErrorsAsJson } from '../net/client-error';
+import { createApiAccess, type ReviewToken } from './http/api-auth';
+import { kubernetesTokenReviewer } from './http/token-review';
 
 // Wires one controller: index, ingestion, a source, the HTTP server. I/O pieces are created here
 // (or injected by tests) so everything below stays pure.
@@ -39,6 +41,28 @@ export interface ControllerOverrides {
   /** A ready-made source (tests); otherwise files or the cluster, from the config. */
   source?: (sink: Ingestor, registry: AdapterRegistry, watchObserver: WatchObserver) => ObjectSource;
   clock?: () => Date;
+  /** The TokenReview call of `--api-auth=tokenreview` (tests); otherwise through the kubeconfig. */
+  reviewToken?: ReviewToken;
+}
+
+function apiAccessFor(config: ControllerConfig, logger: Logger, overrides: ControllerOverrides) {
+  const mode = effectiveApiAuth(config);
+  if (mode === 'none' && config.manifests === undefined)
+    logger.warn(
+      { apiAuth: 'none' },
+      '--api-auth=none on a cluster: every caller reads /api/v1/constraints unredacted; use it for local runs only',
+    );
+  const reviewToken =
+    mode === 'tokenreview'
+      ? (overrides.reviewToken ?? kubernetesTokenReviewer(loadKubeConfig(config.kubeconfig)))
+      : undefined;
+  return createApiAccess({
+    mode,
+    configuredDetailLevel: config.detailLevel,
+    webhookServiceAccount: config.webhookServiceAccount,
+    reviewToken,
+    logger,
+  });
 }
 
 export function createSource(
@@ -104,6 +128,7 @@ function listen(server: Server, port: number, address: string): Promise<number> 
   });
 }
 
+// eslint-disable-next-line max-lines-per-function -- wiring in one sequence; splitting it is left from issue 14
 export async function startController(
   config: ControllerConfig,
   logger: Logger,
@@ -178,6 +203,7 @@ export async function startController(
     prospectiveRevision: () => missingResources.inventory.revision,
     metricsHandler: metrics.handler,
     requestObserver: metrics.requestObserver,
+    apiAccess: apiAccessFor(config, logger, overrides),
   });
   const httpServer = createServer(app);
   httpServer.keepAliveTimeout = 65_000;

@@ -1,6 +1,7 @@
 import { Command, CommanderError, Help, InvalidArgumentError, Option } from 'commander';
 import type { LevelWithSilent } from 'pino';
 import { isLogLevel } from '../logging/logger';
+import { errorMessage } from '../model/error-message';
 
 // One way to declare a flag for every Forewarn process: name, environment variable, parser, default
 // and help, in one entry of a table whose keys are the fields of the parsed configuration. commander
@@ -147,11 +148,6 @@ export function flagValues<T extends FlagTable>(command: Command, table: T): Fla
   for (const [key, spec] of Object.entries(table))
     values[key] = command.getOptionValue(optionOf(command, spec).attributeName());
   return values as FlagValues<T>;
-}
-
-/** The message of anything thrown: an Error's message, or the value as text. */
-export function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 export function parseLogLevel(text: string): LevelWithSilent {

@@ -156,11 +156,14 @@ export function decodeQuerySubject(
 ): Decoded<WorkloadDescriptor | undefined> {
   const kind = parameter('kind');
   const name = parameter('name');
-  if (kind === undefined || name === undefined) return { ok: true, value: undefined };
-  if (!/^[A-Za-z][A-Za-z0-9]{0,62}$/.test(kind) || !/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(name))
+  // Each one given is checked, even alone: a malformed value is a 400, never silently ignored.
+  if (kind !== undefined && !/^[A-Za-z][A-Za-z0-9]{0,62}$/.test(kind))
+    return { ok: false, error: SUBJECT_ERROR };
+  if (name !== undefined && !/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(name))
     return { ok: false, error: SUBJECT_ERROR };
   const annotations = decodeAnnotations(parameter('annotations'));
   if (!annotations) return { ok: false, error: SUBJECT_ERROR };
+  if (kind === undefined || name === undefined) return { ok: true, value: undefined };
   const ports = parameter('ports');
   const group = filter.resource?.group ?? '';
   return {

@@ -102,12 +102,14 @@ export function formatLabelSelector(selector: LabelSelector): string {
 /** Parses a label set written `k=v,k2=v2` (the `labels` query parameter). Throws on bad syntax. */
 export function parseLabelSet(value: string): Record<string, string> {
   const labels: Record<string, string> = {};
-  if (value.trim() === '') return labels;
+  // Exactly as documented (docs/openapi.yaml): no spaces are trimmed, so what is accepted is what is
+  // written there.
+  if (value === '') return labels;
   for (const pair of value.split(',')) {
     const equals = pair.indexOf('=');
     if (equals <= 0) throw new LabelSelectorError(`label ${JSON.stringify(pair)} is not written key=value`);
-    const key = pair.slice(0, equals).trim();
-    const labelValue = pair.slice(equals + 1).trim();
+    const key = pair.slice(0, equals);
+    const labelValue = pair.slice(equals + 1);
     if (!/^([a-zA-Z0-9.-]+\/)?[a-zA-Z0-9]([-a-zA-Z0-9_.]*[a-zA-Z0-9])?$/.test(key))
       throw new LabelSelectorError(`label key ${JSON.stringify(key)} is not a valid label key`);
     if (labelValue !== '' && !/^[a-zA-Z0-9]([-a-zA-Z0-9_.]*[a-zA-Z0-9])?$/.test(labelValue))

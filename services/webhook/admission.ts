@@ -1,6 +1,7 @@
 import { isRecord, readPath, type Labels } from '../model/kubernetes';
 import { companionAnnotations, describeWorkload } from '../model/workload';
 import { workloadLabels } from '../model/workload-kinds';
+import { errorMessage } from '../model/error-message';
 
 // The admission core (spec 4.5, DESIGN.md 7): pure functions from an untrusted request body to the
 // query the webhook makes, and from the controller's answer to the AdmissionReview it returns.
@@ -166,7 +167,7 @@ export function parseAdmissionReviewText(text: string): ParsedReview {
       ok: false,
       uid: '',
       reviewApiVersion: ADMISSION_V1,
-      problem: `body is not JSON: ${(error as Error).message}`,
+      problem: `body is not JSON: ${errorMessage(error)}`,
     };
   }
   return parseAdmissionReview(body);

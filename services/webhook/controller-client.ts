@@ -2,6 +2,7 @@ import { Agent } from 'undici';
 import { isSeverity, VERDICTS, type ListedConstraint, type VerdictName } from '../model/api';
 import { isRecord } from '../model/kubernetes';
 import { ADMISSION_CHECK_PATH, constraintQueryPath, type ConstraintQuery } from '../model/admission-query';
+import { errorMessage } from '../model/error-message';
 
 // The webhook's only dependency at admission time: `GET /api/v1/constraints` on the controller
 // (spec 4.2, DESIGN.md 5). Every failure is a value, never an exception, so the handler can answer
@@ -44,6 +45,11 @@ export interface ControllerClientOptions {
   fallbackTimeoutMs?: number;
   /** Larger answers are abandoned unread: a broken controller must not exhaust the pod's memory. */
   maxBodyBytes?: number;
+  /**
+   * The webhook's identity for the controller (its projected ServiceAccount token): with it the
+   * controller answers unredacted; without it, at its configured detail level (DESIGN.md 5).
+   */
+  bearerToken?: () => string | undefined;
 }
 
 export const DEFAULT_QUERY_TIMEOUT_MS = 3_000;
@@ -98,7 +104,7 @@ function errorCode(error: unknown): string | undefined {
 
 function describe(error: unknown): string {
   const code = errorCode(error);
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   return code && !message.includes(code) ? `${code}: ${message}` : message;
 }
 
@@ -130,6 +136,12 @@ async function readCappedBody(body: AsyncIterable<Buffer> & Abandonable, maxByte
   return Buffer.concat(chunks).toString('utf8');
 }
 
+function authorizedHeaders(token: string | undefined): Record<string, string> {
+  return token
+    ? { accept: 'application/json', authorization: `Bearer ${token}` }
+    : { accept: 'application/json' };
+}
+
 export function createControllerClient(options: ControllerClientOptions): ControllerClient {
   const base = new URL(options.baseUrl);
   const timeoutMs = options.timeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
@@ -153,14 +165,14 @@ export function createControllerClient(options: ControllerClientOptions): Contro
               origin: base.origin,
               path: constraintQueryPath(base.pathname, constraintQuery),
               method: 'GET',
-              headers: { accept: 'application/json' },
+              headers: authorizedHeaders(options.bearerToken?.()),
               signal: deadline,
             }
           : {
               origin: base.origin,
               path: `${base.pathname.replace(/\/+$/, '')}${ADMISSION_CHECK_PATH}`,
               method: 'POST',
-              headers: { accept: 'application/json', 'content-type': 'application/json' },
+              headers: { ...authorizedHeaders(options.bearerToken?.()), 'content-type': 'application/json' },
               body: constraintQuery.checkBody,
               signal: deadline,
             },
@@ -184,7 +196,7 @@ export function createControllerClient(options: ControllerClientOptions): Contro
       try {
         json = JSON.parse(text);
       } catch (error) {
-        return { ok: false, reason: 'bad_body', detail: `response is not JSON: ${(error as Error).message}` };
+        return { ok: false, reason: 'bad_body', detail: `response is not JSON: ${errorMessage(error)}` };
       }
       const parsed = parseConstraintList(json);
       return parsed.ok ? parsed : { ok: false, reason: 'bad_body', detail: parsed.detail };

@@ -16,6 +16,7 @@ describe('parseWebhookFlags', () => {
   it('has the documented defaults', () => {
     expect(parseWebhookFlags([], {})).toEqual({
       listen: { host: undefined, port: 8443 },
+      controllerTokenFile: null,
       controllerUrl: 'http://forewarn-controller.forewarn-system.svc:8080',
       namespace: 'forewarn-system',
       selfSigned: true,

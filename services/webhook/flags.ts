@@ -80,109 +80,117 @@ function parseInterval(text: string): number {
 }
 
 /** Every webhook flag (spec 8): each key is the field of the parsed flags it sets. */
-function webhookFlags(env: NodeJS.ProcessEnv) {
-  return {
-    listen: flag({
-      flags: '--addr <host:port>',
-      help: 'listen address',
-      env: 'FOREWARN_ADDR',
-      parse: parseListenAddress,
-      default: parseListenAddress(':8443'),
-      defaultText: ':8443',
-    }),
-    controllerUrl: flag({
-      flags: '--controller-url <url>',
-      help: 'controller API base URL',
-      env: 'FOREWARN_CONTROLLER_URL',
-      parse: parseHttpUrl,
-      default: 'http://forewarn-controller.forewarn-system.svc:8080',
-    }),
-    namespace: flag({
-      flags: '--namespace <name>',
-      help: 'namespace the webhook runs in (default: $POD_NAMESPACE)',
-      env: 'FOREWARN_NAMESPACE',
-      parse: parseLabelName,
-      default: env.POD_NAMESPACE || 'forewarn-system',
-    }),
-    selfSigned: flag({
-      flags: '--self-signed [bool]',
-      help: 'self-signed certificates (true) or files from a certificate manager (false)',
-      env: 'FOREWARN_SELF_SIGNED',
-      parse: parseBoolean,
-      default: true,
-    }),
-    tlsCertFile: flag({
-      flags: '--tls-cert-file <path>',
-      help: 'certificate file (managed mode)',
-      env: 'FOREWARN_TLS_CERT_FILE',
-      default: '/etc/webhook/certs/tls.crt',
-    }),
-    tlsKeyFile: flag({
-      flags: '--tls-key-file <path>',
-      help: 'private key file (managed mode)',
-      env: 'FOREWARN_TLS_KEY_FILE',
-      default: '/etc/webhook/certs/tls.key',
-    }),
-    webhookName: flag({
-      flags: '--webhook-name <name>',
-      help: 'name of the ValidatingWebhookConfiguration',
-      env: 'FOREWARN_WEBHOOK_NAME',
-      parse: parseObjectName,
-      default: 'forewarn-webhook',
-    }),
-    serviceName: flag({
-      flags: '--service-name <name>',
-      help: 'name of the webhook Service (certificate names)',
-      env: 'FOREWARN_SERVICE_NAME',
-      parse: parseLabelName,
-      default: 'forewarn-webhook',
-    }),
-    secretName: flag({
-      flags: '--secret-name <name>',
-      help: 'TLS Secret of self-signed mode (default: <webhook-name>-tls)',
-      env: 'FOREWARN_SECRET_NAME',
-      parse: parseObjectName,
-    }),
-    extraSans: flag({
-      flags: '--extra-san <name>',
-      help: 'extra DNS name or IP for the self-signed certificate (repeatable)',
-      env: 'FOREWARN_EXTRA_SAN',
-      parse: collectSans,
-      default: [] as string[],
-    }),
-    kubeconfig: flag({
-      flags: '--kubeconfig <file>',
-      help: 'kubeconfig file (default: in-cluster, else $KUBECONFIG)',
-      env: 'FOREWARN_KUBECONFIG',
-    }),
-    logLevel: flag({
-      flags: '--log-level <level>',
-      help: 'log level',
-      env: 'FOREWARN_LOG_LEVEL',
-      parse: parseLogLevel,
-      default: 'info' as LevelWithSilent,
-    }),
-    rotationCheckIntervalMs: flag({
-      flags: '--rotation-check-interval <duration>',
-      help: 'self-signed certificate check interval',
-      env: 'FOREWARN_ROTATION_CHECK_INTERVAL',
-      parse: parseInterval,
-      default: 24 * 3_600_000,
-      defaultText: '24h',
-    }),
-  };
-}
+const WEBHOOK_FLAGS = {
+  listen: flag({
+    flags: '--addr <host:port>',
+    help: 'listen address',
+    env: 'FOREWARN_ADDR',
+    parse: parseListenAddress,
+    default: parseListenAddress(':8443'),
+    defaultText: ':8443',
+  }),
+  controllerUrl: flag({
+    flags: '--controller-url <url>',
+    help: 'controller API base URL',
+    env: 'FOREWARN_CONTROLLER_URL',
+    parse: parseHttpUrl,
+    default: 'http://forewarn-controller.forewarn-system.svc:8080',
+  }),
+  namespace: flag({
+    flags: '--namespace <name>',
+    help: 'namespace the webhook runs in (default: $POD_NAMESPACE, else forewarn-system)',
+    env: 'FOREWARN_NAMESPACE',
+    parse: parseLabelName,
+  }),
+  selfSigned: flag({
+    flags: '--self-signed [bool]',
+    help: 'self-signed certificates (true) or files from a certificate manager (false)',
+    env: 'FOREWARN_SELF_SIGNED',
+    parse: parseBoolean,
+    default: true,
+  }),
+  tlsCertFile: flag({
+    flags: '--tls-cert-file <path>',
+    help: 'certificate file (managed mode)',
+    env: 'FOREWARN_TLS_CERT_FILE',
+    default: '/etc/webhook/certs/tls.crt',
+  }),
+  tlsKeyFile: flag({
+    flags: '--tls-key-file <path>',
+    help: 'private key file (managed mode)',
+    env: 'FOREWARN_TLS_KEY_FILE',
+    default: '/etc/webhook/certs/tls.key',
+  }),
+  webhookName: flag({
+    flags: '--webhook-name <name>',
+    help: 'name of the ValidatingWebhookConfiguration',
+    env: 'FOREWARN_WEBHOOK_NAME',
+    parse: parseObjectName,
+    default: 'forewarn-webhook',
+  }),
+  serviceName: flag({
+    flags: '--service-name <name>',
+    help: 'name of the webhook Service (certificate names)',
+    env: 'FOREWARN_SERVICE_NAME',
+    parse: parseLabelName,
+    default: 'forewarn-webhook',
+  }),
+  secretName: flag({
+    flags: '--secret-name <name>',
+    help: 'TLS Secret of self-signed mode (default: <webhook-name>-tls)',
+    env: 'FOREWARN_SECRET_NAME',
+    parse: parseObjectName,
+  }),
+  extraSans: flag({
+    flags: '--extra-san <name>',
+    help: 'extra DNS name or IP for the self-signed certificate (repeatable)',
+    env: 'FOREWARN_EXTRA_SAN',
+    parse: collectSans,
+    default: [] as string[],
+  }),
+  kubeconfig: flag({
+    flags: '--kubeconfig <file>',
+    help: 'kubeconfig file (default: in-cluster, else $KUBECONFIG)',
+    env: 'FOREWARN_KUBECONFIG',
+  }),
+  /** The projected ServiceAccount token (audience forewarn-controller) sent to the controller. */
+  controllerTokenFile: flag({
+    flags: '--controller-token-file <path>',
+    help: 'projected ServiceAccount token (audience forewarn-controller) sent to the controller as a Bearer token',
+    env: 'FOREWARN_CONTROLLER_TOKEN_FILE',
+  }),
+  logLevel: flag({
+    flags: '--log-level <level>',
+    help: 'log level',
+    env: 'FOREWARN_LOG_LEVEL',
+    parse: parseLogLevel,
+    default: 'info' as LevelWithSilent,
+  }),
+  rotationCheckIntervalMs: flag({
+    flags: '--rotation-check-interval <duration>',
+    help: 'self-signed certificate check interval',
+    env: 'FOREWARN_ROTATION_CHECK_INTERVAL',
+    parse: parseInterval,
+    default: 24 * 3_600_000,
+    defaultText: '24h',
+  }),
+};
 
-type WebhookFlags = FlagValues<ReturnType<typeof webhookFlags>>;
+type WebhookFlags = FlagValues<typeof WEBHOOK_FLAGS>;
 
 /** The parsed flags with the defaults that depend on other flags filled in. */
-export type WebhookConfig = Omit<WebhookFlags, 'secretName' | 'kubeconfig'> & {
+export type WebhookConfig = Omit<
+  WebhookFlags,
+  'namespace' | 'secretName' | 'kubeconfig' | 'controllerTokenFile'
+> & {
+  namespace: string;
+  controllerTokenFile: string | null;
   secretName: string;
   kubeconfig: string | null;
 };
 
 export function parseWebhookFlags(args: readonly string[], env: NodeJS.ProcessEnv): WebhookConfig {
-  const table = webhookFlags(env);
+  const table = WEBHOOK_FLAGS;
   const command = addFlags(
     new Command('forewarn-webhook').description(
       'Admission warning webhook: turns constraints into admission warnings, never rejects',
@@ -195,6 +203,8 @@ export function parseWebhookFlags(args: readonly string[], env: NodeJS.ProcessEn
   }
   return {
     ...flags,
+    namespace: flags.namespace ?? (env.POD_NAMESPACE || 'forewarn-system'),
+    controllerTokenFile: flags.controllerTokenFile ?? null,
     secretName: flags.secretName ?? `${flags.webhookName}-tls`,
     extraSans: [...new Set(flags.extraSans)],
     kubeconfig: flags.kubeconfig ?? null,

@@ -8,6 +8,8 @@ import { UsageError } from '../flags/command-line';
 import { parseWebhookFlags, type WebhookConfig } from './flags';
 import { createWebhookMetrics } from './metrics';
 import { createWebhookApp, WebhookHttpsServer } from './server';
+import { tokenFileReader } from './token-file';
+import { errorMessage } from '../model/error-message';
 
 // Process entry of the webhook (`node dist/services/webhook/main.js`, image path /webhook): wires
 // flags, logger, controller client, HTTPS server and the certificate mode, and stops cleanly on
@@ -70,7 +72,14 @@ export async function main(args: readonly string[], env: NodeJS.ProcessEnv): Pro
   }
 
   const logger = createLogger({ service: 'webhook', level: config.logLevel });
-  const controller = coalesceIdenticalQueries(createControllerClient({ baseUrl: config.controllerUrl }));
+  const controller = coalesceIdenticalQueries(
+    createControllerClient({
+      baseUrl: config.controllerUrl,
+      bearerToken: config.controllerTokenFile
+        ? tokenFileReader(config.controllerTokenFile, logger)
+        : undefined,
+    }),
+  );
   // The handler is bound late: the app's readiness asks the server whether a certificate is loaded.
   const server: WebhookHttpsServer = new WebhookHttpsServer(
     (request, response) => app(request, response),
@@ -116,7 +125,7 @@ export async function main(args: readonly string[], env: NodeJS.ProcessEnv): Pro
     certificates = await startCertificates(config, server, logger);
   } catch (error) {
     logger.error(
-      { event: 'certificates_failed', error: (error as Error).message },
+      { event: 'certificates_failed', error: errorMessage(error) },
       'cannot obtain a serving certificate; exiting so Kubernetes restarts the pod (admission continues without warnings meanwhile, failurePolicy Ignore)',
     );
     await server.close(0);

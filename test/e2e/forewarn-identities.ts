@@ -2,7 +2,12 @@
 // exactly the rules the Pulumi component grants (read from infra/rbac.ts, the one source of both), so
 // every request of the processes under test goes through the component's RBAC; and the reader that
 // finds authorization errors (403) in their logs.
-import { controllerRules, webhookConfigurationRules, webhookSecretRules } from '../../infra/rbac';
+import {
+  CONTROLLER_TOKEN_REVIEW_RULES,
+  controllerRules,
+  webhookConfigurationRules,
+  webhookSecretRules,
+} from '../../infra/rbac';
 
 export const controllerServiceAccount = 'forewarn-controller';
 export const webhookServiceAccount = 'forewarn-webhook';
@@ -77,7 +82,8 @@ export function identitiesManifest(names: IdentityNames): string {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
       metadata: { name: controllerRole },
-      rules: plainRules(controllerRules()),
+      // As the component's ClusterRole: read what it watches, and create TokenReviews (--api-auth).
+      rules: plainRules([...controllerRules(), ...CONTROLLER_TOKEN_REVIEW_RULES]),
     },
     binding('ClusterRoleBinding', controllerRole, undefined, controllerServiceAccount, namespace),
     {

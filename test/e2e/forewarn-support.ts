@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, type WriteStream } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { errorMessage } from '../../services/model/error-message';
 
 export const repositoryRoot = path.resolve(__dirname, '../..');
 /** `npm run build` output; FOREWARN_E2E_DIST points at another build (e.g. a patched copy). */
@@ -335,7 +336,7 @@ export async function millisecondsUntil<T>(
       if (accept(value)) return Date.now() - since;
       last = JSON.stringify(value).slice(0, 500);
     } catch (error) {
-      last = `error: ${error instanceof Error ? error.message : String(error)}`;
+      last = `error: ${errorMessage(error)}`;
     }
     if (Date.now() >= deadline)
       throw new Error(`${description}: not seen within ${timeoutMs} ms (last: ${last})`);

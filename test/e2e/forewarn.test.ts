@@ -51,6 +51,7 @@ import {
   webhookSecretName,
   quotaUserPodManifest,
 } from './forewarn-manifests';
+import { errorMessage } from '../../services/model/error-message';
 import {
   authorizationErrors,
   controllerServiceAccount,
@@ -64,6 +65,9 @@ const RESCAN_INTERVAL_MS = 5_000;
 const REPORT_LATENCY_LIMIT_MS = 1_000;
 /** The webhook registration's timeoutSeconds is 5: a fail-open apply must finish well within 10 s. */
 const FAIL_OPEN_APPLY_LIMIT_MS = 10_000;
+/** A warning about what the admitted object itself violates (`POST /api/v1/admission-check`). */
+const VIOLATION_LINE =
+  /^\[(CRITICAL|WARNING)\] (will be rejected|its pods will be rejected|will get a warning|will be recorded in the audit log): /;
 /** The processes' ServiceAccount tokens outlive the whole file. */
 const TOKEN_LIFETIME_SECONDS = 2 * 60 * 60;
 
@@ -113,7 +117,7 @@ async function step(title: string, body: () => Promise<void>): Promise<void> {
     say(`done: ${title} (${Date.now() - started} ms)`);
   } catch (error) {
     stepTimings.push({ step: title, ms: Date.now() - started, ok: false });
-    logTails(`FAILED: ${title}: ${error instanceof Error ? error.message : String(error)}`);
+    logTails(`FAILED: ${title}: ${errorMessage(error)}`);
     throw error;
   }
 }
@@ -515,7 +519,7 @@ test('3. kubectl apply in the constrained namespace prints [CRITICAL] and [WARNI
       );
     } catch (error) {
       // Say why the API server could not use the webhook (TLS, connection) instead of only "timed out".
-      throw new Error(`${(error as Error).message}; ${await lastWebhookCallFailure()}`);
+      throw new Error(`${errorMessage(error)}; ${await lastWebhookCallFailure()}`);
     }
     say(`first warned apply after ${Date.now() - warmupStarted} ms`);
 
@@ -531,13 +535,21 @@ test('3. kubectl apply in the constrained namespace prints [CRITICAL] and [WARNI
     const warning = shopWarnings.filter((line) => line.startsWith('[WARNING] '));
     expect(critical.length).toBeGreaterThan(0);
     expect(warning.length).toBeGreaterThan(0);
-    // Critical first (then Warning), as the webhook orders them.
-    expect(shopWarnings.slice(0, critical.length)).toEqual(critical);
+    // As the webhook orders them (DESIGN.md 7b): what this Deployment violates first, then what
+    // applies to it; Critical before Warning within each.
+    const isViolation = (line: string): boolean => VIOLATION_LINE.test(line);
+    const violations = shopWarnings.filter(isViolation);
+    const applying = shopWarnings.filter((line) => !isViolation(line));
+    expect(violations.length).toBeGreaterThan(0);
+    expect(shopWarnings).toEqual([...violations, ...applying]);
+    for (const group of [violations, applying]) {
+      const criticalCount = group.filter((line) => line.startsWith('[CRITICAL] ')).length;
+      expect(group.slice(0, criticalCount).every((line) => line.startsWith('[CRITICAL] '))).toBe(true);
+    }
 
     const criticalText = critical.join('\n');
-    expect(criticalText).toMatch(
-      /ResourceQuota "[^"]*compute" limits .*Memory limits 3810Mi\/4Gi \(93(\.0)?%\)/,
-    );
+    // The quota rejects this Deployment's pods (its container sets no CPU request).
+    expect(criticalText).toMatch(/its pods will be rejected: .*\(ResourceQuota "[^"]*compute"\)/);
     expect(criticalText).toContain(`constraint "${gatekeeperConstraintName}" rejects`);
     expect(criticalText).toContain(`"${kyvernoClusterPolicyName}"`);
     expect(criticalText).toContain(`AuthorizationPolicy "${istioDenyPolicyName}"`);

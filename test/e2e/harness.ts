@@ -7,6 +7,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import type { IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import path from 'node:path';
+import { errorMessage } from '../../services/model/error-message';
 
 const provisionDir = path.join(__dirname, 'provision');
 const clusterScript = path.join(provisionDir, 'cluster.sh');
@@ -352,7 +353,7 @@ export async function waitFor<T>(
       if (value) return value as Truthy<T>;
       lastOutcome = `returned ${JSON.stringify(value)}`;
     } catch (error) {
-      lastOutcome = `threw ${error instanceof Error ? error.message : String(error)}`;
+      lastOutcome = `threw ${errorMessage(error)}`;
     }
     if (Date.now() >= deadline) {
       throw new Error(

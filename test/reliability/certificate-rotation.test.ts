@@ -7,6 +7,7 @@ import type { BackoffPolicy } from '../../services/webhook/certs/backoff';
 import { SelfSignedCertificates } from '../../services/webhook/certs/self-signed-mode';
 import { createWebhookApp, WebhookHttpsServer } from '../../services/webhook/server';
 import { KubernetesApiTestServer } from '../support/kubernetes-api-server';
+import { errorMessage } from '../../services/model/error-message';
 
 // Certificate rotation under load, with the webhook's own certificate manager (self-signed mode
 // against the Kubernetes API test server) swapping the certificate of the running HTTPS server
@@ -164,7 +165,7 @@ async function reviewOnKeptAliveConnection(): Promise<Attempt> {
       ? {}
       : { failure: `HTTP ${response.statusCode}` };
   } catch (error) {
-    return { failure: `kept-alive: ${(error as Error).message}` };
+    return { failure: `kept-alive: ${errorMessage(error)}` };
   }
 }
 

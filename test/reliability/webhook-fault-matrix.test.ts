@@ -9,6 +9,7 @@ import { startController, type RunningController } from '../../services/controll
 import { silentLogger } from '../../services/logging/logger';
 import { generateSelfSignedBundle, type CertificateBundle } from '../../services/webhook/certs/self-signed';
 import { FaultyController, type ControllerFault } from './support/faulty-controller';
+import { errorMessage } from '../../services/model/error-message';
 
 // Rule B-1 under volume: the real webhook process (`dist/services/webhook/main.js`, managed
 // certificate files) in front of a controller that fails in every way the matrix names, and
@@ -339,7 +340,7 @@ async function review(client: Agent, sequence: number, fault: Outcome['fault']):
       outcome.problem = `answered after ${Math.round(outcome.elapsedMs)} ms`;
   } catch (error) {
     outcome.elapsedMs = performance.now() - started;
-    outcome.problem = `transport: ${(error as Error).message}`;
+    outcome.problem = `transport: ${errorMessage(error)}`;
   }
   return outcome;
 }

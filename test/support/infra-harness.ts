@@ -18,6 +18,7 @@ import { Namespace } from 'kubernetes-models/v1/Namespace';
 import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
+import { errorMessage } from '../../services/model/error-message';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
@@ -208,6 +209,6 @@ export function validateManifest(object: JsonObject): void {
   try {
     new Model(object as never).validate();
   } catch (error) {
-    throw new Error(`${key} ${String(at(object, 'metadata', 'name'))}: ${(error as Error).message}`);
+    throw new Error(`${key} ${String(at(object, 'metadata', 'name'))}: ${errorMessage(error)}`);
   }
 }

@@ -46,6 +46,7 @@ export type {
   RecordedRequest,
   RequestMatcher,
 } from './kubernetes-api/fault-injection';
+import { TokenAuthority } from './kubernetes-api/token-reviews';
 export type { WatchMatcher } from './kubernetes-api/watch-stream';
 export type { ApiObject, ObjectInput } from './kubernetes-api/api-object';
 
@@ -90,6 +91,8 @@ export class KubernetesApiTestServer {
   private readonly store: ObjectStore;
   private readonly watches: WatchHub;
   private readonly router: RequestRouter;
+  /** ServiceAccount tokens and the TokenReview API. */
+  readonly tokens = new TokenAuthority();
   private readonly faults = new FaultInjector();
   private readonly requestLog: RecordedRequest[] = [];
   private readonly sockets = new Set<Socket>();
@@ -118,6 +121,7 @@ export class KubernetesApiTestServer {
       token: this.token,
       gitVersion: options.gitVersion ?? (policies ? 'v1.30.0' : 'v1.29.0'),
       serverAddress: () => `127.0.0.1:${this.port}`,
+      tokens: this.tokens,
     });
     if (options.systemNamespaces ?? true) {
       for (const name of ['default', 'kube-node-lease', 'kube-public', 'kube-system']) {

@@ -6,7 +6,9 @@ import type { ConstraintDraft } from '../../model/constraint';
 import type { WorkloadDescriptor } from '../../model/workload';
 import type { ResourceDependencies } from './resource-requests';
 import { ADMISSION_CHECK_PATH } from '../../model/admission-query';
+import type { DetailLevel } from '../../model/api';
 import { AdmissionCheckMemo } from './admission-check-memo';
+import { apiViewLevel } from './api-auth';
 
 /** What the route needs of the app's dependencies (a subset, so this file does not import app.ts). */
 export interface AdmissionCheckDependencies extends Pick<ResourceDependencies, 'index' | 'runtimeState'> {
@@ -21,9 +23,8 @@ export interface AdmissionCheckDependencies extends Pick<ResourceDependencies, '
 // `POST /api/v1/admission-check` (DESIGN.md 7b): the verdict of every constraint that applies to one
 // object. Bodies up to 1 MiB (the API server's own object limit is larger, so the webhook falls back
 // to the label query for bigger objects); invalid JSON or no object: 400; larger: 413.
-// TODO(lead): when the TokenReview middleware of /api/v1/constraints lands, put it in front of this
-// route too and pass the caller's level as `viewer` to buildAdmissionCheck (unredacted only for the
-// webhook). Until then the answer is unredacted, as /api/v1/constraints is.
+// Unredacted only for the webhook: the app puts the TokenReview middleware (api-auth.ts) in front of
+// this route, and the level it decided is the viewer's.
 
 /**
  * Browser security headers (helmet) on every route but admission-check: its only caller is the
@@ -77,9 +78,9 @@ function readBodyFailure(failure: unknown): Answer | undefined {
 
 /** The state an answer depends on besides the body; undefined: do not remember answers. */
 function memoState(dependencies: AdmissionCheckDependencies): string | undefined {
-  if (!dependencies.prospectiveFindings) return `${dependencies.index.revision}/-/full`;
+  if (!dependencies.prospectiveFindings) return `${dependencies.index.revision}/-`;
   if (!dependencies.prospectiveRevision) return undefined;
-  return `${dependencies.index.revision}/${dependencies.prospectiveRevision()}/full`;
+  return `${dependencies.index.revision}/${dependencies.prospectiveRevision()}`;
 }
 
 function parseJson(text: string): { value: unknown } | undefined {
@@ -90,7 +91,7 @@ function parseJson(text: string): { value: unknown } | undefined {
   }
 }
 
-function computeAnswer(dependencies: AdmissionCheckDependencies, text: unknown): Answer {
+function computeAnswer(dependencies: AdmissionCheckDependencies, text: unknown, level: DetailLevel): Answer {
   // No body at all reads as "no object", as before; anything else must parse.
   const parsed = typeof text === 'string' && text !== '' ? parseJson(text) : { value: undefined };
   if (!parsed) return error(400, 'request body is not valid JSON');
@@ -101,7 +102,10 @@ function computeAnswer(dependencies: AdmissionCheckDependencies, text: unknown):
   const workload = describeWorkload(checkRequest.object, namespaceOfObject(checkRequest.object));
   const prospective =
     workload && dependencies.prospectiveFindings ? dependencies.prospectiveFindings(workload) : [];
-  return { status: 200, body: buildAdmissionCheck(dependencies.index, checkRequest, { prospective }) };
+  return {
+    status: 200,
+    body: buildAdmissionCheck(dependencies.index, checkRequest, { prospective, viewer: { level } }),
+  };
 }
 
 function sendSerialised(response: Response, status: number, json: string): void {
@@ -118,18 +122,21 @@ export function admissionCheckHandler(dependencies: AdmissionCheckDependencies):
         const answer = readBodyFailure(failure);
         return answer ? response.status(answer.status).json(answer.body) : next(failure);
       }
+      // The level the TokenReview middleware decided (api-auth.ts): part of what an answer depends on.
+      const level = apiViewLevel(response);
       const text: unknown = request.body;
+      // Answers for different levels are kept apart: the level prefixes the body in the memo's key.
+      const key = typeof text === 'string' ? `${level} ${text}` : undefined;
       const synced = dependencies.runtimeState().source.synced;
       const state = synced ? memoState(dependencies) : undefined;
-      const remembered =
-        state !== undefined && typeof text === 'string' ? memo.lookup(state, text) : undefined;
+      const remembered = state !== undefined && key !== undefined ? memo.lookup(state, key) : undefined;
       if (remembered !== undefined) return sendSerialised(response, 200, remembered);
       // Runs after the body stream ended, outside express's own try/catch: errors go to next().
       try {
-        const answer = computeAnswer(dependencies, text);
+        const answer = computeAnswer(dependencies, text, level);
         const json = JSON.stringify(answer.body);
-        if (answer.status === 200 && state !== undefined && typeof text === 'string')
-          memo.remember(state, text, json);
+        if (answer.status === 200 && state !== undefined && key !== undefined)
+          memo.remember(state, key, json);
         sendSerialised(response, answer.status, json);
       } catch (unexpected) {
         next(unexpected);

@@ -16,6 +16,7 @@ import type { WorkloadDescriptor } from '../../model/workload';
 import type { Logger } from '../../logging/logger';
 import { buildConstraintList } from '../views/constraint-list';
 import { buildApiHealth } from '../views/health';
+import { apiViewLevel } from './api-auth';
 import { admissionCheckHandler, securityHeadersExceptAdmissionCheck } from './admission-check-route';
 import { answerResourceRequest, type ResourceAnswer, type ResourceDependencies } from './resource-requests';
 
@@ -32,6 +33,11 @@ export interface ControllerAppDependencies extends ResourceDependencies {
   prospectiveRevision?: () => number;
   /** Sees every request before routing (request metrics). */
   requestObserver?: RequestHandler;
+  /**
+   * Decides who reads the webhook API unredacted (http/api-auth.ts `createApiAccess`); absent, every
+   * caller does (`--api-auth=none`).
+   */
+  apiAccess?: RequestHandler;
 }
 
 const BODY_LIMIT = '64kb';
@@ -99,8 +105,13 @@ function describeClientError(failure: unknown): { status: number; message: strin
 }
 
 /** Registers a read-only route: the method given answers, every other method gets 405. */
-function readOnlyRoute(app: Express, path: string, allowed: 'GET' | 'POST', handler: RequestHandler): void {
-  app[allowed === 'GET' ? 'get' : 'post'](path, handler);
+function readOnlyRoute(
+  app: Express,
+  path: string,
+  allowed: 'GET' | 'POST',
+  ...handlers: RequestHandler[]
+): void {
+  app[allowed === 'GET' ? 'get' : 'post'](path, ...handlers);
   app.all(path, (request, response) => {
     // Express answers HEAD with the GET handler; everything else is refused.
     response
@@ -110,6 +121,27 @@ function readOnlyRoute(app: Express, path: string, allowed: 'GET' | 'POST', hand
         error: `method ${request.method} not allowed on ${request.path}; this API is read-only, use ${allowed}`,
       });
   });
+}
+
+/** `GET /api/v1/constraints`: the admission query (services/model/admission-query.ts) answered. */
+function constraintListRoute(dependencies: ControllerAppDependencies): RequestHandler {
+  return (request, response) => {
+    const parameter = (name: string) => queryString(request, name);
+    const filter = decodeConstraintFilter(parameter);
+    if (!filter.ok) return send(response, { status: 400, body: { error: filter.error } });
+    if (!dependencies.runtimeState().source.synced)
+      return send(response, {
+        status: 503,
+        body: { error: 'the index has not completed its first sync yet' },
+      });
+    const subject = decodeQuerySubject(parameter, filter.value);
+    if (!subject.ok) return send(response, { status: 400, body: { error: subject.error } });
+    const prospective =
+      subject.value && dependencies.prospectiveFindings
+        ? dependencies.prospectiveFindings(subject.value)
+        : [];
+    response.json(buildConstraintList(dependencies.index, filter.value, prospective, apiViewLevel(response)));
+  };
 }
 
 export function createControllerApp(dependencies: ControllerAppDependencies): Express {
@@ -154,24 +186,11 @@ export function createControllerApp(dependencies: ControllerAppDependencies): Ex
     });
   });
 
-  readOnlyRoute(app, CONSTRAINT_LIST_PATH, 'GET', (request, response) => {
-    const parameter = (name: string) => queryString(request, name);
-    const filter = decodeConstraintFilter(parameter);
-    if (!filter.ok) return send(response, { status: 400, body: { error: filter.error } });
-    if (!dependencies.runtimeState().source.synced)
-      return send(response, {
-        status: 503,
-        body: { error: 'the index has not completed its first sync yet' },
-      });
-    const subject = decodeQuerySubject(parameter, filter.value);
-    if (!subject.ok) return send(response, { status: 400, body: { error: subject.error } });
-    const prospective =
-      subject.value && dependencies.prospectiveFindings
-        ? dependencies.prospectiveFindings(subject.value)
-        : [];
-    response.json(buildConstraintList(dependencies.index, filter.value, prospective));
-  });
-  readOnlyRoute(app, '/api/v1/admission-check', 'POST', admissionCheckHandler(dependencies));
+  // Unredacted for the webhook alone (api-auth.ts); both routes read the decided level with
+  // `apiViewLevel(response)`.
+  const apiAccess: RequestHandler = dependencies.apiAccess ?? ((_request, _response, next) => next());
+  readOnlyRoute(app, CONSTRAINT_LIST_PATH, 'GET', apiAccess, constraintListRoute(dependencies));
+  readOnlyRoute(app, '/api/v1/admission-check', 'POST', apiAccess, admissionCheckHandler(dependencies));
   readOnlyRoute(app, '/api/v1/health', 'GET', (_request, response) => {
     const health = buildApiHealth(dependencies.runtimeState());
     response.status(health.synced ? 200 : 503).json(health);

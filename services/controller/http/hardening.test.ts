@@ -96,9 +96,9 @@ describe('lowering the detail level on a controller at full', () => {
     expect(single.body.detail_level).toBe('summary');
   });
 
-  it('honours params.detail_level in POST /resources even with an empty query parameter', async () => {
+  it('honours params.detail_level in POST /resources', async () => {
     const response = await request(app)
-      .post('/resources?detail_level=')
+      .post('/resources')
       .send({ resource: 'reports', params: { namespace: 'shop', detail_level: 'summary' } })
       .expect(200);
     expect(response.body.detailLevel).toBe('summary');
@@ -115,6 +115,9 @@ describe('lowering the detail level on a controller at full', () => {
   it.each([
     ['an unknown value among repeated ones', '?detail_level=summary&detail_level=everything'],
     ['an unknown bracketed value', '?detail_level[]=secret'],
+    // An empty value asks for nothing recognisable: it used to mean "the configured level".
+    ['an empty value', '?detail_level='],
+    ['an empty value beside a valid one', '?detail_level=summary&detail_level='],
   ])('answers 400 for %s', async (_label, query) => {
     const response = await request(app).get(`/resources/reports/shop${query}`).expect(400);
     expect(response.body.error).toMatch(/detail_level must be/);
@@ -125,5 +128,15 @@ describe('lowering the detail level on a controller at full', () => {
       .post('/resources')
       .send({ resource: 'reports', params: { namespace: 'shop', detail_level: ['summary'] } })
       .expect(400);
+  });
+});
+
+describe('GET /api/v1/constraints with a partial object description', () => {
+  it.each([
+    ['an empty name without kind', '&name='],
+    ['an invalid kind without name', '&kind=-x'],
+    ['annotations that are not JSON, without kind and name', '&annotations=%0F'],
+  ])('answers 400 for %s (found by schemathesis)', async (_label, query) => {
+    await request(app).get(`/api/v1/constraints?namespace=shop${query}`).expect(400);
   });
 });

@@ -2,6 +2,7 @@ import type { Logger } from '../../logging/logger';
 import type { McpState } from '../views/health';
 import { McpHttpServer, type McpTransportKind } from './http-server';
 import { createForewarnMcpServer, type ForewarnMcpDependencies } from './server';
+import { errorMessage } from '../../model/error-message';
 
 // Starts the MCP port for the controller and keeps the `mcp` runtime state true to it: `enabled`
 // becomes true only once the port listens (so health and capabilities never claim a server that
@@ -32,7 +33,7 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
     port = await server.listen(options.port, options.address);
   } catch (error) {
     throw new Error(
-      `cannot serve MCP on ${options.address}:${options.port} (${(error as Error).message}); choose another --mcp-port or pass --mcp=false`,
+      `cannot serve MCP on ${options.address}:${options.port} (${errorMessage(error)}); choose another --mcp-port or pass --mcp=false`,
     );
   }
   options.state.enabled = true;

@@ -16,7 +16,7 @@ import { queryConstraints } from './query';
 // that is what the developer will see when applying it.
 
 export interface ToolDependencies extends ResourceDependencies {
-  /** Companion checks for objects of a checked manifest; none until the missing-resource rules are wired. */
+  /** Companion checks for objects of a checked manifest (runtime.ts wires the missing-resource rules). */
   findMissingCompanions?: FindMissingCompanions;
 }
 

@@ -2,6 +2,7 @@ import {
   groupOf,
   isRecord,
   isStringRecord,
+  readPath,
   type KubernetesObject,
   type Labels,
 } from '../../model/kubernetes';
@@ -93,7 +94,7 @@ export class Inventory {
   upsert(object: KubernetesObject): void {
     this.changes++;
     // Pods owned by a controller are represented by their controller; keep memory to what matters.
-    const owners = object.metadata && (object.metadata as Record<string, unknown>).ownerReferences;
+    const owners = readPath(object, ['metadata', 'ownerReferences']);
     if (object.kind === 'Pod' && Array.isArray(owners) && owners.length > 0) return;
     const record = toInventoryRecord(object);
     if (!record) return;

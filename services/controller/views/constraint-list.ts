@@ -1,11 +1,11 @@
-import type { ConstraintList, ListedConstraint } from '../../model/api';
+import type { ConstraintList, DetailLevel, ListedConstraint } from '../../model/api';
 import type { KubernetesObject, Labels } from '../../model/kubernetes';
 import { objectInQuotaScope } from '../../model/quota-scope';
 import { objectRunsReferencedImage } from '../../model/image-references';
 import { matchesSelector } from '../../model/selector';
 import { targetsInclude } from '../../model/resources';
 import type { ConstraintDraft, ResourceTarget } from '../../model/constraint';
-import type { Viewer } from '../../model/text';
+import { isNameVisible, REDACTED, type Viewer } from '../../model/text';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { compareBySeverityThenName } from './ordering';
 import { RevisionCache } from './revision-cache';
@@ -37,21 +37,27 @@ function queryKey(query: ConstraintListQuery): string {
 }
 
 /**
- * The webhook's query (`GET /api/v1/constraints`): unredacted, because it serves the in-cluster
- * webhook, which turns it into warnings for the very namespace being deployed to.
+ * The webhook's query (`GET /api/v1/constraints`): unredacted (`full`) for the in-cluster webhook,
+ * which turns it into warnings for the very namespace being deployed to; any other caller gets it
+ * at the controller's detail level (http/api-auth.ts).
  */
 export function buildConstraintList(
   index: ConstraintIndex,
   query: ConstraintListQuery,
   /** Findings about the queried object itself (companion checks at admission), merged by name. */
   prospective: readonly ConstraintDraft[] = [],
+  level: DetailLevel = 'full',
 ): ConstraintList {
   // Without the object or findings about it the list depends on the index alone: cacheable.
   if (prospective.length === 0 && query.object === undefined)
     return {
-      constraints: [...listCache.get(index, queryKey(query), () => listConstraints(index, query, []))],
+      constraints: [
+        ...listCache.get(index, `${level}/${queryKey(query)}`, () =>
+          listConstraints(index, query, [], level),
+        ),
+      ],
     };
-  return { constraints: listConstraints(index, query, prospective) };
+  return { constraints: listConstraints(index, query, prospective, level) };
 }
 
 /** The constraints a list query selects, sorted as lists are; shared with the admission check. */
@@ -88,11 +94,12 @@ function listConstraints(
   index: ConstraintIndex,
   query: ConstraintListQuery,
   prospective: readonly ConstraintDraft[],
+  level: DetailLevel,
 ): ListedConstraint[] {
-  // The webhook's answer is unredacted: rendered as the `full` level sees it.
-  const unredacted: Viewer = { level: 'full', namespace: query.namespace };
+  // `full` for the webhook; the controller's detail level for any other caller (http/api-auth.ts).
+  const viewer: Viewer = { level, namespace: query.namespace };
   return matchingConstraints(index, query, prospective).map((constraint) =>
-    toListedConstraint(constraint, query.namespace, unredacted),
+    toListedConstraint(constraint, query.namespace, viewer),
   );
 }
 
@@ -103,7 +110,7 @@ export function toListedConstraint(
   viewer: Viewer,
 ): ListedConstraint {
   return {
-    name: constraint.name,
+    name: isNameVisible(constraint.source.namespace, viewer) ? constraint.name : REDACTED,
     namespace,
     constraintType: constraint.type,
     severity: constraint.severity,
@@ -112,8 +119,11 @@ export function toListedConstraint(
     remediationHint: renderReadableLine(constraint.remediationHint, viewer),
     sourceKind: constraint.source.kind,
     sourceApiVersion: constraint.source.apiVersion,
-    sourceName: constraint.source.name,
-    sourceNamespace: constraint.source.namespace,
+    sourceName: isNameVisible(constraint.source.namespace, viewer) ? constraint.source.name : REDACTED,
+    sourceNamespace:
+      constraint.source.namespace === null || isNameVisible(constraint.source.namespace, viewer)
+        ? constraint.source.namespace
+        : REDACTED,
     tags: [...constraint.tags],
   };
 }

@@ -7,13 +7,13 @@ export class DetailLevelError extends Error {}
  * caller may ask in several places at once (a repeated query parameter, the query and the body):
  * every value counts, so a request that asks for less always gets less. Asking for a higher level
  * is not an error (the response states the level applied) so clients can always ask for `full` and
- * read `detailLevel`. Anything that is not one of the three names (an array, an object, a number)
- * is a 400, never silently ignored.
+ * read `detailLevel`. Anything that is not one of the three names (empty, null, an array, an object,
+ * a number) is a 400, never silently ignored.
  */
 export function resolveDetailLevel(configured: DetailLevel, ...requested: unknown[]): DetailLevel {
   let applied = configured;
   for (const value of requested) {
-    if (value === undefined || value === null || value === '') continue;
+    if (value === undefined) continue;
     if (!isDetailLevel(value))
       throw new DetailLevelError(
         `detail_level must be summary, detailed or full, not ${describeValue(value)}`,

@@ -2,6 +2,7 @@ import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
 import { isIP } from 'node:net';
 import forge from 'node-forge';
 import type { CertificateBundle } from './self-signed';
+import { errorMessage } from '../../model/error-message';
 
 // Decides whether certificate material can be served, reused or must be replaced. Pure functions
 // over PEM text and an injected "now", read with Node's native X509Certificate (the parser OpenSSL
@@ -29,7 +30,7 @@ function parseCertificate(pem: string): X509Certificate | string {
   try {
     return new X509Certificate(pem);
   } catch (error) {
-    return `certificate does not parse: ${(error as Error).message}`;
+    return `certificate does not parse: ${errorMessage(error)}`;
   }
 }
 
@@ -37,7 +38,7 @@ function parseKey(pem: string): KeyObject | string {
   try {
     return createPrivateKey(pem);
   } catch (error) {
-    return `private key does not parse: ${(error as Error).message}`;
+    return `private key does not parse: ${errorMessage(error)}`;
   }
 }
 

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Logger } from '../../logging/logger';
 import { checkServingPair, pairIdentity, type ServingPair } from './certificate-check';
+import { errorMessage } from '../../model/error-message';
 
 // Managed mode (spec 5): an external certificate manager writes tls.crt / tls.key into a mounted
 // Secret volume; the webhook only reads them. The kubelet updates such a volume by swapping a
@@ -58,7 +59,7 @@ export class ManagedCertificateFiles {
         this.watchers.push(watcher);
       } catch (error) {
         this.options.logger.warn(
-          { event: 'tls_files_watch_unavailable', directory, error: (error as Error).message },
+          { event: 'tls_files_watch_unavailable', directory, error: errorMessage(error) },
           'cannot watch the certificate directory; changes are picked up by polling instead',
         );
       }
@@ -102,7 +103,7 @@ export class ManagedCertificateFiles {
       pair = { certPem, keyPem };
       this.lastReadError = null;
     } catch (error) {
-      const message = (error as Error).message;
+      const message = errorMessage(error);
       // Log a given read failure once, not on every poll.
       if (message !== this.lastReadError) {
         logger.warn(
@@ -129,7 +130,7 @@ export class ManagedCertificateFiles {
       try {
         this.options.target.setCertificate(pair);
       } catch (error) {
-        problem = `TLS rejected the pair: ${(error as Error).message}`;
+        problem = `TLS rejected the pair: ${errorMessage(error)}`;
       }
     }
     if (problem !== null) {

@@ -2,6 +2,7 @@ import type { Logger } from '../../logging/logger';
 import type { InjectionOutcome } from './ca-injector';
 import type { EnsureAction, EnsureOutcome } from './secret-store';
 import type { CertificateBundle } from './self-signed';
+import { errorMessage } from '../../model/error-message';
 
 // The periodic certificate check of self-signed mode (spec 5, 8): every interval (24 h by
 // default) make sure the Secret holds a certificate with more than 30 days left, rotating it
@@ -81,7 +82,7 @@ export class RotationSchedule {
         })
         .catch((error: unknown) => {
           this.logger.warn(
-            { event: 'rotation_check_failed', error: (error as Error).message },
+            { event: 'rotation_check_failed', error: errorMessage(error) },
             'certificate check failed; the current certificate stays in use and the check runs again at the next interval. Check API server access to the TLS Secret',
           );
         })

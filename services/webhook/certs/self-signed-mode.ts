@@ -13,6 +13,7 @@ import { RotationSchedule, runRotationTick, type RotationTickOutcome } from './r
 import { ensureServingBundle, TlsSecretStore, type EnsureOutcome, type StoredSecret } from './secret-store';
 import { SecretWatcher } from './secret-watch';
 import { generateSelfSignedBundle, subjectAltNames, type CertificateBundle } from './self-signed';
+import { errorMessage } from '../../model/error-message';
 
 // Self-signed mode put together (spec 5): settle the Secret, serve it, inject the CA bundle in the
 // background, watch the Secret for rotations by other replicas, and check for rotation on an interval.
@@ -142,7 +143,7 @@ export class SelfSignedCertificates {
       onDeleted: () => {
         schedule.runNow().catch((error: unknown) => {
           options.logger.warn(
-            { event: 'rotation_check_failed', error: (error as Error).message },
+            { event: 'rotation_check_failed', error: errorMessage(error) },
             'could not recreate the deleted TLS Secret; the next certificate check retries. Check API server access to the Secret',
           );
         });
@@ -205,7 +206,7 @@ function serveBundle(options: SelfSignedModeOptions, bundle: CertificateBundle, 
     options.target.setCertificate(bundle);
   } catch (error) {
     options.logger.warn(
-      { event: 'tls_secret_rejected', problem: (error as Error).message },
+      { event: 'tls_secret_rejected', problem: errorMessage(error) },
       'TLS rejected the certificate from the Secret; still serving the previous one',
     );
     return;

@@ -13,7 +13,7 @@ import {
   type CertificateBundle,
 } from '../../../services/webhook/certs/self-signed';
 import { capturingLogger, startWebhook, tlsRequest, type RunningWebhook } from './harness';
-import { waitUntil } from '../../support/kubernetes-api/wait-until';
+import { waitForCertificates } from '../../support/kubernetes-api/wait-until';
 
 // Self-signed mode against the protocol-faithful test API server: the Secret, the CA bundle in the
 // registration, rotation seen by a live TLS client, and several replicas sharing one certificate.
@@ -130,10 +130,6 @@ async function servedFingerprint(replica: Replica, ca: string): Promise<string> 
   expect(response.status).toBe(200);
   return response.fingerprint;
 }
-
-/** These waits span certificate work (key generation, watches), so they get 3 s by default. */
-const eventually = (check: () => Promise<boolean>, description: string, timeoutMs = 3_000) =>
-  waitUntil(check, description, timeoutMs, 50);
 
 function secretWrites(): Array<{ method: string; status?: number }> {
   return kube.requests
@@ -268,7 +264,7 @@ describe('self-signed certificates against the Kubernetes API', () => {
     const expiring = await generateSelfSignedBundle({ ...IDENTITY, now: new Date(Date.now() - 355 * DAY) });
     kube.update({ ...storedSecret(), data: secretData(expiring) });
     for (const replica of [rotating, watching]) {
-      await eventually(
+      await waitForCertificates(
         async () => (await servedFingerprint(replica, expiring.caPem)) === fingerprintOf(expiring.certPem),
         'the expiring certificate is served',
       );
@@ -291,7 +287,7 @@ describe('self-signed certificates against the Kubernetes API', () => {
 
     const newCa = splitPemCertificates(rotated.caPem)[0];
     expect(await servedFingerprint(rotating, newCa)).toBe(fingerprintOf(rotated.certPem));
-    await eventually(
+    await waitForCertificates(
       async () => (await servedFingerprint(watching, newCa)) === fingerprintOf(rotated.certPem),
       'the other replica serves the rotated certificate',
     );
@@ -318,7 +314,7 @@ describe('self-signed certificates against the Kubernetes API', () => {
     kube.dropWatches();
     const next = await generateSelfSignedBundle({ ...IDENTITY, now: new Date() });
     kube.update({ ...storedSecret(), data: secretData(next) });
-    await eventually(
+    await waitForCertificates(
       async () => (await servedFingerprint(replica, next.caPem)) === fingerprintOf(next.certPem),
       'the replica serves the certificate written after its watch broke',
     );
@@ -330,18 +326,18 @@ describe('self-signed certificates against the Kubernetes API', () => {
     const original = storedBundle();
     kube.delete('v1', 'Secret', NAMESPACE, SECRET);
 
-    await eventually(async () => {
+    await waitForCertificates(async () => {
       const secret = kube.get('v1', 'Secret', NAMESPACE, SECRET);
       return secret !== undefined && storedBundle().certPem !== original.certPem;
     }, 'the Secret is recreated');
     const recreated = storedBundle();
     for (const replica of [first, second]) {
-      await eventually(
+      await waitForCertificates(
         async () => (await servedFingerprint(replica, recreated.caPem)) === fingerprintOf(recreated.certPem),
         'the recreated certificate is served',
       );
     }
-    await eventually(async () => injectedBundles()[0] === recreated.caPem, 'the new CA is injected');
+    await waitForCertificates(async () => injectedBundles()[0] === recreated.caPem, 'the new CA is injected');
   });
 
   it('logs what it does with certificates, but never a key or a certificate', async () => {
@@ -350,7 +346,7 @@ describe('self-signed certificates against the Kubernetes API', () => {
     await replica.certificates.initialInjection;
     const expiring = await generateSelfSignedBundle({ ...IDENTITY, now: new Date(Date.now() - 355 * DAY) });
     kube.update({ ...storedSecret(), data: secretData(expiring) });
-    await eventually(
+    await waitForCertificates(
       async () => (await servedFingerprint(replica, expiring.caPem)) === fingerprintOf(expiring.certPem),
       'the expiring certificate is served',
     );

@@ -9,7 +9,7 @@ import {
   type CertificateBundle,
 } from '../../../services/webhook/certs/self-signed';
 import { startWebhook, tlsRequest, type RunningWebhook } from './harness';
-import { waitUntil } from '../../support/kubernetes-api/wait-until';
+import { waitForCertificates } from '../../support/kubernetes-api/wait-until';
 
 // Managed mode: certificate files written by an external manager, reloaded when they change,
 // never replaced by an unusable pair.
@@ -64,10 +64,6 @@ async function served(ca: string): Promise<string> {
   return (await tlsRequest({ port: webhook.port, ca, path: '/readyz', method: 'GET' })).fingerprint;
 }
 
-/** These waits span certificate work (key generation, watches), so they get 3 s by default. */
-const eventually = (check: () => Promise<boolean>, description: string, timeoutMs = 3_000) =>
-  waitUntil(check, description, timeoutMs, 50);
-
 const fingerprint = (bundle: CertificateBundle): string => new X509Certificate(bundle.certPem).fingerprint256;
 
 describe('managed certificate files', () => {
@@ -77,7 +73,7 @@ describe('managed certificate files', () => {
     expect(await served(first.caPem)).toBe(fingerprint(first));
 
     await writePair(second);
-    await eventually(
+    await waitForCertificates(
       async () => (await served(second.caPem)) === fingerprint(second),
       'the rewritten pair is served',
     );
@@ -117,7 +113,7 @@ describe('managed certificate files', () => {
 
     await symlink(version2, join(directory, '..data_tmp'));
     await rename(join(directory, '..data_tmp'), join(directory, '..data'));
-    await eventually(
+    await waitForCertificates(
       async () => (await served(second.caPem)) === fingerprint(second),
       'the swapped pair is served',
     );
@@ -139,7 +135,7 @@ describe('managed certificate files', () => {
 
     await mkdir(certificates);
     await writePair(first, certificates);
-    await eventually(
+    await waitForCertificates(
       async () => managed.hasCertificate() && (await served(first.caPem)) === fingerprint(first),
       'the pair is served',
     );

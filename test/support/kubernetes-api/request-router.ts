@@ -6,6 +6,8 @@ import { PATCH_CONTENT_TYPES } from './patches';
 import { groupVersion, type ResourceRegistry, type ResourceType } from './resource-registry';
 import { FieldSelectorQuery, LabelSelectorQuery, ObjectFilter } from './selectors';
 import type { WatchHub } from './watch-stream';
+import type { TokenAuthority } from './token-reviews';
+import { errorMessage } from '../../../services/model/error-message';
 
 // The REST surface: discovery documents and the resource paths
 //   /api/v1[/namespaces/{ns}]/{plural}[/{name}[/status]]
@@ -20,6 +22,7 @@ export interface RouterContext {
   token: string;
   gitVersion: string;
   serverAddress: () => string;
+  tokens: TokenAuthority;
 }
 
 const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -77,7 +80,7 @@ async function readBody(request: IncomingMessage): Promise<JsonValue | undefined
   try {
     return JSON.parse(text) as JsonValue;
   } catch (error) {
-    throw badRequest(`couldn't get version/kind; json parse error: ${(error as Error).message}`);
+    throw badRequest(`couldn't get version/kind; json parse error: ${errorMessage(error)}`);
   }
 }
 
@@ -128,6 +131,10 @@ export class RequestRouter {
       path === '/version' ||
       (root === 'api' && segments.length <= 2) ||
       (root === 'apis' && segments.length <= 3);
+    if (path === '/apis/authentication.k8s.io/v1/tokenreviews') {
+      if (request.method !== 'POST') throw methodNotAllowed(request.method ?? '');
+      return sendJson(response, 201, this.context.tokens.review(await readObjectBody(request)));
+    }
     if (isDiscovery && request.method !== 'GET') throw methodNotAllowed(request.method ?? '');
     if (path === '/') return sendJson(response, 200, { paths: this.rootPaths() });
     if (path === '/version') return sendJson(response, 200, this.versionInfo());

@@ -22,6 +22,15 @@ export async function waitUntil(
   }
 }
 
+/** waitUntil for certificate work (key generation, watches): 3 s by default, polled every 50 ms. */
+export function waitForCertificates(
+  condition: () => boolean | Promise<boolean>,
+  description: string,
+  timeoutMs = 3_000,
+): Promise<number> {
+  return waitUntil(condition, description, timeoutMs, 50);
+}
+
 /** The parsed JSON body of a client-node ApiException (it keeps the body as text). */
 export function errorBody(error: unknown): Record<string, unknown> {
   if (typeof error !== 'object' || error === null || !('body' in error)) return {};

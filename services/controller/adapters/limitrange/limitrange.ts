@@ -8,7 +8,7 @@ import {
 import type { KubernetesObject } from '../../../model/kubernetes';
 import { WORKLOAD_RESOURCES } from '../../../model/resources';
 import { detail, joinText, namespaceName, objectName, text, type Text } from '../../../model/text';
-import { readRecordList, requireSpec, sourceOf } from '../shared/object-fields';
+import { readRecordList, requireSpec, namespacedSourceOf } from '../shared/object-fields';
 import { readQuantityMap, type NamedQuantity } from '../shared/quantity-fields';
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
 import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
@@ -127,7 +127,7 @@ function buildConstraint(
 }
 
 export function limitRangeToConstraints(object: KubernetesObject): ConstraintDraft[] {
-  const source = sourceOf(object, true) as SourceObject & { namespace: string };
+  const source = namespacedSourceOf(object);
   const spec = requireSpec(object);
   const entries = readRecordList(spec.limits, 'spec.limits').map((entry, index) =>
     readLimitEntry(entry, `spec.limits[${index}]`),

@@ -1,10 +1,5 @@
 import type { Effect, Severity } from '../../../model/api';
-import {
-  AdapterParseError,
-  type AdapterContext,
-  type ConstraintDraft,
-  type SourceObject,
-} from '../../../model/constraint';
+import { AdapterParseError, type AdapterContext, type ConstraintDraft } from '../../../model/constraint';
 import {
   groupOf,
   isRecord,
@@ -16,7 +11,7 @@ import { isEmptySelector, matchesLabelSelector } from '../../../model/label-sele
 import { WORKLOAD_RESOURCES } from '../../../model/resources';
 import { countOf } from '../../../model/summary-rules';
 import { detail, joinText, objectName, text, type Text } from '../../../model/text';
-import { readRecord, readSelector, requireSpec, sourceOf } from '../shared/object-fields';
+import { readRecord, readSelector, requireSpec, namespacedSourceOf } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
 import { podsText, quoted, readChoice, readRequiredString, scopeText } from '../shared/scope-text';
 import {
@@ -197,7 +192,7 @@ function outcomeOf(found: Authorizations, access: AccessPolicy, named: Text): Ou
 }
 
 function serverConstraints(object: KubernetesObject, context: AdapterContext): ConstraintDraft[] {
-  const source = sourceOf(object, true) as SourceObject & { namespace: string };
+  const source = namespacedSourceOf(object);
   const spec = requireSpec(object);
   // Servers for external workloads (VMs) select no pod.
   if (spec.podSelector === undefined && spec.externalWorkloadSelector !== undefined) return [];
@@ -239,7 +234,7 @@ function serverConstraints(object: KubernetesObject, context: AdapterContext): C
 
 /** Authorizations and authentications: read for their own parse errors; the Servers report them. */
 function validate(object: KubernetesObject, context: AdapterContext): void {
-  const source = sourceOf(object, true) as SourceObject & { namespace: string };
+  const source = namespacedSourceOf(object);
   const spec = requireSpec(object);
   if (object.kind === 'ServerAuthorization') {
     const server = readRecord(spec.server, 'spec.server');

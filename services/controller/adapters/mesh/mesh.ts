@@ -1,20 +1,20 @@
-import type { Effect, Severity } from '../../../model/api';
 import {
   AdapterParseError,
   type Adapter,
   type AdapterContext,
   type ConstraintDraft,
   type NamespaceScope,
-  type SourceObject,
 } from '../../../model/constraint';
 import type { KubernetesObject, LabelSelector } from '../../../model/kubernetes';
 import { WORKLOAD_RESOURCES } from '../../../model/resources';
-import { detail, joinText, objectName, text, type Text } from '../../../model/text';
+import { detail, joinText, objectName, text } from '../../../model/text';
 import { LINKERD_RETAINED_KINDS, orLinkerd } from './linkerd';
 import { linkerdNamespaceConstraints } from './linkerd-namespace';
 import { joinLimited } from '../../../model/summary-rules';
-import { describeAuthorizationRule, describeSidecarHost, matchesEveryRequest } from './istio-rules';
-import { readRecord, readRecordList, readStringList, sourceOf } from '../shared/object-fields';
+import { authorizationOutcome } from './authorization';
+import { describeSidecarHost } from './istio-rules';
+import type { MeshOutcome, MeshTarget } from './mesh-target';
+import { readRecord, readRecordList, readStringList, namespacedSourceOf } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
 import {
   podsText,
@@ -28,25 +28,6 @@ import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
 
 // Istio security.istio.io AuthorizationPolicy and PeerAuthentication, networking.istio.io Sidecar →
 // one MeshPolicy constraint per object; root-namespace objects apply mesh-wide. Linkerd: linkerd.ts.
-
-/** What every mesh constraint shares: where it applies, to which pods, and how to phrase that. */
-interface MeshTarget {
-  source: SourceObject & { namespace: string };
-  name: Text;
-  scope: NamespaceScope;
-  meshWide: boolean;
-  workloadSelector?: LabelSelector;
-  /** `pods app=web in shop`, `all pods in every namespace`, or the targeted gateway or service. */
-  appliesTo: Text;
-}
-
-interface MeshOutcome {
-  severity: Severity;
-  effect: Effect;
-  summary: Text;
-  remediationHint: Text;
-  tags: string[];
-}
 
 /** Istio selectors are plain label maps: `selector.matchLabels`, or `workloadSelector.labels`. */
 function readLabelMap(
@@ -68,7 +49,7 @@ function meshTargetOf(
   spec: Record<string, unknown>,
   context: AdapterContext,
 ): MeshTarget {
-  const source = sourceOf(object, true) as SourceObject & { namespace: string };
+  const source = namespacedSourceOf(object);
   const isSidecar = source.kind === 'Sidecar';
   const workloadSelector = isSidecar
     ? readLabelMap(spec.workloadSelector, 'spec.workloadSelector', 'labels')
@@ -111,102 +92,6 @@ function meshTargetOf(
   };
   if (workloadSelector !== undefined && targets.length === 0) target.workloadSelector = workloadSelector;
   return target;
-}
-
-const AUTHORIZATION_ACTIONS = ['ALLOW', 'DENY', 'AUDIT', 'CUSTOM'] as const;
-
-function authorizationOutcome(spec: Record<string, unknown>, target: MeshTarget): MeshOutcome {
-  const action = readChoice(spec.action, 'spec.action', AUTHORIZATION_ACTIONS, 'ALLOW');
-  const rules = readRecordList(spec.rules, 'spec.rules');
-  const described = joinLimited(
-    rules.map((rule, index) => describeAuthorizationRule(rule, `spec.rules[${index}]`)),
-    '; or ',
-    2,
-    'rule',
-  );
-  const policy = text`AuthorizationPolicy "${target.name}"`;
-  const pods = target.appliesTo;
-  const everyRequest = rules.some(matchesEveryRequest);
-  const tags = ['mesh', 'istio', 'authorization', action.toLowerCase()];
-  const info = (effect: Effect, summary: Text, remediationHint: Text): MeshOutcome => ({
-    severity: 'Info',
-    effect,
-    summary,
-    remediationHint,
-    tags,
-  });
-  switch (action) {
-    case 'DENY':
-      // A DENY policy denies what its rules match: without rules it matches nothing.
-      if (rules.length === 0)
-        return info(
-          'deny',
-          text`Istio ${policy} denies no request to ${pods}: it has no rules`,
-          text`no action needed; ${policy} has no rules and denies nothing`,
-        );
-      return {
-        severity: 'Critical',
-        effect: 'deny',
-        summary: everyRequest
-          ? text`Istio ${policy} denies all requests to ${pods}`
-          : text`Istio ${policy} denies requests to ${pods} that match: ${described}`,
-        remediationHint: text`make sure your requests to these pods do not match the denied sources and operations, or ask the owner of ${policy} to narrow it`,
-        tags: everyRequest ? [...tags, 'deny-all'] : tags,
-      };
-    case 'ALLOW':
-      // An ALLOW policy without rules allows nothing: Istio's documented "allow-nothing" policy.
-      // It rejects every request as a DENY would, so it is Critical like a DENY.
-      if (rules.length === 0)
-        return {
-          severity: 'Critical',
-          effect: 'deny',
-          summary: text`Istio ${policy} denies all requests to ${pods}: an ALLOW policy without rules allows nothing`,
-          remediationHint: target.meshWide
-            ? text`ask the mesh admins for an ALLOW AuthorizationPolicy covering the requests your workload must accept`
-            : text`add an ALLOW AuthorizationPolicy ${scopeText(target.scope)} for the requests your workload must accept`,
-          tags: [...tags, 'deny-all'],
-        };
-      // A rule matching every request (`rules: [{}]`) allows everything.
-      if (everyRequest)
-        return info(
-          'restrict',
-          text`Istio ${policy} allows all requests to ${pods}`,
-          text`no action needed; ${policy} allows every request`,
-        );
-      return {
-        severity: 'Warning',
-        effect: 'restrict',
-        summary: text`Istio ${policy} allows only these requests to ${pods}, denying all others: ${described}`,
-        remediationHint: text`call these pods only as an allowed source with an allowed operation, or ask the owner of ${policy} to add a rule for your workload`,
-        tags,
-      };
-    case 'CUSTOM': {
-      const provider = readRequiredString(
-        readRecord(spec.provider, 'spec.provider').name,
-        'spec.provider.name',
-      );
-      const authorizer = detail(provider, 'an external authorizer');
-      if (rules.length === 0)
-        return info(
-          'restrict',
-          text`Istio ${policy} sends no request to ${pods} to ${authorizer}: it has no rules`,
-          text`no action needed; ${policy} has no rules`,
-        );
-      return {
-        severity: 'Warning',
-        effect: 'restrict',
-        summary: text`Istio ${policy} lets external authorizer ${authorizer} decide requests to ${pods} that match: ${described}`,
-        remediationHint: text`make sure your requests pass external authorizer ${authorizer} called by ${policy}, or ask its owner`,
-        tags,
-      };
-    }
-    case 'AUDIT':
-      return info(
-        'audit',
-        text`Istio ${policy} audits (logs, never blocks) requests to ${pods} that match: ${rules.length === 0 ? text`nothing` : described}`,
-        text`no action needed; ${policy} only logs matching requests`,
-      );
-  }
 }
 
 const MTLS_MODES = ['UNSET', 'DISABLE', 'PERMISSIVE', 'STRICT'] as const;

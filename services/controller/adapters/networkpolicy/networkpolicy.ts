@@ -16,7 +16,7 @@ import {
   readSelector,
   readStringList,
   requireSpec,
-  sourceOf,
+  namespacedSourceOf,
 } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
 import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
@@ -191,7 +191,7 @@ function buildConstraint(
 }
 
 export function networkPolicyToConstraints(object: KubernetesObject): ConstraintDraft[] {
-  const source = sourceOf(object, true) as SourceObject & { namespace: string };
+  const source = namespacedSourceOf(object);
   const spec = requireSpec(object);
   const podSelector = readSelector(spec.podSelector, 'spec.podSelector');
   const directions = directionsOf(spec);

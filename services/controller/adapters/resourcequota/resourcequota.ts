@@ -4,7 +4,13 @@ import type { KubernetesObject } from '../../../model/kubernetes';
 import { formatPercent, percentOf } from '../../../model/quantity';
 import { WORKLOAD_RESOURCES } from '../../../model/resources';
 import { detail, namespaceName, objectName, text, type NamePart, type Text } from '../../../model/text';
-import { readRecord, readRecordList, readStringList, requireSpec, sourceOf } from '../shared/object-fields';
+import {
+  namespacedSourceOf,
+  readRecord,
+  readRecordList,
+  readStringList,
+  requireSpec,
+} from '../shared/object-fields';
 import {
   describeQuotaScope,
   QUOTA_SCOPE_NAMES,
@@ -277,7 +283,7 @@ function buildConstraint(
 }
 
 export function resourceQuotaToConstraints(object: KubernetesObject): ConstraintDraft[] {
-  const source = sourceOf(object, true) as SourceObject & { namespace: string };
+  const source = namespacedSourceOf(object);
   const spec = requireSpec(object);
   const hard = readQuantityMap(spec.hard, 'spec.hard');
   const status = readRecord(object.status, 'status');

@@ -30,12 +30,16 @@ export function requireNamespace(object: KubernetesObject): string {
 }
 
 export function sourceOf(object: KubernetesObject, namespaced: boolean): SourceObject {
-  return {
-    kind: object.kind ?? '',
-    apiVersion: object.apiVersion ?? '',
-    name: requireName(object),
-    namespace: namespaced ? requireNamespace(object) : null,
-  };
+  return namespaced ? namespacedSourceOf(object) : { ...identityOf(object), namespace: null };
+}
+
+/** The source of a namespaced object, typed so that its namespace is known to be set. */
+export function namespacedSourceOf(object: KubernetesObject): SourceObject & { namespace: string } {
+  return { ...identityOf(object), namespace: requireNamespace(object) };
+}
+
+function identityOf(object: KubernetesObject): Omit<SourceObject, 'namespace'> {
+  return { kind: object.kind ?? '', apiVersion: object.apiVersion ?? '', name: requireName(object) };
 }
 
 /** A field that must be an object when present; returns {} when absent. */

@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { isRecord } from '../../../model/kubernetes';
+import { errorMessage } from '../../../model/error-message';
 
 // Raw list/watch transport on top of client-node's KubeConfig (which applies the cluster's CA,
 // client certificates, tokens and proxies). client-node's own Watch awaits the response headers
@@ -54,14 +55,14 @@ export class KubernetesTransport {
     try {
       response = await this.open(path, signal);
     } catch (error) {
-      throw new KubernetesApiError(`GET ${path} failed: ${(error as Error).message}`, undefined);
+      throw new KubernetesApiError(`GET ${path} failed: ${errorMessage(error)}`, undefined);
     }
     const chunks: Buffer[] = [];
     try {
       for await (const chunk of response) chunks.push(chunk as Buffer);
     } catch (error) {
       throw new KubernetesApiError(
-        `GET ${path} failed while reading: ${(error as Error).message}`,
+        `GET ${path} failed while reading: ${errorMessage(error)}`,
         response.statusCode,
       );
     }

@@ -18,6 +18,7 @@ import {
   type WatchTarget,
 } from './discovery';
 import { DEFAULT_REFLECTOR_TIMING, Reflector, type ReflectorTiming, type WatchObserver } from './reflector';
+import { errorMessage } from '../../../model/error-message';
 
 // The production source: discovers which policy kinds the cluster serves (at start, every
 // --rescan-interval, and soon after a CRD changes), runs one reflector per served kind, and reports
@@ -74,7 +75,7 @@ export class ClusterSource implements ObjectSource {
         attempt++;
         const delay = Math.min(this.timing.backoffMaxMs, this.timing.backoffInitialMs * 2 ** (attempt - 1));
         this.options.logger.warn(
-          { attempt, retryInMs: delay, reason: (error as Error).message },
+          { attempt, retryInMs: delay, reason: errorMessage(error) },
           'cannot reach the API server for discovery; retrying (check --kubeconfig, network and RBAC)',
         );
         await new Promise((resolve) => setTimeout(resolve, delay));
@@ -145,7 +146,7 @@ export class ClusterSource implements ObjectSource {
       targets = resolveWatchTargets(await this.discover(), this.candidates, this.dynamicGroups());
       this.discoveryError = undefined;
     } catch (error) {
-      this.discoveryError = (error as Error).message;
+      this.discoveryError = errorMessage(error);
       throw error;
     }
     if (this.stopped) return;

@@ -6,7 +6,7 @@ import type { AdapterRegistry } from '../../adapters/registry';
 // Which kinds to watch, decided from API discovery: a pure function of the discovery documents and
 // the kinds Forewarn knows, so it is tested without a server.
 
-/** Who needs a watched kind: an adapter, or the inventory (namespaces, workloads, CRDs). */
+/** Who needs a watched kind: an adapter, or the inventory (namespaces, workloads, CRDs, companion kinds). */
 export type WatchOwner = AdapterName | 'inventory';
 
 export interface WatchCandidate {

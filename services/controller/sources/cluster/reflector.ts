@@ -3,6 +3,7 @@ import type { Logger } from '../../../logging/logger';
 import type { KubernetesObjectSink } from '../source';
 import { KubernetesApiError, type KubernetesTransport } from './api-transport';
 import { apiVersionOf, collectionPath, type WatchTarget } from './discovery';
+import { errorMessage } from '../../../model/error-message';
 
 // List+watch of one kind, as client-go's reflector does it: list (paginated), then watch from the
 // list's resourceVersion with bookmarks; a clean end re-watches, a 410 or any failure relists; every
@@ -147,7 +148,7 @@ export class Reflector {
           continue;
         }
         this.failures++;
-        this.lastError = (error as Error).message;
+        this.lastError = errorMessage(error);
         this.observer.onWatchFailure?.(this.target, this.lastError);
         restartCause = 'failure';
         this.setState('failing');

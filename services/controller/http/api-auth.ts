@@ -1,0 +1,149 @@
+import { createHash } from 'node:crypto';
+import type { Request, RequestHandler, Response } from 'express';
+import type { DetailLevel } from '../../model/api';
+import type { Logger } from '../../logging/logger';
+
+// Who may read the unredacted webhook API (`/api/v1/constraints`, `/api/v1/admission-check`):
+// the webhook alone (DESIGN.md 5). It sends a projected ServiceAccount token with the audience
+// `forewarn-controller`; the controller asks the API server who it is (TokenReview) and caches the
+// answer until the token expires, at most five minutes. Every other caller gets the same answer
+// redacted at the controller's `--detail-level`, exactly as `/resources` shows it, so
+// `forewarn check` through a port-forward keeps working. Nobody is ever refused.
+//
+// To protect another route with the same rule, put the middleware in front of it and read the level
+// it decided:
+//   app.get('/api/v1/admission-check', apiAccess, (request, response) => { ... apiViewLevel(response) ... })
+
+export const CONTROLLER_TOKEN_AUDIENCE = 'forewarn-controller';
+export const API_AUTH_MODES = ['tokenreview', 'none'] as const;
+export type ApiAuthMode = (typeof API_AUTH_MODES)[number];
+
+/** What the API server said about a token (the subset of a TokenReview status the controller reads). */
+export interface TokenReviewOutcome {
+  authenticated: boolean;
+  /** e.g. `system:serviceaccount:forewarn-system:forewarn-webhook`. */
+  username?: string;
+  /** The audiences the token is valid for, as the API server reports them. */
+  audiences?: string[];
+}
+
+/** Asks the API server about one token for the given audience (injected: tests replace it). */
+export type ReviewToken = (token: string, audience: string) => Promise<TokenReviewOutcome>;
+
+export interface ApiAccessOptions {
+  mode: ApiAuthMode;
+  /** The level every caller but the webhook gets: the controller's `--detail-level`. */
+  configuredDetailLevel: DetailLevel;
+  /** The webhook's ServiceAccount as `namespace/name`. */
+  webhookServiceAccount: string;
+  reviewToken?: ReviewToken;
+  logger: Logger;
+  clock?: () => number;
+}
+
+/** The longest a review is trusted, whatever the token's own expiry says. */
+export const MAX_REVIEW_CACHE_MS = 5 * 60_000;
+/** A token that is not the webhook's is asked about again after this long (a bounded negative cache). */
+const REJECTED_CACHE_MS = 60_000;
+const MAX_CACHED_TOKENS = 1000;
+const LEVEL_KEY = 'forewarnApiViewLevel';
+
+/** The level the access middleware decided for this request (`full` when no middleware ran). */
+export function apiViewLevel(response: Response): DetailLevel {
+  const level: unknown = response.locals[LEVEL_KEY];
+  return level === 'summary' || level === 'detailed' ? level : 'full';
+}
+
+/** The expiry (`exp`, seconds) of a JWT, read without verifying it: the TokenReview verified it. */
+export function tokenExpiryMs(token: string): number | undefined {
+  const payload = token.split('.')[1];
+  if (payload === undefined) return undefined;
+  try {
+    const claims: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    const expiry =
+      typeof claims === 'object' && claims !== null ? (claims as { exp?: unknown }).exp : undefined;
+    return typeof expiry === 'number' && Number.isFinite(expiry) ? expiry * 1000 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function bearerToken(request: Request): string | undefined {
+  const header = request.headers.authorization;
+  const match = header === undefined ? null : /^Bearer ([A-Za-z0-9._~+/=-]{1,8192})$/.exec(header);
+  return match?.[1];
+}
+
+/**
+ * Decides, per request, whether the caller is the webhook. Keeps at most `MAX_CACHED_TOKENS` reviews
+ * (keyed by a hash, so no token is held in memory as text) and asks once per token at a time.
+ */
+export class WebhookIdentityCheck {
+  private readonly cache = new Map<string, { isWebhook: boolean; until: number }>();
+  private readonly pending = new Map<string, Promise<boolean>>();
+  private readonly webhookUser: string;
+  private readonly clock: () => number;
+
+  constructor(private readonly options: ApiAccessOptions) {
+    const [namespace, name] = options.webhookServiceAccount.split('/');
+    this.webhookUser = `system:serviceaccount:${namespace}:${name}`;
+    this.clock = options.clock ?? Date.now;
+  }
+
+  async isWebhook(token: string | undefined): Promise<boolean> {
+    if (this.options.mode === 'none') return true;
+    if (token === undefined || this.options.reviewToken === undefined) return false;
+    const key = createHash('sha256').update(token).digest('hex');
+    const now = this.clock();
+    const cached = this.cache.get(key);
+    if (cached && cached.until > now) return cached.isWebhook;
+    const inFlight = this.pending.get(key);
+    if (inFlight) return inFlight;
+    const review = this.review(token, key).finally(() => this.pending.delete(key));
+    this.pending.set(key, review);
+    return review;
+  }
+
+  private async review(token: string, key: string): Promise<boolean> {
+    let outcome: TokenReviewOutcome;
+    try {
+      outcome = await (this.options.reviewToken as ReviewToken)(token, CONTROLLER_TOKEN_AUDIENCE);
+    } catch (failure) {
+      // The API server could not be asked: this request is answered redacted, nothing is cached.
+      this.options.logger.warn(
+        { err: failure },
+        'TokenReview failed; answering this request redacted (check the controller may create tokenreviews)',
+      );
+      return false;
+    }
+    const isWebhook =
+      outcome.authenticated &&
+      outcome.username === this.webhookUser &&
+      (outcome.audiences === undefined || outcome.audiences.includes(CONTROLLER_TOKEN_AUDIENCE));
+    const now = this.clock();
+    const expiry = tokenExpiryMs(token) ?? now + MAX_REVIEW_CACHE_MS;
+    const until = isWebhook
+      ? Math.min(expiry, now + MAX_REVIEW_CACHE_MS)
+      : Math.min(expiry, now + REJECTED_CACHE_MS);
+    if (this.cache.size >= MAX_CACHED_TOKENS) this.cache.delete(this.cache.keys().next().value as string);
+    this.cache.set(key, { isWebhook, until });
+    return isWebhook;
+  }
+}
+
+/**
+ * Express middleware: sets the level the answer is rendered at (`full` for the webhook, the
+ * configured level for everyone else); read it with `apiViewLevel(response)`.
+ */
+export function createApiAccess(options: ApiAccessOptions): RequestHandler {
+  const identity = new WebhookIdentityCheck(options);
+  return (request, response, next) => {
+    identity
+      .isWebhook(bearerToken(request))
+      .then((isWebhook) => {
+        response.locals[LEVEL_KEY] = isWebhook ? 'full' : options.configuredDetailLevel;
+        next();
+      })
+      .catch(next);
+  };
+}
