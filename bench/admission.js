@@ -57,6 +57,15 @@ async function runAdmissionBenchmark({ concurrencies, durationSeconds }) {
       JSON.stringify({ controllerUrl: `http://127.0.0.1:${controller.info.port}`, certificate }),
     ]);
     processes.push(webhook);
+    // The same webhook asking the label query instead of admission-check (the path before verdicts).
+    const labelQueryWebhook = await startProcess('servers/webhook.js', [
+      JSON.stringify({
+        controllerUrl: `http://127.0.0.1:${controller.info.port}`,
+        certificate,
+        labelQuery: true,
+      }),
+    ]);
+    processes.push(labelQueryWebhook);
     const sample = await postOnce(webhook.info.port, bundle.caPem, review);
     const warnings = sample.body.response.warnings.length;
     if (sample.status !== 200 || !sample.body.response.allowed || warnings === 0)
@@ -91,6 +100,11 @@ async function runAdmissionBenchmark({ concurrencies, durationSeconds }) {
             url: `https://127.0.0.1:${webhook.info.port}/validate`,
             processes: [webhook, controller],
           },
+          labelQuery: {
+            ...request,
+            url: `https://127.0.0.1:${labelQueryWebhook.info.port}/validate`,
+            processes: [labelQueryWebhook, controller],
+          },
           designFloor: {
             ...request,
             url: `https://127.0.0.1:${floor.info.port}/validate`,
@@ -106,11 +120,13 @@ async function runAdmissionBenchmark({ concurrencies, durationSeconds }) {
         ...comparison,
       });
     }
-    const queries = await webhook.request({ type: 'query-counts' });
-    if (queries.failed > 0)
-      throw new Error(
-        `${queries.failed} controller queries failed (last: ${queries.lastFailure}); figures discarded`,
-      );
+    for (const side of [webhook, labelQueryWebhook]) {
+      const queries = await side.request({ type: 'query-counts' });
+      if (queries.failed > 0)
+        throw new Error(
+          `${queries.failed} controller queries failed (last: ${queries.lastFailure}); figures discarded`,
+        );
+    }
     return results;
   } finally {
     await Promise.all(processes.map((running) => running.stop()));

@@ -92,7 +92,9 @@ const BENCHMARKS = {
         'p99 ratio',
         'floor req/s',
         'vs floor',
-        'server cpu µs/req bare/webhook+ctl/floor',
+        'label-query req/s',
+        'vs label query',
+        'server cpu µs/req bare/webhook+ctl/label-query/floor',
       ],
       results.map((result) => [
         result.connections,
@@ -104,7 +106,9 @@ const BENCHMARKS = {
         format(result.ratios.baseline.p99),
         format(result.designFloor.requestsPerSecond, 0),
         format(result.ratios.designFloor.throughput),
-        [result.baseline, result.subject, result.designFloor]
+        format(result.labelQuery.requestsPerSecond, 0),
+        format(result.ratios.labelQuery.throughput),
+        [result.baseline, result.subject, result.labelQuery, result.designFloor]
           .map((side) => format(side.serverCpuMicrosecondsPerRequest, 0))
           .join('/'),
       ]),
@@ -129,6 +133,22 @@ const BENCHMARKS = {
         measured: `${format(result.ratios.designFloor.throughput)} req/s, ${format(result.ratios.designFloor.p99, 1)}x p99`,
         pass: null,
       });
+      // Issue 16: verdicts (admission-check) must not cost throughput under concurrency against the
+      // label query they replaced, and the CPU per review must approach the design floor.
+      if (result.connections > 1)
+        verdicts.push({
+          benchmark: `admission c=${result.connections} vs label query`,
+          target: '>= 0.90 req/s',
+          measured: format(result.ratios.labelQuery.throughput),
+          pass: result.ratios.labelQuery.throughput >= 0.9,
+        });
+      else
+        verdicts.push({
+          benchmark: 'admission c=1 CPU/review vs floor',
+          target: '<= 1.5x',
+          measured: `${format(result.ratios.designFloor.serverCpuPerRequest, 1)}x`,
+          pass: result.ratios.designFloor.serverCpuPerRequest <= 1.5,
+        });
     }
     return results;
   },

@@ -200,6 +200,7 @@ export async function startController(
     clock,
     logger,
     prospectiveFindings: (workload) => prospectiveFindings(missingResources, workload),
+    prospectiveRevision: () => missingResources.inventory.revision,
     metricsHandler: metrics.handler,
     requestObserver: metrics.requestObserver,
     apiAccess: apiAccessFor(config, logger, overrides),

@@ -5,11 +5,19 @@ import { buildAdmissionCheck, namespaceOfObject } from '../verdicts/admission-ch
 import type { ConstraintDraft } from '../../model/constraint';
 import type { WorkloadDescriptor } from '../../model/workload';
 import type { ResourceDependencies } from './resource-requests';
+import { ADMISSION_CHECK_PATH } from '../../model/admission-query';
+import type { DetailLevel } from '../../model/api';
+import { AdmissionCheckMemo } from './admission-check-memo';
 import { apiViewLevel } from './api-auth';
 
 /** What the route needs of the app's dependencies (a subset, so this file does not import app.ts). */
 export interface AdmissionCheckDependencies extends Pick<ResourceDependencies, 'index' | 'runtimeState'> {
   prospectiveFindings?: (workload: WorkloadDescriptor) => ConstraintDraft[];
+  /**
+   * Changes whenever `prospectiveFindings` may answer differently (the companion inventory). Without
+   * it, answers are not remembered when `prospectiveFindings` is given.
+   */
+  prospectiveRevision?: () => number;
 }
 
 // `POST /api/v1/admission-check` (DESIGN.md 7b): the verdict of every constraint that applies to one
@@ -17,6 +25,19 @@ export interface AdmissionCheckDependencies extends Pick<ResourceDependencies, '
 // to the label query for bigger objects); invalid JSON or no object: 400; larger: 413.
 // Unredacted only for the webhook: the app puts the TokenReview middleware (api-auth.ts) in front of
 // this route, and the level it decided is the viewer's.
+
+/**
+ * Browser security headers (helmet) on every route but admission-check: its only caller is the
+ * webhook's HTTP client, for which a dozen browser headers are bytes to write and parse on every
+ * admission review. It keeps `X-Content-Type-Options: nosniff`, the one that applies to any JSON body.
+ */
+export function securityHeadersExceptAdmissionCheck(securityHeaders: RequestHandler): RequestHandler {
+  return (request, response, next) => {
+    if (request.path !== ADMISSION_CHECK_PATH) return securityHeaders(request, response, next);
+    response.setHeader('X-Content-Type-Options', 'nosniff');
+    next();
+  };
+}
 
 export const ADMISSION_CHECK_BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -55,35 +76,71 @@ function readBodyFailure(failure: unknown): Answer | undefined {
   return undefined;
 }
 
+/** The state an answer depends on besides the body; undefined: do not remember answers. */
+function memoState(dependencies: AdmissionCheckDependencies): string | undefined {
+  if (!dependencies.prospectiveFindings) return `${dependencies.index.revision}/-`;
+  if (!dependencies.prospectiveRevision) return undefined;
+  return `${dependencies.index.revision}/${dependencies.prospectiveRevision()}`;
+}
+
+function parseJson(text: string): { value: unknown } | undefined {
+  try {
+    return { value: JSON.parse(text) as unknown };
+  } catch {
+    return undefined;
+  }
+}
+
+function computeAnswer(dependencies: AdmissionCheckDependencies, text: unknown, level: DetailLevel): Answer {
+  // No body at all reads as "no object", as before; anything else must parse.
+  const parsed = typeof text === 'string' && text !== '' ? parseJson(text) : { value: undefined };
+  if (!parsed) return error(400, 'request body is not valid JSON');
+  const checkRequest = readCheckRequest(parsed.value);
+  if ('status' in checkRequest) return checkRequest;
+  if (!dependencies.runtimeState().source.synced)
+    return error(503, 'the index has not completed its first sync yet');
+  const workload = describeWorkload(checkRequest.object, namespaceOfObject(checkRequest.object));
+  const prospective =
+    workload && dependencies.prospectiveFindings ? dependencies.prospectiveFindings(workload) : [];
+  return {
+    status: 200,
+    body: buildAdmissionCheck(dependencies.index, checkRequest, { prospective, viewer: { level } }),
+  };
+}
+
+function sendSerialised(response: Response, status: number, json: string): void {
+  response.status(status).type('application/json').send(json);
+}
+
 export function admissionCheckHandler(dependencies: AdmissionCheckDependencies): RequestHandler {
-  const parseBody = express.json({ limit: ADMISSION_CHECK_BODY_LIMIT_BYTES, type: () => true });
+  // The body is read as text so that an identical body is answered from the memo without parsing.
+  const readBody = express.text({ limit: ADMISSION_CHECK_BODY_LIMIT_BYTES, type: () => true });
+  const memo = new AdmissionCheckMemo();
   return (request: Request, response: Response, next: NextFunction) => {
-    parseBody(request, response, (failure?: unknown) => {
-      // This callback runs outside express's own try/catch: a throw must reach the error handler.
-      try {
-        respond(failure);
-      } catch (unexpected) {
-        next(unexpected);
-      }
-    });
-    function respond(failure: unknown): unknown {
+    readBody(request, response, (failure?: unknown) => {
       if (failure) {
         const answer = readBodyFailure(failure);
         return answer ? response.status(answer.status).json(answer.body) : next(failure);
       }
-      const checkRequest = readCheckRequest(request.body);
-      if ('status' in checkRequest) return response.status(checkRequest.status).json(checkRequest.body);
-      if (!dependencies.runtimeState().source.synced)
-        return response.status(503).json({ error: 'the index has not completed its first sync yet' });
-      const workload = describeWorkload(checkRequest.object, namespaceOfObject(checkRequest.object));
-      const prospective =
-        workload && dependencies.prospectiveFindings ? dependencies.prospectiveFindings(workload) : [];
-      response.json(
-        buildAdmissionCheck(dependencies.index, checkRequest, {
-          prospective,
-          viewer: { level: apiViewLevel(response) },
-        }),
-      );
-    }
+      // The level the TokenReview middleware decided (api-auth.ts): part of what an answer depends on.
+      const level = apiViewLevel(response);
+      const text: unknown = request.body;
+      // Answers for different levels are kept apart: the level prefixes the body in the memo's key.
+      const key = typeof text === 'string' ? `${level} ${text}` : undefined;
+      const synced = dependencies.runtimeState().source.synced;
+      const state = synced ? memoState(dependencies) : undefined;
+      const remembered = state !== undefined && key !== undefined ? memo.lookup(state, key) : undefined;
+      if (remembered !== undefined) return sendSerialised(response, 200, remembered);
+      // Runs after the body stream ended, outside express's own try/catch: errors go to next().
+      try {
+        const answer = computeAnswer(dependencies, text, level);
+        const json = JSON.stringify(answer.body);
+        if (answer.status === 200 && state !== undefined && key !== undefined)
+          memo.remember(state, key, json);
+        sendSerialised(response, answer.status, json);
+      } catch (unexpected) {
+        next(unexpected);
+      }
+    });
   };
 }

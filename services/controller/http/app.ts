@@ -17,7 +17,7 @@ import type { Logger } from '../../logging/logger';
 import { buildConstraintList } from '../views/constraint-list';
 import { buildApiHealth } from '../views/health';
 import { apiViewLevel } from './api-auth';
-import { admissionCheckHandler } from './admission-check-route';
+import { admissionCheckHandler, securityHeadersExceptAdmissionCheck } from './admission-check-route';
 import { answerResourceRequest, type ResourceAnswer, type ResourceDependencies } from './resource-requests';
 
 // The controller's HTTP surface (spec 4.1, 4.2; DESIGN.md 5): read-only JSON, errors as
@@ -29,6 +29,8 @@ export interface ControllerAppDependencies extends ResourceDependencies {
   metricsHandler?: RequestHandler;
   /** Companion checks for the object being admitted (MissingResource at admission time). */
   prospectiveFindings?: (workload: WorkloadDescriptor) => ConstraintDraft[];
+  /** Changes when `prospectiveFindings` may answer differently (admission-check answers are memoised). */
+  prospectiveRevision?: () => number;
   /** Sees every request before routing (request metrics). */
   requestObserver?: RequestHandler;
   /**
@@ -147,7 +149,7 @@ export function createControllerApp(dependencies: ControllerAppDependencies): Ex
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
-  app.use(helmet());
+  app.use(securityHeadersExceptAdmissionCheck(helmet()));
   if (dependencies.requestObserver) app.use(dependencies.requestObserver);
 
   const resource = (request: Request, response: Response, body: Record<string, unknown>) =>

@@ -84,8 +84,15 @@ export class Inventory {
   private readonly workloads = new Map<string, WorkloadDescriptor>();
   /** Kinds known to exist in the cluster (CRDs seen, or objects of the kind seen). */
   private readonly definedKinds = new Map<string, number>();
+  private changes = 0;
+
+  /** Increases on every upsert or removal; lets callers cache what they derive from the inventory. */
+  get revision(): number {
+    return this.changes;
+  }
 
   upsert(object: KubernetesObject): void {
+    this.changes++;
     // Pods owned by a controller are represented by their controller; keep memory to what matters.
     const owners = readPath(object, ['metadata', 'ownerReferences']);
     if (object.kind === 'Pod' && Array.isArray(owners) && owners.length > 0) return;
@@ -106,6 +113,7 @@ export class Inventory {
   }
 
   remove(object: KubernetesObject): void {
+    this.changes++;
     const name = object.metadata?.name;
     if (typeof name !== 'string') return;
     const namespace = typeof object.metadata?.namespace === 'string' ? object.metadata.namespace : null;

@@ -1,0 +1,101 @@
+import request from 'supertest';
+import type { ConstraintDraft } from '../../model/constraint';
+import { silentLogger } from '../../logging/logger';
+import {
+  FIXED_NOW,
+  indexObjects,
+  runtimeStateFor,
+  syncedSource,
+} from '../../../test/support/controller-fixtures';
+import { createControllerApp } from './app';
+import { ADMISSION_MEMO_MAX_BODY_BYTES, AdmissionCheckMemo } from './admission-check-memo';
+
+const deployment = {
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'web', namespace: 'shop' },
+  spec: {
+    template: {
+      metadata: { labels: { app: 'web' } },
+      spec: { containers: [{ name: 'web', image: 'web:1' }] },
+    },
+  },
+};
+
+const denyAll = {
+  apiVersion: 'networking.k8s.io/v1',
+  kind: 'NetworkPolicy',
+  metadata: { name: 'default-deny', namespace: 'shop' },
+  spec: { podSelector: {}, policyTypes: ['Ingress'] },
+};
+
+type Checked = { constraints: Array<{ name: string }> };
+
+describe('admission-check memo', () => {
+  it('keeps at most its bound of entries, dropping the oldest first', () => {
+    const memo = new AdmissionCheckMemo(3);
+    for (const body of ['a', 'b', 'c', 'd']) memo.remember('r1', body, `answer ${body}`);
+    expect(memo.size).toBe(3);
+    expect(memo.lookup('r1', 'a')).toBeUndefined();
+    expect(memo.lookup('r1', 'd')).toBe('answer d');
+  });
+
+  it('forgets every answer when the state changes, and never keeps oversized bodies', () => {
+    const memo = new AdmissionCheckMemo();
+    memo.remember('r1', 'a', 'old');
+    expect(memo.lookup('r2', 'a')).toBeUndefined();
+    expect(memo.size).toBe(0);
+    memo.remember('r2', 'x'.repeat(ADMISSION_MEMO_MAX_BODY_BYTES + 1), 'big');
+    expect(memo.size).toBe(0);
+  });
+
+  it('answers an identical body anew once the index revision changed', async () => {
+    const cluster = indexObjects([]);
+    const app = createControllerApp({
+      index: cluster.index,
+      runtimeState: () => runtimeStateFor(cluster, syncedSource()),
+      configuredDetailLevel: 'summary',
+      clock: () => FIXED_NOW,
+      logger: silentLogger(),
+    });
+    const check = async () =>
+      (await request(app).post('/api/v1/admission-check').send({ object: deployment }).expect(200))
+        .body as Checked;
+    expect((await check()).constraints).toEqual([]);
+    expect((await check()).constraints).toEqual([]);
+    cluster.ingestor.upsert(denyAll);
+    expect((await check()).constraints.map((entry) => entry.name)).toContain('default-deny');
+  });
+
+  it('reuses an answer until the prospective findings may change', async () => {
+    const cluster = indexObjects([denyAll]);
+    let evaluations = 0;
+    let inventoryRevision = 0;
+    const app = createControllerApp({
+      index: cluster.index,
+      runtimeState: () => runtimeStateFor(cluster, syncedSource()),
+      configuredDetailLevel: 'summary',
+      clock: () => FIXED_NOW,
+      logger: silentLogger(),
+      prospectiveFindings: (): ConstraintDraft[] => {
+        evaluations++;
+        return [];
+      },
+      prospectiveRevision: () => inventoryRevision,
+    });
+    const check = () => request(app).post('/api/v1/admission-check').send({ object: deployment }).expect(200);
+    const first = await check();
+    const second = await check();
+    expect(second.text).toBe(first.text);
+    expect(second.headers['content-type']).toMatch(/^application\/json/);
+    // Browser headers are left out for the webhook's client; nosniff stays, other routes keep all.
+    expect(second.headers['x-content-type-options']).toBe('nosniff');
+    expect(second.headers['content-security-policy']).toBeUndefined();
+    const health = await request(app).get('/healthz').expect(200);
+    expect(health.headers['content-security-policy']).toBeDefined();
+    expect(evaluations).toBe(1);
+    inventoryRevision++;
+    await check();
+    expect(evaluations).toBe(2);
+  });
+});
