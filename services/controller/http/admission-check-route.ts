@@ -60,6 +60,11 @@ function readCheckRequest(
   const object = body.object as KubernetesObject;
   if (typeof object.kind !== 'string' || typeof object.apiVersion !== 'string')
     return error(400, 'object must have a string kind and apiVersion');
+  const metadata: unknown = body.object.metadata;
+  if (metadata !== undefined && !isRecord(metadata))
+    return error(400, 'object.metadata must be a JSON object');
+  if (isRecord(metadata) && metadata.namespace !== undefined && typeof metadata.namespace !== 'string')
+    return error(400, 'object.metadata.namespace must be a string');
   if (!isDns1123Label(namespaceOfObject(object)))
     return error(400, 'object.metadata.namespace is not a valid namespace name');
   return {
