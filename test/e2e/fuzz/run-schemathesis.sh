@@ -36,8 +36,10 @@ done
 echo "fuzzing http://127.0.0.1:$port for ${BUDGET}s (schemathesis, docs/openapi.yaml)"
 
 status=0
-"$st" run docs/openapi.yaml --url "http://127.0.0.1:$port" --checks all --max-time "$BUDGET" \
-  --workers 1 --request-timeout 10 --report junit --report-dir "$report_dir" --no-color || status=$?
+# From the temp directory: schemathesis keeps a `.schemathesis/` cache in its working directory.
+schema="$PWD/docs/openapi.yaml"
+(cd "$work" && "$st" run "$schema" --url "http://127.0.0.1:$port" --checks all --max-time "$BUDGET" \
+  --workers 1 --request-timeout 10 --report junit --report-dir "$report_dir" --no-color) || status=$?
 
 if ! kill -0 "$controller_pid" 2>/dev/null; then
   echo "FAILED: the controller died during the fuzz run" >&2
