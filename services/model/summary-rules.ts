@@ -111,8 +111,12 @@ export function summariseParameters(parameters: Record<string, unknown>, maxLeng
 
 /** Whitespace (newlines, tabs, runs of spaces) as single spaces, trimmed. */
 export function singleLine(value: string): string {
+  // Most texts already are one line: testing is cheaper than rebuilding every string of a report.
+  if (!WHITESPACE_TO_FOLD.test(value)) return value.trim();
   return value.replace(/\s+/g, ' ').trim();
 }
+/** Two whitespace characters in a row, or one that is not a plain space: what `\s+` → ' ' changes. */
+const WHITESPACE_TO_FOLD = /\s\s|[^\S ]/;
 
 /** At most `max` characters, cut at a word boundary and marked with `…`. */
 export function shorten(value: string, max = MAX_SUMMARY_LENGTH): string {
@@ -126,6 +130,23 @@ const SEPARATORS = String.raw`(?:, | or | and |; )`;
 
 function escapeRegExp(value: string): string {
   return value.replace(/[.*+?^${}()|[\]\\]/g, String.raw`\$&`);
+}
+
+// Placeholders come from adapters' own texts (a handful of phrases), so their compiled patterns are
+// kept; the bound only guards against an adapter that makes placeholders up from object data.
+const PLACEHOLDER_RUNS = new Map<string, RegExp>();
+const MAX_PLACEHOLDER_RUNS = 1_000;
+
+/** The pattern of two or more of `placeholder` joined by list separators. */
+function placeholderRun(placeholder: string): RegExp {
+  let run = PLACEHOLDER_RUNS.get(placeholder);
+  if (!run) {
+    const item = escapeRegExp(placeholder);
+    run = new RegExp(String.raw`(?<![\w-])${item}(?:${SEPARATORS}${item}(?![\w-]))+`, 'g');
+    if (PLACEHOLDER_RUNS.size >= MAX_PLACEHOLDER_RUNS) PLACEHOLDER_RUNS.clear();
+    PLACEHOLDER_RUNS.set(placeholder, run);
+  }
+  return run;
 }
 
 function collapsedPhrase(placeholder: string, count: number): string {
@@ -143,9 +164,10 @@ function collapsedPhrase(placeholder: string, count: number): string {
 export function collapseRepeatedPlaceholders(value: string, placeholders: readonly string[]): string {
   let result = value;
   for (const placeholder of [...new Set([REDACTED, ...placeholders])]) {
-    const item = escapeRegExp(placeholder);
-    const run = new RegExp(String.raw`(?<![\w-])${item}(?:${SEPARATORS}${item}(?![\w-]))+`, 'g');
-    result = result.replace(run, (match) => {
+    // A run needs the placeholder twice; most texts of a report have it once or not at all.
+    const first = result.indexOf(placeholder);
+    if (first === -1 || result.indexOf(placeholder, first + 1) === -1) continue;
+    result = result.replace(placeholderRun(placeholder), (match) => {
       const count = match.split(new RegExp(SEPARATORS)).length;
       return collapsedPhrase(placeholder, count);
     });
