@@ -16,6 +16,7 @@ import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
 import { clusterScope, podsText, quoted, scopeText } from '../shared/scope-text';
 import { readAnpRules, type AnpAction, type AnpDirection, type AnpRule } from './anp-rules';
 import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
+import { networkDirectionIdentity } from '../shared/network-direction';
 
 // policy.networking.k8s.io AdminNetworkPolicy (ANP) and BaselineAdminNetworkPolicy (BANP), both
 // cluster-scoped → one NetworkIngress / NetworkEgress constraint per direction with rules. Neither
@@ -94,10 +95,7 @@ function buildConstraint(
       ? text`add a NetworkPolicy in your namespace that allows the ${direction} traffic you need; ${source.kind} "${policy}" denies it only where no NetworkPolicy decides`
       : text`ask the cluster admins to allow the ${direction} traffic your pods need; no NetworkPolicy can override ${source.kind} "${policy}"`;
   const draft: ConstraintDraft = {
-    id: direction,
-    name: bothDirections ? `${source.name}/${direction}` : source.name,
-    displayName: bothDirections ? text`${policy}/${direction}` : [policy],
-    type: direction === 'ingress' ? 'NetworkIngress' : 'NetworkEgress',
+    ...networkDirectionIdentity(source.name, policy, direction, bothDirections),
     severity,
     effect,
     adapter: 'adminnetworkpolicy',

@@ -14,6 +14,7 @@ import { readCalicoRule, readCalicoSelector, type CalicoDirection, type CalicoRu
 import { readList, readStringList, requireSpec, sourceOf } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep, ownerPrivilege } from '../shared/remediation';
 import { clusterScope, podsText, quoted, scopeText } from '../shared/scope-text';
+import { networkDirectionIdentity } from '../shared/network-direction';
 
 // Calico NetworkPolicy (namespaced) and GlobalNetworkPolicy (cluster-scoped), served as
 // projectcalico.org/v3 by the Calico API server or as crd.projectcalico.org/v1 CRDs → one
@@ -148,10 +149,7 @@ function buildConstraint(facts: PolicyFacts, plan: DirectionPlan, bothDirections
         ? text`nothing to change: ${kindText} "${policy}" blocks no ${direction} traffic itself; later tiers decide`
         : text`send ${direction} traffic only ${peerWord} the allowed peers and ports, or ask the owner of ${kindText} "${policy}" to extend it`;
   const draft: ConstraintDraft = {
-    id: direction,
-    name: bothDirections ? `${source.name}/${direction}` : source.name,
-    displayName: bothDirections ? text`${policy}/${direction}` : [policy],
-    type: direction === 'ingress' ? 'NetworkIngress' : 'NetworkEgress',
+    ...networkDirectionIdentity(source.name, policy, direction, bothDirections),
     severity: classification.severity,
     effect: classification.effect,
     adapter: 'cni',

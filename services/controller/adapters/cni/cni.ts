@@ -25,6 +25,7 @@ import { describeObject, readList, readRecord, requireSpec, sourceOf } from '../
 import { askOwnerStep, inspectSourceStep, ownerPrivilege } from '../shared/remediation';
 import { clusterScope, commonValue, podsText, quoted, scopeText, uniqueSorted } from '../shared/scope-text';
 import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
+import { networkDirectionIdentity } from '../shared/network-direction';
 
 // CNI network policies: Cilium here, Calico in calico.ts (routed by API group).
 // cilium.io/v2 CiliumNetworkPolicy (namespaced) and CiliumClusterwideNetworkPolicy (cluster-scoped)
@@ -201,10 +202,7 @@ function buildConstraint(
 
   const tags = tagsOf(plan, { deniesAll, open, clusterwide });
   const draft: ConstraintDraft = {
-    id: direction,
-    name: bothDirections ? `${source.name}/${direction}` : source.name,
-    displayName: bothDirections ? text`${policy}/${direction}` : [policy],
-    type: direction === 'ingress' ? 'NetworkIngress' : 'NetworkEgress',
+    ...networkDirectionIdentity(source.name, policy, direction, bothDirections),
     severity,
     effect,
     adapter: 'cni',
