@@ -95,18 +95,21 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-test('every new adapter is enabled once its CRDs are served', async () => {
+test('every new adapter is enabled once its CRDs are served, and the controller settles healthy', async () => {
+  // A watch started in the instant a CRD becomes Established can fail once before the API
+  // server serves the new resource; the controller retries it, so health may pass through
+  // "degraded" before it settles. The wait names the last health seen if it never does.
   const health = await waitFor(
     async () => {
       const current = await running().api.health();
-      return ['cni', 'adminnetworkpolicy', 'policyengine', 'mesh', 'podsecurity'].every(
+      const allEnabled = ['cni', 'adminnetworkpolicy', 'policyengine', 'mesh', 'podsecurity'].every(
         (name) => current.adapters[name]?.enabled,
-      )
-        ? current
-        : false;
+      );
+      if (!allEnabled || current.status !== 'healthy') throw new Error(JSON.stringify(current));
+      return current;
     },
     30_000,
-    { description: 'new adapters enabled' },
+    { description: 'new adapters enabled and healthy' },
   );
   expect(health.status).toBe('healthy');
 });
