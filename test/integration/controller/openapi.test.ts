@@ -118,64 +118,26 @@ describe('real responses conform to docs/openapi.yaml', () => {
         expect(response.status).toBe(200);
         conforms('/resources', 'post', response);
       }
+    const post =
+      (body: string | object, headers: Record<string, string> = {}) =>
+      () =>
+        request(app).post('/resources').set(headers).send(body);
+    const json = { 'Content-Type': 'application/json' };
     const failures: Array<{ status: number; send: () => request.Test }> = [
-      {
-        status: 400,
-        send: () =>
-          request(app).post('/resources').set('Content-Type', 'application/json').send('{"resource":'),
-      },
-      { status: 400, send: () => request(app).post('/resources').send([1, 2]) },
-      { status: 400, send: () => request(app).post('/resources').send({ resource: 'reports', params: {} }) },
-      {
-        status: 400,
-        send: () => request(app).post('/resources').send({ resource: 'reports', params: 'shop' }),
-      },
-      {
-        status: 400,
-        send: () =>
-          request(app)
-            .post('/resources')
-            .send({ resource: 'health', params: { detail_level: 'all' } }),
-      },
-      {
-        status: 400,
-        send: () =>
-          request(app)
-            .post('/resources')
-            .send({ resource: 'constraints', params: { namespace: 'shop', name: '../x' } }),
-      },
-      { status: 404, send: () => request(app).post('/resources').send({ resource: 'secrets' }) },
-      {
-        status: 404,
-        send: () =>
-          request(app)
-            .post('/resources')
-            .send({ resource: 'constraints', params: { namespace: 'shop', name: 'nope' } }),
-      },
-      {
-        status: 413,
-        send: () =>
-          request(app)
-            .post('/resources')
-            .send({ resource: 'health', padding: 'x'.repeat(70_000) }),
-      },
+      { status: 400, send: post('{"resource":', json) },
+      { status: 400, send: post([1, 2]) },
+      { status: 400, send: post({ resource: 'reports', params: {} }) },
+      { status: 400, send: post({ resource: 'reports', params: 'shop' }) },
+      { status: 400, send: post({ resource: 'health', params: { detail_level: 'all' } }) },
+      { status: 400, send: post({ resource: 'constraints', params: { namespace: 'shop', name: '../x' } }) },
+      { status: 404, send: post({ resource: 'secrets' }) },
+      { status: 404, send: post({ resource: 'constraints', params: { namespace: 'shop', name: 'nope' } }) },
+      { status: 413, send: post({ resource: 'health', padding: 'x'.repeat(70_000) }) },
       {
         status: 415,
-        send: () =>
-          request(app)
-            .post('/resources')
-            .set('Content-Type', 'application/json; charset=latin-9')
-            .send('{"resource":"health"}'),
+        send: post('{"resource":"health"}', { 'Content-Type': 'application/json; charset=latin-9' }),
       },
-      {
-        status: 415,
-        send: () =>
-          request(app)
-            .post('/resources')
-            .set('Content-Type', 'application/json')
-            .set('Content-Encoding', 'compress')
-            .send('{}'),
-      },
+      { status: 415, send: post('{}', { ...json, 'Content-Encoding': 'compress' }) },
     ];
     for (const failure of failures) {
       const response = await failure.send();
