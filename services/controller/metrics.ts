@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { ADAPTER_NAMES, CONSTRAINT_TYPES, SEVERITIES, type HealthStatus } from '../model/api';
@@ -10,11 +11,21 @@ import { healthStatusOf, type RuntimeState } from './views/health';
 // state the JSON resources use, so the two never disagree; only events (requests, watch failures
 // and restarts) are accumulated. A registry per controller keeps tests and restarts independent.
 
+/**
+ * Times one request and counts its answer. `route` gives the route template, never the raw path
+ * (namespaces and names would explode the label set); it is read when the answer is finished.
+ */
+export type RequestObserver = (
+  request: IncomingMessage,
+  response: ServerResponse,
+  route: () => string,
+) => void;
+
 export interface ControllerMetrics {
   /** Serves the text exposition format. */
   handler: RequestHandler;
   /** Counts every HTTP response; mounted before the routes. */
-  requestObserver: RequestHandler;
+  requestObserver: RequestObserver;
   /** Counts watch failures and restarts of the cluster source, per adapter. */
   watchObserver: WatchObserver;
   registry: Registry;
@@ -168,16 +179,13 @@ export function createControllerMetrics(
     registers: [registry],
   });
 
-  const requestObserver: RequestHandler = (request, response, next) => {
+  const requestObserver: RequestObserver = (request, response, route) => {
     const stopTimer = durations.startTimer();
     response.once('finish', () => {
-      // The route template, never the raw path: namespaces and names would explode the label set.
-      const routePath: unknown = (request.route as { path?: unknown } | undefined)?.path;
-      const route = typeof routePath === 'string' ? routePath : 'unmatched';
-      requests.inc({ route, method: request.method, status: String(response.statusCode) });
-      stopTimer({ route });
+      const template = route();
+      requests.inc({ route: template, method: request.method ?? 'GET', status: String(response.statusCode) });
+      stopTimer({ route: template });
     });
-    next();
   };
 
   const handler: RequestHandler = async (_request, response) => {

@@ -1,7 +1,7 @@
 // The controller app the OpenAPI tests call (openapi.test.ts, openapi-document.test.ts).
-import type { Express } from 'express';
+import type { RequestListener } from 'node:http';
 import request from 'supertest';
-import { createControllerApp } from '../../../services/controller/http/app';
+import { createControllerApp, type ControllerAppDependencies } from '../../../services/controller/http/app';
 import { createControllerMetrics } from '../../../services/controller/metrics';
 import type { SourceStatus } from '../../../services/controller/sources/source';
 import { silentLogger } from '../../../services/logging/logger';
@@ -118,10 +118,12 @@ function sourceStatus(synced: boolean): SourceStatus {
   });
 }
 
-export function controllerApp(options: { configured?: DetailLevel; synced?: boolean } = {}): Express {
+export function controllerDependencies(
+  options: { configured?: DetailLevel; synced?: boolean } = {},
+): ControllerAppDependencies {
   const runtimeState = () => runtimeStateFor(cluster, sourceStatus(options.synced ?? true));
   const metrics = createControllerMetrics(cluster.index, runtimeState, { processMetrics: false });
-  return createControllerApp({
+  return {
     index: cluster.index,
     runtimeState,
     configuredDetailLevel: options.configured ?? 'full',
@@ -129,7 +131,11 @@ export function controllerApp(options: { configured?: DetailLevel; synced?: bool
     logger: silentLogger(),
     metricsHandler: metrics.handler,
     requestObserver: metrics.requestObserver,
-  });
+  };
+}
+
+export function controllerApp(options: { configured?: DetailLevel; synced?: boolean } = {}): RequestListener {
+  return createControllerApp(controllerDependencies(options));
 }
 
 export const app = controllerApp();
