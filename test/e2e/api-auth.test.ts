@@ -7,7 +7,7 @@
 // token for another audience gets the same answer redacted at the controller's `--detail-level`.
 import { startCluster, waitFor, type Cluster } from './harness';
 import { asJsonObject, ControllerApi, ManagedProcess, requireBuiltEntries } from './forewarn-support';
-import { controllerReady, launchController } from './controller-process';
+import { controllerReady, launchController, requireStarted } from './controller-process';
 import {
   authorizationErrors,
   controllerServiceAccount,
@@ -26,10 +26,7 @@ let controller: ManagedProcess | undefined;
 let api: ControllerApi | undefined;
 const tokens: Record<string, string | undefined> = {};
 
-function running(): { cluster: Cluster; api: ControllerApi } {
-  if (!cluster || !api) throw new Error('the cluster or the controller did not start (see beforeAll)');
-  return { cluster, api };
-}
+const running = (): { cluster: Cluster; api: ControllerApi } => requireStarted(cluster, api);
 
 async function kubectlOk(args: string[], stdin?: string): Promise<string> {
   if (!cluster) throw new Error('the cluster did not start (see beforeAll)');

@@ -57,3 +57,12 @@ export async function controllerReady(controller: ManagedProcess): Promise<Ready
   await waitFor(() => api.isReady(), 60_000, { description: 'controller /readyz', intervalMs: 100 });
   return { port: listening.port, api };
 }
+
+/** The cluster and the controller a file's beforeAll started, or an error saying they did not start. */
+export function requireStarted(
+  cluster: Cluster | undefined,
+  api: ControllerApi | undefined,
+): { cluster: Cluster; api: ControllerApi } {
+  if (!cluster || !api) throw new Error('the cluster or the controller did not start (see beforeAll)');
+  return { cluster, api };
+}

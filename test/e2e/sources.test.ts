@@ -14,7 +14,7 @@ import {
   requireBuiltEntries,
   type ReportEntry,
 } from './forewarn-support';
-import { controllerReady, launchController } from './controller-process';
+import { controllerReady, launchController, requireStarted } from './controller-process';
 
 const crdDirectory = path.join(__dirname, 'crds');
 const demoDirectory = path.join(repositoryRoot, 'examples/manifests');
@@ -32,10 +32,7 @@ let cluster: Cluster | undefined;
 let controller: ManagedProcess | undefined;
 let api: ControllerApi | undefined;
 
-function running(): { cluster: Cluster; api: ControllerApi } {
-  if (!cluster || !api) throw new Error('the cluster or the controller did not start (see beforeAll)');
-  return { cluster, api };
-}
+const running = (): { cluster: Cluster; api: ControllerApi } => requireStarted(cluster, api);
 
 async function kubectl(args: readonly string[]): Promise<string> {
   if (!cluster) throw new Error('the cluster did not start (see beforeAll)');

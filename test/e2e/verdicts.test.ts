@@ -12,7 +12,7 @@ import {
   ManagedProcess,
   requireBuiltEntries,
 } from './forewarn-support';
-import { controllerReady, launchController } from './controller-process';
+import { controllerReady, launchController, requireStarted } from './controller-process';
 import {
   admissionPolicies,
   admissionPolicyObjects,
@@ -28,10 +28,7 @@ let cluster: Cluster | undefined;
 let controller: ManagedProcess | undefined;
 let api: ControllerApi | undefined;
 
-function running(): { cluster: Cluster; api: ControllerApi } {
-  if (!cluster || !api) throw new Error('the cluster or the controller did not start (see beforeAll)');
-  return { cluster, api };
-}
+const running = (): { cluster: Cluster; api: ControllerApi } => requireStarted(cluster, api);
 
 interface CheckedEntry {
   name: string;
