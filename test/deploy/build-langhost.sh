@@ -15,7 +15,6 @@ export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false
 # The proxy serves the Pulumi modules but the checksum database does not know the newest releases.
 export GONOSUMDB="${GONOSUMDB:+$GONOSUMDB,}github.com/pulumi"
 
-
 command -v go >/dev/null || fail "go is not on PATH" "install Go 1.26 (see docs/e2e.md)"
 pulumi_version=$(sed -n 's#^\s*github.com/pulumi/pulumi/sdk/v3 v\([0-9.]*\)$#\1#p' go.mod | head -n 1)
 source_hash=$(cat go.mod go.sum ./*.go ./*.py | sha256sum | cut -c1-12)
