@@ -77,6 +77,14 @@ const runScale = async () =>
   );
 
 /**
+ * The headers of throughputAndLatencyCells, the subject named `subject`.
+ * @param {string} subject
+ */
+function throughputAndLatencyHeaders(subject) {
+  return ['bare req/s', `${subject} req/s`, 'ratio', 'bare p50/p99 ms', `${subject} p50/p99 ms`];
+}
+
+/**
  * The cells that start every comparison's row: both sides' req/s, their ratio, both p50/p99.
  * @param {{baseline: SideFigures, subject: SideFigures, ratios: {baseline: import('./lib/measure').Ratios}}} result
  */
@@ -121,11 +129,7 @@ const BENCHMARKS = {
       'Admission path: POST /validate over HTTPS, webhook + controller (20 constraints) vs bare HTTPS server',
       [
         'conc',
-        'bare req/s',
-        'webhook req/s',
-        'ratio',
-        'bare p50/p99 ms',
-        'webhook p50/p99 ms',
+        ...throughputAndLatencyHeaders('webhook'),
         'p99 ratio',
         'floor req/s',
         'vs floor',
@@ -191,11 +195,7 @@ const BENCHMARKS = {
       'Controller reads at 16 connections vs bare express JSON handler (same body)',
       [
         'route',
-        'bare req/s',
-        'controller req/s',
-        'ratio',
-        'bare p50/p99 ms',
-        'controller p50/p99 ms',
+        ...throughputAndLatencyHeaders('controller'),
         'response bytes',
         'server cpu µs/req bare/controller',
       ],

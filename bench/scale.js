@@ -36,7 +36,7 @@ function collectGarbage() {
  * @param {number} namespaceCount
  */
 function clusterObjects(totalConstraints, namespaceCount) {
-  /** @type {import('../services/model/kubernetes').KubernetesObject[]} */
+  /** @type {import('../dist/services/model/kubernetes').KubernetesObject[]} */
   const objects = [namespaceObject(TARGET_NAMESPACE), ...policyObjects(TARGET_NAMESPACE, TARGET_CONSTRAINTS)];
   const others = namespaceCount - 1;
   const rest = totalConstraints - TARGET_CONSTRAINTS;
@@ -98,7 +98,7 @@ function timeEach(iterations, operation, prepare = () => undefined) {
  * @param {number} totalConstraints
  * @param {number} namespaceCount
  * @param {number} iterations
- * @returns {ScaleFigures & {index?: import('../services/controller/index/constraint-index').ConstraintIndex}}
+ * @returns {ScaleFigures & {index?: import('../dist/services/controller/index/constraint-index').ConstraintIndex}}
  */
 function measureCluster(totalConstraints, namespaceCount, iterations) {
   /** @type {ReturnType<typeof clusterObjects> | null} */
@@ -134,7 +134,7 @@ function measureCluster(totalConstraints, namespaceCount, iterations) {
     );
 
   const now = new Date();
-  /** @type {import('../services/controller/views/health').RuntimeState} */
+  /** @type {import('../dist/services/controller/views/health').RuntimeState} */
   const state = {
     source: { synced: true, connected: true, lastScan: now, adapters: {}, problems: [] },
     parseErrors,

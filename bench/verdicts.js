@@ -66,7 +66,7 @@ function admissionPolicy() {
  * What this script prints, for bench/run.js.
  * @typedef {object} VerdictsOutput
  * @property {number} constraints
- * @property {Partial<Record<import('../services/model/api').VerdictName, number>>} verdicts
+ * @property {Partial<Record<import('../dist/services/model/api').VerdictName, number>>} verdicts
  * @property {number} iterations
  * @property {number} evaluateCpuMicrosPerObject
  * @property {number} admissionCheckCpuMicrosPerObject
@@ -104,7 +104,7 @@ const constraints = matchingConstraints(
   },
   [],
 );
-/** @type {import('../services/controller/verdicts/types').VerdictContext} */
+/** @type {import('../dist/services/controller/verdicts/types').VerdictContext} */
 const context = {
   admitted: {
     object,

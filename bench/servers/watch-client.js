@@ -43,7 +43,7 @@ async function startControllerMode() {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromString(settings.kubeConfigYaml);
   const config = parseControllerConfig(['--port', '0', '--address', '127.0.0.1', '--mcp=false'], {});
-  /** @type {import('../../services/controller/runtime').ControllerOverrides['source']} */
+  /** @type {import('../../dist/services/controller/runtime').ControllerOverrides['source']} */
   const source = (sink, registry) =>
     new ClusterSource({
       kubeConfig,

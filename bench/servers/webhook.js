@@ -30,7 +30,7 @@ async function main() {
   const client = coalesceIdenticalQueries(createControllerClient({ baseUrl: settings.controllerUrl }));
   /** @type {import('../lib/processes').Commands['query-counts']['result']} */
   const queries = { ok: 0, failed: 0, lastFailure: null };
-  /** @type {import('../../services/webhook/controller-client').ConstraintSource} */
+  /** @type {import('../../dist/services/webhook/controller-client').ConstraintSource} */
   const countingSource = {
     query: async (query) => {
       const result = await client.query(settings.labelQuery ? { ...query, checkBody: undefined } : query);
