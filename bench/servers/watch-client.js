@@ -32,7 +32,9 @@ const settings = z
 /** @type {number[]} */
 let delays = [];
 
-/** @param {import('@kubernetes/client-node').KubernetesObject | undefined} object */
+/** @typedef {import('../../dist/services/model/kubernetes').KubernetesObject} KubernetesObject */
+
+/** @param {KubernetesObject | undefined} object */
 function record(object) {
   const stamp = Number(object && object.metadata && object.metadata.annotations?.[CHANGED_AT]);
   // Stamp 0 marks the objects created before the run.
@@ -78,7 +80,8 @@ function startRawMode() {
         while ((newline = buffered.indexOf('\n')) !== -1) {
           const line = buffered.slice(0, newline);
           buffered = buffered.slice(newline + 1);
-          if (line) record(JSON.parse(line).object);
+          // A watch event; record() reads the object's fields defensively, as KubernetesObject's are optional.
+          if (line) record(/** @type {{object?: KubernetesObject}} */ (JSON.parse(line)).object);
         }
       });
       resolve();
