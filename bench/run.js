@@ -21,6 +21,14 @@ const { runWatchBenchmark } = require('./watch');
 
 /** @typedef {import('./lib/measure').SideFigures} SideFigures */
 
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  // Any other argument still starts the benchmarks: `--help` must not be the one that does.
+  console.log(
+    'node bench/run.js [--only=admission,reads,scale,watch,verdicts] [--duration=<seconds per measured run, default 4>]',
+  );
+  process.exit(0);
+}
+
 const options = Object.fromEntries(
   process.argv.slice(2).flatMap((argument) => {
     const match = /^--([a-z]+)=(.*)$/.exec(argument);
