@@ -26,11 +26,11 @@ const path = require('node:path');
  * The commands a benchmark sends to its server processes and what each answers: one map that
  * serveCommands (in the server) and RunningProcess.request (in the benchmark) are both checked against.
  * @typedef {{
- *   'cpu-usage': {command: {}, result: NodeJS.CpuUsage},
- *   'query-counts': {command: {}, result: {ok: number, failed: number, lastFailure: string | null}},
- *   received: {command: {}, result: number},
- *   'take-delays': {command: {}, result: {received: number, delayMs: LatencySummary}},
- *   truth: {command: {}, result: {namespace: string, name: string, severity: string}[]},
+ *   'cpu-usage': {command: object, result: NodeJS.CpuUsage},
+ *   'query-counts': {command: object, result: {ok: number, failed: number, lastFailure: string | null}},
+ *   received: {command: object, result: number},
+ *   'take-delays': {command: object, result: {received: number, delayMs: LatencySummary}},
+ *   truth: {command: object, result: {namespace: string, name: string, severity: string}[]},
  *   'run-changes': {command: {rate: number, durationMs: number}, result: {changes: number, seconds: number}},
  * }} Commands
  */
@@ -50,9 +50,9 @@ const path = require('node:path');
  */
 
 /**
- * Starts `bench/servers/<script>` (or any script) in its own process and waits for its
- * `{type: 'ready', ...}` message. Servers run apart from the load generator so each has an event
- * loop of its own, as in a deployment.
+ * Starts a bench server (`script` relative to bench/, named in ReadyInfo) in its own process and
+ * waits for its `{type: 'ready', ...}` message. Servers run apart from the load generator so each
+ * has an event loop of its own, as in a deployment.
  * @template {keyof ReadyInfo} Script
  * @param {Script} script
  * @param {string[]} [args]
@@ -119,10 +119,19 @@ function requestFromProcess(child, command) {
 
 /**
  * @param {unknown} message
+ * @returns {message is {id: string}}
+ */
+function hasId(message) {
+  return typeof message === 'object' && message !== null && 'id' in message && typeof message.id === 'string';
+}
+
+/**
+ * An answer of serveCommands: `result`, or `error` as text.
+ * @param {unknown} message
  * @returns {message is {id: string, result?: unknown, error?: string}}
  */
 function isReply(message) {
-  return typeof message === 'object' && message !== null && 'id' in message && typeof message.id === 'string';
+  return hasId(message) && (!('error' in message) || typeof message.error === 'string');
 }
 
 /**
@@ -156,7 +165,7 @@ function serveCommands(handlers) {
  * @returns {message is {type: string, id: string}}
  */
 function isCommand(message) {
-  return isReply(message) && 'type' in message && typeof message.type === 'string';
+  return hasId(message) && 'type' in message && typeof message.type === 'string';
 }
 
 /**
