@@ -15,6 +15,7 @@ import {
 // and the process's peak resident memory stays under 600 MB. Root reads a mode-000 file anyway, so
 // when the tests run as root the controller runs as `nobody`, for whom the file is unreadable.
 
+const PEAK_RSS_LIMIT_BYTES = 600 * 1024 * 1024;
 const NOBODY: ProcessIdentity = { uid: 65534, gid: 65534 };
 const processes = new ControllerProcesses();
 
