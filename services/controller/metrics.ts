@@ -1,25 +1,15 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { ADAPTER_NAMES, CONSTRAINT_TYPES, SEVERITIES, type HealthStatus } from '../model/api';
 import type { ConstraintIndex } from './index/constraint-index';
 import type { WatchObserver } from './sources/cluster/reflector';
 import { healthStatusOf, type RuntimeState } from './views/health';
+import type { RequestObserver } from './http/request-observer';
 
 // Prometheus metrics of the controller (`GET /metrics`, DESIGN.md 2; every metric is described in
 // docs/metrics.md). Index, health and parse-error figures are read at scrape time from the same
 // state the JSON resources use, so the two never disagree; only events (requests, watch failures
 // and restarts) are accumulated. A registry per controller keeps tests and restarts independent.
-
-/**
- * Times one request and counts its answer. `route` gives the route template, never the raw path
- * (namespaces and names would explode the label set); it is read when the answer is finished.
- */
-export type RequestObserver = (
-  request: IncomingMessage,
-  response: ServerResponse,
-  route: () => string,
-) => void;
 
 export interface ControllerMetrics {
   /** Serves the text exposition format. */

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../../logging/logger';
 import { ADMISSION_CHECK_PATH } from '../../model/admission-query';
 import type { DetailLevel } from '../../model/api';
-import type { RequestObserver } from '../metrics';
+import type { RequestObserver } from './request-observer';
 import { ADMISSION_CHECK_BODY_LIMIT_BYTES, type AdmissionCheckAnswerer } from './admission-check-route';
 import type { ApiAccess } from './api-auth';
 

@@ -26,7 +26,7 @@ import {
   securityHeadersExceptAdmissionCheck,
 } from './admission-check-route';
 import { admissionCheckFastPath } from './admission-check-fast-path';
-import type { RequestObserver } from '../metrics';
+import type { RequestObserver } from './request-observer';
 import { answerResourceRequest, type ResourceAnswer, type ResourceDependencies } from './resource-requests';
 
 // The controller's HTTP surface (spec 4.1, 4.2; DESIGN.md 5): read-only JSON, errors as
