@@ -6,6 +6,7 @@ import { silentLogger } from '../../logging/logger';
 import type { KubernetesObject } from '../../model/kubernetes';
 import { ManifestFileSource } from './manifest-files';
 import type { KubernetesObjectSink } from './source';
+import { yamlAliasBomb } from '../../../test/support/yaml-fixtures';
 
 // A `--manifests` directory an attacker or an unlucky user filled (issue 13, item 3): the first
 // sync completes, every rejected or unreadable file is in health, and the good files are indexed.
@@ -20,16 +21,6 @@ class NameSink implements KubernetesObjectSink {
   delete(object: KubernetesObject): void {
     this.names.delete(object.metadata?.name ?? '');
   }
-}
-
-function aliasBomb(): string {
-  const levels = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
-  for (let level = 1; level < 10; level++) {
-    const previous = String.fromCharCode(97 + level - 1);
-    const name = String.fromCharCode(97 + level);
-    levels.push(`${name}: &${name} [${Array(9).fill(`*${previous}`).join(',')}]`);
-  }
-  return levels.join('\n') + '\n';
 }
 
 async function withinDeadline<T>(work: Promise<T>, what: string): Promise<T> {
@@ -78,7 +69,7 @@ describe('ManifestFileSource with hostile files', () => {
       path.join(directory, 'tab.yaml'),
       'apiVersion: v1\nkind: ConfigMap\nmetadata:\n\tname: x\n',
     );
-    await writeFile(path.join(directory, 'bomb.yaml'), aliasBomb());
+    await writeFile(path.join(directory, 'bomb.yaml'), yamlAliasBomb());
     await writeFile(path.join(directory, 'deep.yaml'), `${'['.repeat(100_000)}${']'.repeat(100_000)}\n`);
     await writeFile(
       path.join(directory, 'good.yaml'),

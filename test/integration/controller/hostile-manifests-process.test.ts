@@ -8,6 +8,7 @@ import {
   getJson,
   type ProcessIdentity,
 } from '../../support/controller-process';
+import { yamlAliasBomb } from '../../support/yaml-fixtures';
 
 // Issue 13, item 3, on the real process: a `--manifests` directory holding a tab-indented file, an
 // alias bomb, a 100,000-deep flow sequence, two directory link loops and a file of mode 000. The
@@ -20,16 +21,6 @@ const NOBODY: ProcessIdentity = { uid: 65534, gid: 65534 };
 const processes = new ControllerProcesses();
 
 afterEach(() => processes.cleanUp());
-
-function aliasBomb(): string {
-  const levels = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
-  for (let level = 1; level < 10; level++) {
-    const previous = String.fromCharCode(97 + level - 1);
-    const name = String.fromCharCode(97 + level);
-    levels.push(`${name}: &${name} [${Array(9).fill(`*${previous}`).join(',')}]`);
-  }
-  return levels.join('\n') + '\n';
-}
 
 /** Whether another user can run the built controller: every folder above it searchable, it readable. */
 function othersCanRun(file: string): boolean {
@@ -65,7 +56,7 @@ spec:
     path.join(directory, 'tab.yaml'),
     'apiVersion: v1\nkind: ConfigMap\nmetadata:\n\tname: x\n',
   );
-  await writeFile(path.join(directory, 'bomb.yaml'), aliasBomb());
+  await writeFile(path.join(directory, 'bomb.yaml'), yamlAliasBomb());
   await writeFile(path.join(directory, 'deep.yaml'), `${'['.repeat(100_000)}${']'.repeat(100_000)}\n`);
   await writeFile(path.join(directory, 'good.yaml'), policy);
   await mkdir(path.join(directory, 'sub'));
