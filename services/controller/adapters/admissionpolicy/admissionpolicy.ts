@@ -18,14 +18,14 @@ import { detail, objectName, text, type Text } from '../../../model/text';
 import {
   describeOperations,
   describeTargets,
-  readAdmissionRules,
-  type AdmissionRules,
+  NO_ADMISSION_RULES,
+  readMatchResources,
+  withoutExcluded,
+  type MatchResources,
 } from '../shared/admission-rules';
 import {
   readOptionalString,
-  readRecord,
   readRecordList,
-  readSelector,
   readStringList,
   requireSpec,
   sourceOf,
@@ -52,15 +52,6 @@ const ACTION_OUTCOMES: Record<ValidationAction, { severity: Severity; effect: Ef
   Audit: { severity: 'Info', effect: 'audit', verb: 'audits' },
 };
 
-/** `matchConstraints` of a policy or `matchResources` of a binding (the same MatchResources type). */
-interface MatchResources {
-  namespaceSelector?: LabelSelector;
-  objectSelector?: LabelSelector;
-  /** undefined when `resourceRules` is absent: a binding without rules does not narrow the policy. */
-  rules?: AdmissionRules;
-  excluded: ResourceTarget[];
-}
-
 /** What the binding finally intercepts. */
 interface AppliedMatch {
   namespaceSelector?: LabelSelector;
@@ -75,23 +66,6 @@ interface PolicyFacts {
   match: MatchResources;
   messages: string[];
   validationCount: number;
-}
-
-function readOptionalSelector(value: unknown, where: string): LabelSelector | undefined {
-  return value === undefined || value === null ? undefined : readSelector(value, where);
-}
-
-function readMatchResources(value: unknown, where: string): MatchResources {
-  const match = readRecord(value, where);
-  return {
-    namespaceSelector: readOptionalSelector(match.namespaceSelector, `${where}.namespaceSelector`),
-    objectSelector: readOptionalSelector(match.objectSelector, `${where}.objectSelector`),
-    rules:
-      match.resourceRules === undefined || match.resourceRules === null
-        ? undefined
-        : readAdmissionRules(match.resourceRules, `${where}.resourceRules`),
-    excluded: readAdmissionRules(match.excludeResourceRules, `${where}.excludeResourceRules`).targets,
-  };
 }
 
 function readPolicy(policy: KubernetesObject): PolicyFacts {
@@ -168,12 +142,7 @@ function bothOperations(policy: readonly string[], binding: readonly string[]): 
  * written as a target list, so it stays a wildcard (over-reporting rather than hiding a policy).
  */
 function narrow(policy: MatchResources, binding: MatchResources): AppliedMatch {
-  const policyRules = policy.rules ?? {
-    targets: [],
-    operations: [],
-    skippedSubresources: false,
-    skippedClusterScoped: false,
-  };
+  const policyRules = policy.rules ?? NO_ADMISSION_RULES;
   const targets = binding.rules
     ? bothTargets(policyRules.targets, binding.rules.targets)
     : policyRules.targets;
@@ -185,13 +154,7 @@ function narrow(policy: MatchResources, binding: MatchResources): AppliedMatch {
     namespaceSelector: bothSelectors(policy.namespaceSelector, binding.namespaceSelector),
     objectSelector: bothSelectors(policy.objectSelector, binding.objectSelector),
     // A request must match both rule sets: with no operation in common, nothing is intercepted.
-    targets: targets.filter(
-      (target) =>
-        operations.length > 0 &&
-        !excluded.some(
-          (exclusion) => exclusion.group === target.group && exclusion.resource === target.resource,
-        ),
-    ),
+    targets: operations.length > 0 ? withoutExcluded(targets, excluded) : [],
     operations,
     clusterScopedOnly:
       policyRules.targets.length === 0 &&
