@@ -1,11 +1,10 @@
 import { Command, InvalidArgumentError } from 'commander';
-import type { LevelWithSilent } from 'pino';
 import { DETAIL_LEVELS, isDetailLevel, type DetailLevel } from '../model/api';
 import {
   addFlags,
   flag,
+  LOG_LEVEL_FLAG,
   parseFlags,
-  parseLogLevel,
   UsageError,
   type FlagValues,
 } from '../flags/command-line';
@@ -172,13 +171,7 @@ export const CONTROLLER_FLAGS = {
     parse: collectMissingRule,
     default: [] as MissingRuleName[],
   }),
-  logLevel: flag({
-    flags: '--log-level <level>',
-    help: 'log level',
-    env: 'FOREWARN_LOG_LEVEL',
-    parse: parseLogLevel,
-    default: 'info' as LevelWithSilent,
-  }),
+  logLevel: LOG_LEVEL_FLAG,
   /** Who reads `/api/v1/constraints` unredacted (DESIGN.md 5); unset: see `effectiveApiAuth`. */
   apiAuth: flag({
     flags: '--api-auth <mode>',

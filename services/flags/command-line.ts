@@ -155,3 +155,12 @@ export function parseLogLevel(text: string): LevelWithSilent {
     throw new InvalidArgumentError('expected fatal, error, warn, info, debug, trace or silent');
   return text;
 }
+
+/** `--log-level`, the same in every process. */
+export const LOG_LEVEL_FLAG = flag({
+  flags: '--log-level <level>',
+  help: 'log level',
+  env: 'FOREWARN_LOG_LEVEL',
+  parse: parseLogLevel,
+  default: 'info' as LevelWithSilent,
+});

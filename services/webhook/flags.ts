@@ -1,11 +1,10 @@
 import { isIP } from 'node:net';
 import { Command, InvalidArgumentError } from 'commander';
-import type { LevelWithSilent } from 'pino';
 import {
   addFlags,
   flag,
+  LOG_LEVEL_FLAG,
   parseFlags,
-  parseLogLevel,
   UsageError,
   type FlagValues,
 } from '../flags/command-line';
@@ -159,13 +158,7 @@ const WEBHOOK_FLAGS = {
     help: 'projected ServiceAccount token (audience forewarn-controller) sent to the controller as a Bearer token',
     env: 'FOREWARN_CONTROLLER_TOKEN_FILE',
   }),
-  logLevel: flag({
-    flags: '--log-level <level>',
-    help: 'log level',
-    env: 'FOREWARN_LOG_LEVEL',
-    parse: parseLogLevel,
-    default: 'info' as LevelWithSilent,
-  }),
+  logLevel: LOG_LEVEL_FLAG,
   rotationCheckIntervalMs: flag({
     flags: '--rotation-check-interval <duration>',
     help: 'self-signed certificate check interval',

@@ -1,10 +1,11 @@
 import type { ConstraintDraft as Constraint } from '../../model/constraint';
 import { isRecord, type KubernetesObject } from '../../model/kubernetes';
-import { compareQuantities, divideQuantities, parseQuantity, type Quantity } from '../../model/quantity';
+import { compareQuantities, divideQuantities, type Quantity } from '../../model/quantity';
 import { detail, text, type Text } from '../../model/text';
 import {
   podShapeOf,
   podTotalsOf,
+  readResourceMap,
   type ContainerResources,
   type PodShape,
   type ResourceMap,
@@ -29,20 +30,6 @@ interface LimitRangeItem {
   maxLimitRequestRatio: ResourceMap;
 }
 
-function quantities(value: unknown): ResourceMap {
-  const map: ResourceMap = new Map();
-  if (!isRecord(value)) return map;
-  for (const [resource, raw] of Object.entries(value))
-    if (typeof raw === 'string' || typeof raw === 'number') {
-      try {
-        map.set(resource, parseQuantity(String(raw)));
-      } catch {
-        // A LimitRange the API server accepted parses; a broken one is the adapter's parse error.
-      }
-    }
-  return map;
-}
-
 // One parse per LimitRange revision: the index keeps one object per revision.
 const parsedItems = new WeakMap<KubernetesObject, LimitRangeItem[]>();
 
@@ -61,11 +48,11 @@ function parseLimitRangeItems(limitRange: KubernetesObject): LimitRangeItem[] {
   return limits.map((item) => {
     const parsed: LimitRangeItem = {
       type: typeof item.type === 'string' ? item.type : '',
-      max: quantities(item.max),
-      min: quantities(item.min),
-      default: quantities(item.default),
-      defaultRequest: quantities(item.defaultRequest),
-      maxLimitRequestRatio: quantities(item.maxLimitRequestRatio),
+      max: readResourceMap(item.max),
+      min: readResourceMap(item.min),
+      default: readResourceMap(item.default),
+      defaultRequest: readResourceMap(item.defaultRequest),
+      maxLimitRequestRatio: readResourceMap(item.maxLimitRequestRatio),
     };
     if (parsed.type === 'Container') {
       for (const [resource, value] of parsed.max)
@@ -193,8 +180,8 @@ function checkPersistentVolumeClaim(object: KubernetesObject, items: readonly Li
   const subject: Subject = {
     label: 'the claim',
     path: 'spec',
-    requests: quantities(resources.requests),
-    limits: quantities(resources.limits),
+    requests: readResourceMap(resources.requests),
+    limits: readResourceMap(resources.limits),
     per: 'PersistentVolumeClaim',
   };
   return items
