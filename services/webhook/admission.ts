@@ -2,6 +2,7 @@ import { isRecord, readPath, type Labels } from '../model/kubernetes';
 import { companionAnnotations, describeWorkload } from '../model/workload';
 import { workloadLabels } from '../model/workload-kinds';
 import { errorMessage } from '../model/error-message';
+import { admissionCheckBody, type ConstraintQuery } from '../model/admission-query';
 
 // The admission core (spec 4.5, DESIGN.md 7): pure functions from an untrusted request body to the
 // query the webhook makes, and from the controller's answer to the AdmissionReview it returns.
@@ -155,6 +156,27 @@ function companionHintsOf(
   const workload = describeWorkload({ ...object, kind: kind.kind });
   if (!workload) return null;
   return { annotations: companionAnnotations(workload.annotations), portNames: workload.portNames };
+}
+
+/** The controller query for an admitted request: what the webhook sends, and `forewarn check --url` shows. */
+export function constraintQueryOf(review: AdmissionRequestSummary): ConstraintQuery {
+  return {
+    namespace: review.namespace,
+    resource: review.resource,
+    labels: review.labels,
+    // Companion hints travel with the kind and name of the object.
+    subject:
+      review.companions && review.kind && review.name
+        ? { kind: review.kind.kind, name: review.name, ...review.companions }
+        : undefined,
+    checkBody: review.kind
+      ? admissionCheckBody(review.operation, review.object, review.oldObject, {
+          apiVersion: review.kind.group ? `${review.kind.group}/${review.kind.version}` : review.kind.version,
+          kind: review.kind.kind,
+          namespace: review.namespace,
+        })
+      : undefined,
+  };
 }
 
 /** JSON text to a parsed review; text that is not JSON is a malformed review, not an exception. */

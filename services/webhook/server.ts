@@ -9,11 +9,11 @@ import { buildWarnings } from '../model/warnings';
 import {
   ADMISSION_V1,
   buildAdmissionResponse,
+  constraintQueryOf,
   parseAdmissionReviewText,
   uidFromReviewPrefix,
   type AdmissionRequestSummary,
 } from './admission';
-import { admissionCheckBody } from '../model/admission-query';
 import type { ConstraintSource } from './controller-client';
 import { pairIdentity, type ServingPair } from './certs/certificate-check';
 import { readRequestBody } from './request-body';
@@ -130,24 +130,7 @@ export function createWebhookApp(options: WebhookAppOptions): Express {
       uid = review.uid;
       reviewApiVersion = review.reviewApiVersion;
       const queryStarted = performance.now();
-      const result = await constraints.query({
-        namespace: review.namespace,
-        resource: review.resource,
-        labels: review.labels,
-        subject:
-          review.companions && review.kind && review.name
-            ? { kind: review.kind.kind, name: review.name, ...review.companions }
-            : undefined,
-        checkBody: review.kind
-          ? admissionCheckBody(review.operation, review.object, review.oldObject, {
-              apiVersion: review.kind.group
-                ? `${review.kind.group}/${review.kind.version}`
-                : review.kind.version,
-              kind: review.kind.kind,
-              namespace: review.namespace,
-            })
-          : undefined,
-      });
+      const result = await constraints.query(constraintQueryOf(review));
       metrics?.observeControllerQuery(
         result.ok ? 'ok' : result.reason,
         (performance.now() - queryStarted) / 1000,
