@@ -1,13 +1,6 @@
 import { isIP } from 'node:net';
-import { Command, InvalidArgumentError } from 'commander';
-import {
-  addFlags,
-  flag,
-  LOG_LEVEL_FLAG,
-  parseFlags,
-  UsageError,
-  type FlagValues,
-} from '../flags/command-line';
+import { InvalidArgumentError } from 'commander';
+import { flag, flagCommand, LOG_LEVEL_FLAG, parseFlags, type FlagValues } from '../flags/command-line';
 import { parseBoolean, parseDuration } from '../flags/values';
 import { isDns1123Label } from '../model/kubernetes';
 import { MAX_TIMER_MS } from './certs/rotation';
@@ -183,17 +176,16 @@ export type WebhookConfig = Omit<
 };
 
 export function parseWebhookFlags(args: readonly string[], env: NodeJS.ProcessEnv): WebhookConfig {
-  const table = WEBHOOK_FLAGS;
-  const command = addFlags(
-    new Command('forewarn-webhook').description(
-      'Admission warning webhook: turns constraints into admission warnings, never rejects',
-    ),
-    table,
-  ).allowExcessArguments(false);
-  const flags = parseFlags(command, table, args, env);
-  if (!flags.selfSigned && (!flags.tlsCertFile || !flags.tlsKeyFile)) {
-    throw new UsageError('--tls-cert-file and --tls-key-file are required with --self-signed=false', 2);
-  }
+  const command = flagCommand(
+    'forewarn-webhook',
+    'Admission warning webhook: turns constraints into admission warnings, never rejects',
+    WEBHOOK_FLAGS,
+  );
+  const flags = parseFlags(command, WEBHOOK_FLAGS, args, env, (values) =>
+    !values.selfSigned && (!values.tlsCertFile || !values.tlsKeyFile)
+      ? '--tls-cert-file and --tls-key-file are required with --self-signed=false'
+      : undefined,
+  );
   return {
     ...flags,
     namespace: flags.namespace ?? (env.POD_NAMESPACE || 'forewarn-system'),
