@@ -1,4 +1,3 @@
-import type { Effect, Severity } from '../../../model/api';
 import {
   AdapterParseError,
   type Adapter,
@@ -20,16 +19,12 @@ import {
   describeTargets,
   NO_ADMISSION_RULES,
   readMatchResources,
+  readValidationActions,
   withoutExcluded,
+  type ValidationOutcomes,
   type MatchResources,
 } from '../shared/admission-rules';
-import {
-  readOptionalString,
-  readRecordList,
-  readStringList,
-  requireSpec,
-  sourceOf,
-} from '../shared/object-fields';
+import { readOptionalString, readRecordList, requireSpec, sourceOf } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
 import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
 
@@ -42,11 +37,8 @@ const GROUP = 'admissionregistration.k8s.io';
 const POLICY_KIND = 'ValidatingAdmissionPolicy';
 const BINDING_KIND = 'ValidatingAdmissionPolicyBinding';
 
-const ACTIONS = ['Deny', 'Warn', 'Audit'] as const;
-type ValidationAction = (typeof ACTIONS)[number];
-
 /** Per action, strongest first: what the binding does to a request that fails the policy. */
-const ACTION_OUTCOMES: Record<ValidationAction, { severity: Severity; effect: Effect; verb: string }> = {
+const ACTION_OUTCOMES: ValidationOutcomes = {
   Deny: { severity: 'Critical', effect: 'deny', verb: 'rejects' },
   Warn: { severity: 'Warning', effect: 'warn', verb: 'warns about' },
   Audit: { severity: 'Info', effect: 'audit', verb: 'audits' },
@@ -163,19 +155,6 @@ function narrow(policy: MatchResources, binding: MatchResources): AppliedMatch {
   };
 }
 
-function readActions(spec: Record<string, unknown>): ValidationAction[] {
-  const actions = readStringList(spec.validationActions, 'spec.validationActions').map((action, index) => {
-    if (!(ACTIONS as readonly string[]).includes(action))
-      throw new AdapterParseError(
-        `spec.validationActions[${index}] is ${JSON.stringify(action)}, expected Deny, Warn or Audit`,
-      );
-    return action as ValidationAction;
-  });
-  if (actions.length === 0)
-    throw new AdapterParseError('spec.validationActions must name Deny, Warn or Audit');
-  return ACTIONS.filter((action) => actions.includes(action));
-}
-
 /** The bound policy's facts; its parse errors are reported on the binding with the policy named. */
 function readBoundPolicy(policy: KubernetesObject, policyName: string): PolicyFacts {
   try {
@@ -192,7 +171,7 @@ function bindingToConstraints(object: KubernetesObject, context: AdapterContext)
   const spec = requireSpec(object);
   const policyName = readOptionalString(spec.policyName, 'spec.policyName');
   if (!policyName) throw new AdapterParseError('spec.policyName must be a non-empty string');
-  const actions = readActions(spec);
+  const actions = readValidationActions(spec);
   const bindingMatch = readMatchResources(spec.matchResources, 'spec.matchResources');
   const policyObject = context.lookup({ group: GROUP, kind: POLICY_KIND }, null, policyName);
   // A binding whose policy is not there (yet) enforces nothing; it is evaluated again when it arrives.

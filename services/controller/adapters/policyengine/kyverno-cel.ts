@@ -1,4 +1,3 @@
-import type { Effect, Severity } from '../../../model/api';
 import {
   AdapterParseError,
   type ConstraintDraft,
@@ -12,7 +11,9 @@ import {
   describeTargets,
   NO_ADMISSION_RULES,
   readMatchResources,
+  readValidationActions,
   withoutExcluded,
+  type ValidationOutcomes,
 } from '../shared/admission-rules';
 import {
   readOptionalString,
@@ -47,9 +48,7 @@ export const KYVERNO_CEL_KINDS = [
 ] as const;
 type CelKind = (typeof KYVERNO_CEL_KINDS)[number];
 
-const ACTIONS = ['Deny', 'Warn', 'Audit'] as const;
-type ValidationAction = (typeof ACTIONS)[number];
-const ACTION_OUTCOMES: Record<ValidationAction, { severity: Severity; effect: Effect; verb: string }> = {
+const ACTION_OUTCOMES: ValidationOutcomes = {
   Deny: { severity: 'Critical', effect: 'deny', verb: 'rejects' },
   Warn: { severity: 'Warning', effect: 'warn', verb: 'warns about' },
   Audit: { severity: 'Warning', effect: 'audit', verb: 'reports' },
@@ -108,20 +107,6 @@ function autogenTargets(spec: Record<string, unknown>, targets: readonly Resourc
   });
 }
 
-function readActions(spec: Record<string, unknown>): ValidationAction[] {
-  const actions = readStringList(spec.validationActions, 'spec.validationActions').map((action, index) => {
-    const known = ACTIONS.find((candidate) => candidate === action);
-    if (known === undefined)
-      throw new AdapterParseError(
-        `spec.validationActions[${index}] is ${quoted(action)}, expected Deny, Warn or Audit`,
-      );
-    return known;
-  });
-  if (actions.length === 0)
-    throw new AdapterParseError('spec.validationActions must name Deny, Warn or Audit');
-  return ACTIONS.filter((action) => actions.includes(action));
-}
-
 /** The policy's own messages (rule details), or how many checks it makes. */
 function readValidations(spec: Record<string, unknown>, field: string): Text {
   const validations = readRecordList(spec[field], `spec.${field}`);
@@ -139,7 +124,7 @@ function describe(kind: CelKind, spec: Record<string, unknown>, policy: Text, re
   switch (kind) {
     case 'ValidatingPolicy':
     case 'ImageValidatingPolicy': {
-      const actions = readActions(spec);
+      const actions = readValidationActions(spec);
       const outcome = ACTION_OUTCOMES[actions[0]];
       const fails =
         kind === 'ValidatingPolicy'
