@@ -7,14 +7,13 @@ import {
 } from '../../../model/constraint';
 import { selectsOnlyGlobal } from '../../../model/calico-selector';
 import { groupOf, type KubernetesObject } from '../../../model/kubernetes';
-import { WORKLOAD_RESOURCES } from '../../../model/resources';
 import { selectsEverything, type CalicoExpressionSelector } from '../../../model/selector';
 import { joinText, objectName, text, type Text } from '../../../model/text';
 import { readCalicoRule, readCalicoSelector, type CalicoDirection, type CalicoRule } from './calico-rules';
 import { readList, readStringList, requireSpec, sourceOf } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep, ownerPrivilege } from '../shared/remediation';
 import { clusterScope, podsText, quoted, scopeText } from '../shared/scope-text';
-import { networkDirectionIdentity } from '../shared/network-direction';
+import { networkDirectionDraft } from '../shared/network-direction';
 
 // Calico NetworkPolicy (namespaced) and GlobalNetworkPolicy (cluster-scoped), served as
 // projectcalico.org/v3 by the Calico API server or as crd.projectcalico.org/v1 CRDs → one
@@ -148,14 +147,15 @@ function buildConstraint(facts: PolicyFacts, plan: DirectionPlan, bothDirections
       : classification.severity === 'Info'
         ? text`nothing to change: ${kindText} "${policy}" blocks no ${direction} traffic itself; later tiers decide`
         : text`send ${direction} traffic only ${peerWord} the allowed peers and ports, or ask the owner of ${kindText} "${policy}" to extend it`;
-  const draft: ConstraintDraft = {
-    ...networkDirectionIdentity(source.name, policy, direction, bothDirections),
+  return networkDirectionDraft({
+    source,
+    policy,
+    direction,
+    bothDirections,
+    adapter: 'cni',
     severity: classification.severity,
     effect: classification.effect,
-    adapter: 'cni',
-    source,
     scope: facts.scope,
-    resourceTargets: [...WORKLOAD_RESOURCES],
     tags: [
       'network',
       'calico',
@@ -166,22 +166,18 @@ function buildConstraint(facts: PolicyFacts, plan: DirectionPlan, bothDirections
     ],
     summary,
     remediationHint,
-    remediation: {
-      summary: remediationHint,
-      steps: [
-        inspectSourceStep(
-          source,
-          `${source.namespace === null ? 'globalnetworkpolicies' : 'networkpolicies'}.${facts.group}`,
-        ),
-        askOwnerStep(
-          text`Ask the owner of ${kindText} "${policy}" to allow the ${direction} traffic your workload needs (peer and port)`,
-          ownerPrivilege(source),
-        ),
-      ],
-    },
-  };
-  if (!selectsEverything(facts.selector)) draft.workloadSelector = facts.selector;
-  return draft;
+    steps: [
+      inspectSourceStep(
+        source,
+        `${source.namespace === null ? 'globalnetworkpolicies' : 'networkpolicies'}.${facts.group}`,
+      ),
+      askOwnerStep(
+        text`Ask the owner of ${kindText} "${policy}" to allow the ${direction} traffic your workload needs (peer and port)`,
+        ownerPrivilege(source),
+      ),
+    ],
+    workloadSelector: selectsEverything(facts.selector) ? undefined : facts.selector,
+  });
 }
 
 function readOrder(value: unknown): number | undefined {

@@ -8,7 +8,6 @@ import {
 } from '../../../model/constraint';
 import { groupOf, type KubernetesObject, type LabelSelector } from '../../../model/kubernetes';
 import { formatLabelSelector } from '../../../model/label-selector';
-import { WORKLOAD_RESOURCES } from '../../../model/resources';
 import { joinLimited } from '../../../model/summary-rules';
 import { detail, objectName, text, type Text } from '../../../model/text';
 import {
@@ -25,7 +24,7 @@ import { describeObject, readList, readRecord, requireSpec, sourceOf } from '../
 import { askOwnerStep, inspectSourceStep, ownerPrivilege } from '../shared/remediation';
 import { clusterScope, commonValue, podsText, quoted, scopeText, uniqueSorted } from '../shared/scope-text';
 import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
-import { networkDirectionIdentity } from '../shared/network-direction';
+import { networkDirectionDraft } from '../shared/network-direction';
 
 // CNI network policies: Cilium here, Calico in calico.ts (routed by API group).
 // cilium.io/v2 CiliumNetworkPolicy (namespaced) and CiliumClusterwideNetworkPolicy (cluster-scoped)
@@ -201,30 +200,27 @@ function buildConstraint(
   }
 
   const tags = tagsOf(plan, { deniesAll, open, clusterwide });
-  const draft: ConstraintDraft = {
-    ...networkDirectionIdentity(source.name, policy, direction, bothDirections),
+  return networkDirectionDraft({
+    source,
+    policy,
+    direction,
+    bothDirections,
+    adapter: 'cni',
     severity,
     effect,
-    adapter: 'cni',
-    source,
     scope: plan.scope,
-    resourceTargets: [...WORKLOAD_RESOURCES],
     tags,
     summary,
     remediationHint,
-    remediation: {
-      summary: remediationHint,
-      steps: [
-        inspectSourceStep(source, clusterwide ? 'ciliumclusterwidenetworkpolicy' : 'ciliumnetworkpolicy'),
-        askOwnerStep(
-          text`Ask the owner of ${source.kind} "${policy}" to allow the ${direction} traffic your workload needs (peer and port)`,
-          ownerPrivilege(source),
-        ),
-      ],
-    },
-  };
-  if (plan.podSelector !== undefined) draft.workloadSelector = plan.podSelector;
-  return draft;
+    steps: [
+      inspectSourceStep(source, clusterwide ? 'ciliumclusterwidenetworkpolicy' : 'ciliumnetworkpolicy'),
+      askOwnerStep(
+        text`Ask the owner of ${source.kind} "${policy}" to allow the ${direction} traffic your workload needs (peer and port)`,
+        ownerPrivilege(source),
+      ),
+    ],
+    workloadSelector: plan.podSelector,
+  });
 }
 
 export function ciliumPolicyToConstraints(object: KubernetesObject): ConstraintDraft[] {
