@@ -7,6 +7,7 @@ import type { ResolvedForewarn, ResolvedResources } from './resolve';
 type Container = k8s.types.input.core.v1.Container;
 type ContainerPort = k8s.types.input.core.v1.ContainerPort;
 type ObjectMeta = k8s.types.input.meta.v1.ObjectMeta;
+type ServicePort = k8s.types.input.core.v1.ServicePort;
 type PodSpec = k8s.types.input.core.v1.PodSpec;
 type Probe = k8s.types.input.core.v1.Probe;
 type SecurityContext = k8s.types.input.core.v1.SecurityContext;
@@ -201,5 +202,22 @@ export function createProcessDeployment(
       },
     },
     { ...ctx.opts, dependsOn },
+  );
+}
+
+/** A part's ClusterIP Service in front of its pods. */
+export function createProcessService(
+  ctx: BuildContext,
+  name: string,
+  part: Part,
+  ports: ServicePort[],
+): k8s.core.v1.Service {
+  return new k8s.core.v1.Service(
+    name,
+    {
+      metadata: namespacedMeta(ctx, name, part),
+      spec: { type: 'ClusterIP', selector: selectorLabels(ctx.config, part), ports },
+    },
+    ctx.opts,
   );
 }

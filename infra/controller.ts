@@ -3,10 +3,9 @@ import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
 import {
   createProcessDeployment,
+  createProcessService,
   createServiceAccount,
-  namespacedMeta,
   processContainer,
-  selectorLabels,
   type BuildContext,
 } from './common';
 import { createControllerRbac } from './rbac';
@@ -47,7 +46,6 @@ export interface ControllerResources {
 export function createController(ctx: BuildContext): ControllerResources {
   const { config } = ctx;
   const name = config.names.controller;
-  const selector = selectorLabels(config, 'controller');
 
   const serviceAccount = createServiceAccount(ctx, name, 'controller');
   const binding = createControllerRbac(ctx, serviceAccount);
@@ -74,22 +72,16 @@ export function createController(ctx: BuildContext): ControllerResources {
     [binding],
   );
 
-  const service = new k8s.core.v1.Service(
+  const service = createProcessService(
+    ctx,
     name,
-    {
-      metadata: namespacedMeta(ctx, name, 'controller'),
-      spec: {
-        type: 'ClusterIP',
-        selector,
-        ports: ports.map((port) => ({
-          name: port.name,
-          port: port.containerPort,
-          targetPort: port.name,
-          protocol: 'TCP',
-        })),
-      },
-    },
-    ctx.opts,
+    'controller',
+    ports.map((port) => ({
+      name: port.name,
+      port: port.containerPort,
+      targetPort: port.name,
+      protocol: 'TCP',
+    })),
   );
   return { service, deployment };
 }

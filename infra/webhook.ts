@@ -6,6 +6,7 @@ import { CertManagement } from './args';
 import {
   clusterMeta,
   createProcessDeployment,
+  createProcessService,
   createServiceAccount,
   namespacedMeta,
   processContainer,
@@ -158,22 +159,6 @@ function createWebhookDeployment(
   ]);
 }
 
-function createWebhookService(ctx: BuildContext): k8s.core.v1.Service {
-  const { names } = ctx.config;
-  return new k8s.core.v1.Service(
-    names.webhook,
-    {
-      metadata: namespacedMeta(ctx, names.webhook, 'webhook'),
-      spec: {
-        type: 'ClusterIP',
-        selector: selectorLabels(ctx.config, 'webhook'),
-        ports: [{ name: 'https', port: WEBHOOK_SERVICE_PORT, targetPort: 'https', protocol: 'TCP' }],
-      },
-    },
-    ctx.opts,
-  );
-}
-
 function createWebhookDisruptionBudget(ctx: BuildContext): k8s.policy.v1.PodDisruptionBudget | undefined {
   const { names, webhook } = ctx.config;
   if (!webhook.pdb.enabled) return undefined;
@@ -253,7 +238,9 @@ export function createWebhook(ctx: BuildContext): WebhookResources {
     ? { selfSignedTls: createSelfSignedTls(ctx) }
     : { managed: createManagedCertificate(ctx) };
   const deployment = createWebhookDeployment(ctx, serviceAccount, certificate, bindings);
-  const service = createWebhookService(ctx);
+  const service = createProcessService(ctx, names.webhook, 'webhook', [
+    { name: 'https', port: WEBHOOK_SERVICE_PORT, targetPort: 'https', protocol: 'TCP' },
+  ]);
   const podDisruptionBudget = createWebhookDisruptionBudget(ctx);
   const configuration = createWebhookRegistration(ctx, service, deployment, certificate.selfSignedTls);
   return {
