@@ -65,6 +65,30 @@ function perContainer(
   });
 }
 
+/**
+ * A field judged in the pod's securityContext and in each container's (pod first): `problem` says
+ * what is wrong with one securityContext (`sets an Unconfined seccomp profile`), or undefined.
+ */
+export function podAndContainers(
+  pod: PodView,
+  check: string,
+  field: string,
+  problem: (securityContext: Fields) => string | undefined,
+): PodSecurityFailure[] {
+  const podProblem = problem(pod.podSecurity);
+  const podFailures = podProblem
+    ? [{ check, path: `spec.securityContext.${field}`, message: `the pod ${podProblem}` }]
+    : [];
+  return podFailures.concat(
+    perContainer(pod, check, (entry, security) => {
+      const containerProblem = problem(security);
+      return containerProblem
+        ? { path: `${entry.path}.securityContext.${field}`, message: `${entry.label} ${containerProblem}` }
+        : undefined;
+    }),
+  );
+}
+
 const hostNamespaces: PodSecurityCheck = {
   id: 'hostNamespaces',
   level: 'baseline',
@@ -95,25 +119,10 @@ const windowsHostProcess: PodSecurityCheck = {
   id: 'windowsHostProcess',
   level: 'baseline',
   sinceMinor: 0,
-  run: (pod) => {
-    const failures: PodSecurityFailure[] = [];
-    if (record(pod.podSecurity.windowsOptions).hostProcess === true)
-      failures.push({
-        check: 'windowsHostProcess',
-        path: 'spec.securityContext.windowsOptions.hostProcess',
-        message: 'the pod runs as a Windows host process',
-      });
-    return failures.concat(
-      perContainer(pod, 'windowsHostProcess', (entry, security) =>
-        record(security.windowsOptions).hostProcess === true
-          ? {
-              path: `${entry.path}.securityContext.windowsOptions.hostProcess`,
-              message: `${entry.label} runs as a Windows host process`,
-            }
-          : undefined,
-      ),
-    );
-  },
+  run: (pod) =>
+    podAndContainers(pod, 'windowsHostProcess', 'windowsOptions.hostProcess', (security) =>
+      record(security.windowsOptions).hostProcess === true ? 'runs as a Windows host process' : undefined,
+    ),
 };
 
 const baselineCapabilities: PodSecurityCheck = {
@@ -231,27 +240,11 @@ const seLinux: PodSecurityCheck = {
   id: 'seLinuxOptions',
   level: 'baseline',
   sinceMinor: 0,
-  run: (pod) => {
-    const failures: PodSecurityFailure[] = [];
-    const podProblem = badSeLinux(pod.podSecurity.seLinuxOptions);
-    if (podProblem)
-      failures.push({
-        check: 'seLinuxOptions',
-        path: 'spec.securityContext.seLinuxOptions',
-        message: `the pod sets ${podProblem}`,
-      });
-    return failures.concat(
-      perContainer(pod, 'seLinuxOptions', (entry, security) => {
-        const problem = badSeLinux(security.seLinuxOptions);
-        return problem
-          ? {
-              path: `${entry.path}.securityContext.seLinuxOptions`,
-              message: `${entry.label} sets ${problem}`,
-            }
-          : undefined;
-      }),
-    );
-  },
+  run: (pod) =>
+    podAndContainers(pod, 'seLinuxOptions', 'seLinuxOptions', (security) => {
+      const problem = badSeLinux(security.seLinuxOptions);
+      return problem ? `sets ${problem}` : undefined;
+    }),
 };
 
 const procMount: PodSecurityCheck = {
@@ -273,25 +266,12 @@ const baselineSeccomp: PodSecurityCheck = {
   id: 'seccompProfile_baseline',
   level: 'baseline',
   sinceMinor: 19,
-  run: (pod) => {
-    const failures: PodSecurityFailure[] = [];
-    if (record(pod.podSecurity.seccompProfile).type === 'Unconfined')
-      failures.push({
-        check: 'seccompProfile_baseline',
-        path: 'spec.securityContext.seccompProfile.type',
-        message: 'the pod sets an Unconfined seccomp profile',
-      });
-    return failures.concat(
-      perContainer(pod, 'seccompProfile_baseline', (entry, security) =>
-        record(security.seccompProfile).type === 'Unconfined'
-          ? {
-              path: `${entry.path}.securityContext.seccompProfile.type`,
-              message: `${entry.label} sets an Unconfined seccomp profile`,
-            }
-          : undefined,
-      ),
-    );
-  },
+  run: (pod) =>
+    podAndContainers(pod, 'seccompProfile_baseline', 'seccompProfile.type', (security) =>
+      record(security.seccompProfile).type === 'Unconfined'
+        ? 'sets an Unconfined seccomp profile'
+        : undefined,
+    ),
 };
 
 const sysctls: PodSecurityCheck = {
