@@ -93,34 +93,33 @@ function buildConstraint(
     : baseline
       ? text`add a NetworkPolicy in your namespace that allows the ${direction} traffic you need; ${source.kind} "${policy}" denies it only where no NetworkPolicy decides`
       : text`ask the cluster admins to allow the ${direction} traffic your pods need; no NetworkPolicy can override ${source.kind} "${policy}"`;
-  return networkDirectionDraft({
-    source,
-    policy,
-    direction,
-    bothDirections,
-    adapter: 'adminnetworkpolicy',
-    severity,
-    effect,
-    scope: subject.scope,
-    tags: [
-      'network',
-      baseline ? 'baseline-admin-network-policy' : 'admin-network-policy',
-      direction,
-      ...(denies ? ['deny-rules'] : []),
-      ...(rules.some((rule) => rule.action === 'Pass') ? ['pass'] : []),
-      'clusterwide',
-    ],
-    summary,
-    remediationHint,
-    steps: [
-      inspectSourceStep(source, baseline ? 'baselineadminnetworkpolicy' : 'adminnetworkpolicy'),
-      askOwnerStep(
-        text`Ask the cluster admins who own ${source.kind} "${policy}" to allow the ${direction} traffic your workload needs (peer and port)`,
-        'cluster-admin',
-      ),
-    ],
-    workloadSelector: subject.podSelector,
-  });
+  return networkDirectionDraft(
+    { source, policy, direction, bothDirections },
+    {
+      adapter: 'adminnetworkpolicy',
+      severity,
+      effect,
+      scope: subject.scope,
+      tags: [
+        'network',
+        baseline ? 'baseline-admin-network-policy' : 'admin-network-policy',
+        direction,
+        ...(denies ? ['deny-rules'] : []),
+        ...(rules.some((rule) => rule.action === 'Pass') ? ['pass'] : []),
+        'clusterwide',
+      ],
+      summary,
+      remediationHint,
+      steps: [
+        inspectSourceStep(source, baseline ? 'baselineadminnetworkpolicy' : 'adminnetworkpolicy'),
+        askOwnerStep(
+          text`Ask the cluster admins who own ${source.kind} "${policy}" to allow the ${direction} traffic your workload needs (peer and port)`,
+          'cluster-admin',
+        ),
+      ],
+      workloadSelector: subject.podSelector,
+    },
+  );
 }
 
 export function adminNetworkPolicyToConstraints(object: KubernetesObject): ConstraintDraft[] {

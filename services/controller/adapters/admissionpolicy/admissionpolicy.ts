@@ -19,11 +19,10 @@ import {
   describeTargets,
   NO_ADMISSION_RULES,
   readMatchResources,
-  readValidationActions,
   withoutExcluded,
-  type ValidationOutcomes,
   type MatchResources,
 } from '../shared/admission-rules';
+import { readValidationActions, type ValidationOutcomes } from '../shared/validation-actions';
 import { readOptionalString, readRecordList, requireSpec, sourceOf } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
 import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';

@@ -147,37 +147,36 @@ function buildConstraint(facts: PolicyFacts, plan: DirectionPlan, bothDirections
       : classification.severity === 'Info'
         ? text`nothing to change: ${kindText} "${policy}" blocks no ${direction} traffic itself; later tiers decide`
         : text`send ${direction} traffic only ${peerWord} the allowed peers and ports, or ask the owner of ${kindText} "${policy}" to extend it`;
-  return networkDirectionDraft({
-    source,
-    policy,
-    direction,
-    bothDirections,
-    adapter: 'cni',
-    severity: classification.severity,
-    effect: classification.effect,
-    scope: facts.scope,
-    tags: [
-      'network',
-      'calico',
-      direction,
-      classification.tag,
-      ...(source.namespace === null ? ['clusterwide'] : []),
-      ...(facts.serviceAccounts ? ['service-account-selector'] : []),
-    ],
-    summary,
-    remediationHint,
-    steps: [
-      inspectSourceStep(
-        source,
-        `${source.namespace === null ? 'globalnetworkpolicies' : 'networkpolicies'}.${facts.group}`,
-      ),
-      askOwnerStep(
-        text`Ask the owner of ${kindText} "${policy}" to allow the ${direction} traffic your workload needs (peer and port)`,
-        ownerPrivilege(source),
-      ),
-    ],
-    workloadSelector: selectsEverything(facts.selector) ? undefined : facts.selector,
-  });
+  return networkDirectionDraft(
+    { source, policy, direction, bothDirections },
+    {
+      adapter: 'cni',
+      severity: classification.severity,
+      effect: classification.effect,
+      scope: facts.scope,
+      tags: [
+        'network',
+        'calico',
+        direction,
+        classification.tag,
+        ...(source.namespace === null ? ['clusterwide'] : []),
+        ...(facts.serviceAccounts ? ['service-account-selector'] : []),
+      ],
+      summary,
+      remediationHint,
+      steps: [
+        inspectSourceStep(
+          source,
+          `${source.namespace === null ? 'globalnetworkpolicies' : 'networkpolicies'}.${facts.group}`,
+        ),
+        askOwnerStep(
+          text`Ask the owner of ${kindText} "${policy}" to allow the ${direction} traffic your workload needs (peer and port)`,
+          ownerPrivilege(source),
+        ),
+      ],
+      workloadSelector: selectsEverything(facts.selector) ? undefined : facts.selector,
+    },
+  );
 }
 
 function readOrder(value: unknown): number | undefined {

@@ -200,27 +200,26 @@ function buildConstraint(
   }
 
   const tags = tagsOf(plan, { deniesAll, open, clusterwide });
-  return networkDirectionDraft({
-    source,
-    policy,
-    direction,
-    bothDirections,
-    adapter: 'cni',
-    severity,
-    effect,
-    scope: plan.scope,
-    tags,
-    summary,
-    remediationHint,
-    steps: [
-      inspectSourceStep(source, clusterwide ? 'ciliumclusterwidenetworkpolicy' : 'ciliumnetworkpolicy'),
-      askOwnerStep(
-        text`Ask the owner of ${source.kind} "${policy}" to allow the ${direction} traffic your workload needs (peer and port)`,
-        ownerPrivilege(source),
-      ),
-    ],
-    workloadSelector: plan.podSelector,
-  });
+  return networkDirectionDraft(
+    { source, policy, direction, bothDirections },
+    {
+      adapter: 'cni',
+      severity,
+      effect,
+      scope: plan.scope,
+      tags,
+      summary,
+      remediationHint,
+      steps: [
+        inspectSourceStep(source, clusterwide ? 'ciliumclusterwidenetworkpolicy' : 'ciliumnetworkpolicy'),
+        askOwnerStep(
+          text`Ask the owner of ${source.kind} "${policy}" to allow the ${direction} traffic your workload needs (peer and port)`,
+          ownerPrivilege(source),
+        ),
+      ],
+      workloadSelector: plan.podSelector,
+    },
+  );
 }
 
 export function ciliumPolicyToConstraints(object: KubernetesObject): ConstraintDraft[] {

@@ -11,10 +11,9 @@ import {
   describeTargets,
   NO_ADMISSION_RULES,
   readMatchResources,
-  readValidationActions,
   withoutExcluded,
-  type ValidationOutcomes,
 } from '../shared/admission-rules';
+import { readValidationActions, type ValidationOutcomes } from '../shared/validation-actions';
 import {
   readOptionalString,
   readRecord,

@@ -30,12 +30,16 @@ export function networkDirectionIdentity(
   };
 }
 
-export interface NetworkDirectionFields {
+/** Which policy and direction a constraint stands for. */
+export interface NetworkDirectionOf {
   source: SourceObject;
   /** The policy's name as shown (redactable). */
   policy: NamePart;
   direction: NetworkDirection;
   bothDirections: boolean;
+}
+
+export interface NetworkDirectionFields {
   adapter: ConstraintDraft['adapter'];
   severity: Severity;
   effect: Effect;
@@ -49,13 +53,16 @@ export interface NetworkDirectionFields {
 }
 
 /** One direction's constraint on the workloads' pods; the remediation summary is its hint. */
-export function networkDirectionDraft(fields: NetworkDirectionFields): ConstraintDraft {
+export function networkDirectionDraft(
+  of: NetworkDirectionOf,
+  fields: NetworkDirectionFields,
+): ConstraintDraft {
   const draft: ConstraintDraft = {
-    ...networkDirectionIdentity(fields.source.name, fields.policy, fields.direction, fields.bothDirections),
+    ...networkDirectionIdentity(of.source.name, of.policy, of.direction, of.bothDirections),
     severity: fields.severity,
     effect: fields.effect,
     adapter: fields.adapter,
-    source: fields.source,
+    source: of.source,
     scope: fields.scope,
     resourceTargets: [...WORKLOAD_RESOURCES],
     tags: fields.tags,
