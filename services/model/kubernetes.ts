@@ -125,3 +125,13 @@ export const BUILT_IN_API_GROUPS: ReadonlySet<string> = new Set([
   'node.k8s.io',
   'certificates.k8s.io',
 ]);
+
+/** The four DNS names a Service answers to in the cluster, shortest first (spec 5: the webhook's). */
+export function serviceDnsNames(serviceName: string, namespace: string): string[] {
+  return [
+    serviceName,
+    `${serviceName}.${namespace}`,
+    `${serviceName}.${namespace}.svc`,
+    `${serviceName}.${namespace}.svc.cluster.local`,
+  ];
+}

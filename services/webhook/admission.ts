@@ -51,22 +51,22 @@ export type ParsedReview =
   /** `uid` is `''` when the review did not carry one we could read. */
   | { ok: false; uid: string; reviewApiVersion: string; problem: string };
 
-function readGroupVersionResource(value: unknown): GroupVersionResource | null {
-  if (!isRecord(value) || typeof value.resource !== 'string' || value.resource === '') return null;
+/** `group` and `version` of a GroupVersionResource or GroupVersionKind; absent ones are ''. */
+function groupVersionOf(value: Record<string, unknown>): { group: string; version: string } {
   return {
     group: typeof value.group === 'string' ? value.group : '',
     version: typeof value.version === 'string' ? value.version : '',
-    resource: value.resource,
   };
+}
+
+function readGroupVersionResource(value: unknown): GroupVersionResource | null {
+  if (!isRecord(value) || typeof value.resource !== 'string' || value.resource === '') return null;
+  return { ...groupVersionOf(value), resource: value.resource };
 }
 
 function readGroupVersionKind(value: unknown): GroupVersionKind | null {
   if (!isRecord(value) || typeof value.kind !== 'string' || value.kind === '') return null;
-  return {
-    group: typeof value.group === 'string' ? value.group : '',
-    version: typeof value.version === 'string' ? value.version : '',
-    kind: value.kind,
-  };
+  return { ...groupVersionOf(value), kind: value.kind };
 }
 
 /** `apps/v1` + `Deployment` from an object, for reviews that lack `request.kind`. */
