@@ -1,3 +1,4 @@
+// @ts-check
 'use strict';
 
 // Admission path: `POST /validate` over HTTPS through the real webhook and the real controller
@@ -10,10 +11,23 @@
 const https = require('node:https');
 const { generateSelfSignedBundle } = require('../dist/services/webhook/certs/self-signed');
 const { deploymentReview } = require('./lib/cluster-objects');
-const { compare, startProcess } = require('./lib/measure');
+const { z } = require('zod');
+const { compare } = require('./lib/measure');
+const { startProcess } = require('./lib/processes');
 
 const NAMESPACE = 'bench';
 
+/** The part of the webhook's answer the benchmark checks before measuring. */
+const answerSchema = z.object({
+  response: z.object({ allowed: z.boolean(), warnings: z.array(z.string()).default([]) }),
+});
+
+/**
+ * @param {number} port
+ * @param {string} ca
+ * @param {string} body
+ * @returns {Promise<{status: number | undefined, body: unknown}>}
+ */
 function postOnce(port, ca, body) {
   return new Promise((resolve, reject) => {
     const request = https.request(
@@ -38,6 +52,60 @@ function postOnce(port, ca, body) {
   });
 }
 
+/** @typedef {import('./lib/processes').RunningProcess<keyof import('./lib/processes').ReadyInfo>} RunningProcess */
+
+/**
+ * Starts the servers of every side, each pushed to `processes` as soon as it runs (the caller stops them).
+ * @param {{certPem: string, keyPem: string}} certificate
+ * @param {string} caPem
+ * @param {string} review
+ * @param {RunningProcess[]} processes
+ */
+async function startAdmissionServers(certificate, caPem, review, processes) {
+  const controller = await startProcess('servers/controller.js', [
+    JSON.stringify({ namespaces: { [NAMESPACE]: 20 } }),
+  ]);
+  processes.push(controller);
+  const webhook = await startProcess('servers/webhook.js', [
+    JSON.stringify({ controllerUrl: `http://127.0.0.1:${controller.info.port}`, certificate }),
+  ]);
+  processes.push(webhook);
+  // The same webhook asking the label query instead of admission-check (the path before verdicts).
+  const labelQueryWebhook = await startProcess('servers/webhook.js', [
+    JSON.stringify({
+      controllerUrl: `http://127.0.0.1:${controller.info.port}`,
+      certificate,
+      labelQuery: true,
+    }),
+  ]);
+  processes.push(labelQueryWebhook);
+  const sample = await postOnce(webhook.info.port, caPem, review);
+  const answer = answerSchema.safeParse(sample.body);
+  const warnings = answer.success ? answer.data.response.warnings.length : 0;
+  if (sample.status !== 200 || !answer.success || !answer.data.response.allowed || warnings === 0)
+    throw new Error(`the webhook did not answer with warnings: ${JSON.stringify(sample.body)}`);
+  const bare = await startProcess('servers/bare-https.js', [
+    JSON.stringify({ certificate, answer: sample.body }),
+  ]);
+  processes.push(bare);
+  const listPath = `/api/v1/constraints?namespace=${NAMESPACE}&resource=apps/deployments&labels=app=web,tier=frontend`;
+  const list = await (await fetch(`http://127.0.0.1:${controller.info.port}${listPath}`)).json();
+  const backend = await startProcess('servers/bare-express.js', [
+    JSON.stringify({ bodies: { '/api/v1/constraints': list } }),
+  ]);
+  processes.push(backend);
+  const floor = await startProcess('servers/bare-https.js', [
+    JSON.stringify({
+      certificate,
+      answer: sample.body,
+      backendUrl: `http://127.0.0.1:${backend.info.port}${listPath}`,
+    }),
+  ]);
+  processes.push(floor);
+  return { controller, webhook, labelQueryWebhook, bare, backend, floor, warnings };
+}
+
+/** @param {{concurrencies: number[], durationSeconds: number}} options */
 async function runAdmissionBenchmark({ concurrencies, durationSeconds }) {
   const bundle = await generateSelfSignedBundle({
     serviceName: 'forewarn-webhook',
@@ -47,49 +115,17 @@ async function runAdmissionBenchmark({ concurrencies, durationSeconds }) {
   });
   const certificate = { certPem: bundle.certPem, keyPem: bundle.keyPem };
   const review = JSON.stringify(deploymentReview(NAMESPACE));
+  /** @type {RunningProcess[]} */
   const processes = [];
   try {
-    const controller = await startProcess('servers/controller.js', [
-      JSON.stringify({ namespaces: { [NAMESPACE]: 20 } }),
-    ]);
-    processes.push(controller);
-    const webhook = await startProcess('servers/webhook.js', [
-      JSON.stringify({ controllerUrl: `http://127.0.0.1:${controller.info.port}`, certificate }),
-    ]);
-    processes.push(webhook);
-    // The same webhook asking the label query instead of admission-check (the path before verdicts).
-    const labelQueryWebhook = await startProcess('servers/webhook.js', [
-      JSON.stringify({
-        controllerUrl: `http://127.0.0.1:${controller.info.port}`,
-        certificate,
-        labelQuery: true,
-      }),
-    ]);
-    processes.push(labelQueryWebhook);
-    const sample = await postOnce(webhook.info.port, bundle.caPem, review);
-    const warnings = sample.body.response.warnings.length;
-    if (sample.status !== 200 || !sample.body.response.allowed || warnings === 0)
-      throw new Error(`the webhook did not answer with warnings: ${JSON.stringify(sample.body)}`);
-    const bare = await startProcess('servers/bare-https.js', [
-      JSON.stringify({ certificate, answer: sample.body }),
-    ]);
-    processes.push(bare);
-    const listPath = `/api/v1/constraints?namespace=${NAMESPACE}&resource=apps/deployments&labels=app=web,tier=frontend`;
-    const list = await (await fetch(`http://127.0.0.1:${controller.info.port}${listPath}`)).json();
-    const backend = await startProcess('servers/bare-express.js', [
-      JSON.stringify({ bodies: { '/api/v1/constraints': list } }),
-    ]);
-    processes.push(backend);
-    const floor = await startProcess('servers/bare-https.js', [
-      JSON.stringify({
-        certificate,
-        answer: sample.body,
-        backendUrl: `http://127.0.0.1:${backend.info.port}${listPath}`,
-      }),
-    ]);
-    processes.push(floor);
-
-    const request = { method: 'POST', body: review, headers: { 'content-type': 'application/json' } };
+    const { controller, webhook, labelQueryWebhook, bare, backend, floor, warnings } =
+      await startAdmissionServers(certificate, bundle.caPem, review, processes);
+    /** @type {Omit<import('./lib/measure').LoadRequest, 'url'>} */
+    const request = {
+      method: 'POST',
+      body: review,
+      headers: { 'content-type': 'application/json' },
+    };
     const results = [];
     for (const connections of concurrencies) {
       const comparison = await compare({

@@ -1,10 +1,12 @@
+// @ts-check
 'use strict';
 
 // Controller reads: `GET /resources/reports/{ns}` and `GET /api/v1/constraints?namespace=` on the
 // real controller (a 20-constraint namespace in an index of 1,020 constraints) against a bare
 // express handler answering the same body, captured from the controller at the start of the run.
 
-const { compare, startProcess } = require('./lib/measure');
+const { compare } = require('./lib/measure');
+const { startProcess } = require('./lib/processes');
 
 const NAMESPACE = 'bench';
 const ROUTES = [
@@ -15,10 +17,13 @@ const ROUTES = [
   },
 ];
 
+/** @param {{connections: number, durationSeconds: number}} options */
 async function runReadsBenchmark({ connections, durationSeconds }) {
+  /** @type {Record<string, number>} */
   const namespaces = { [NAMESPACE]: 20 };
   for (let position = 0; position < 100; position++) namespaces[`team-${position}`] = 10;
   const controller = await startProcess('servers/controller.js', [JSON.stringify({ namespaces })]);
+  /** @type {Record<string, unknown>} */
   const bodies = {};
   for (const route of ROUTES) {
     const response = await fetch(`http://127.0.0.1:${controller.info.port}${route.path}`);

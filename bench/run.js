@@ -1,3 +1,4 @@
+// @ts-check
 'use strict';
 
 // `npm run bench` (after `npm run build`): every benchmark as a ratio against a baseline measured
@@ -13,47 +14,99 @@ const { runAdmissionBenchmark } = require('./admission');
 const { runReadsBenchmark } = require('./reads');
 const { runWatchBenchmark } = require('./watch');
 
+/**
+ * A line of the verdicts table (and of `verdicts` in latest.json); `pass: null` is for information.
+ * @typedef {{benchmark: string, target: string, measured: string, pass: boolean | null}} Verdict
+ */
+
+/** @typedef {import('./lib/measure').SideFigures} SideFigures */
+
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  // Any other argument still starts the benchmarks: `--help` must not be the one that does.
+  console.log(
+    'node bench/run.js [--only=admission,reads,scale,watch,verdicts] [--duration=<seconds per measured run, default 4>]',
+  );
+  process.exit(0);
+}
+
 const options = Object.fromEntries(
-  process.argv
-    .slice(2)
-    .map((argument) => /^--([a-z]+)=(.*)$/.exec(argument))
-    .filter(Boolean)
-    .map((match) => [match[1], match[2]]),
+  process.argv.slice(2).flatMap((argument) => {
+    const match = /^--([a-z]+)=(.*)$/.exec(argument);
+    return match ? [[match[1], match[2]]] : [];
+  }),
 );
 const selected = (options.only || 'admission,reads,scale,watch,verdicts').split(',');
 const durationSeconds = Number(options.duration || 4);
 
+/**
+ * @param {unknown} value
+ * @param {number} [digits]
+ */
 const format = (value, digits = 2) =>
   typeof value === 'number' && Number.isFinite(value) ? value.toFixed(digits) : String(value);
 
+/**
+ * @param {string} title
+ * @param {string[]} header
+ * @param {(string | number)[][]} rows
+ */
 function printTable(title, header, rows) {
   const widths = header.map((cell, column) =>
     Math.max(cell.length, ...rows.map((row) => String(row[column]).length)),
   );
+  /** @param {(string | number)[]} cells */
   const line = (cells) => cells.map((cell, column) => String(cell).padEnd(widths[column])).join('  ');
   console.log(`\n${title}\n${line(header)}\n${widths.map((width) => '-'.repeat(width)).join('  ')}`);
   for (const row of rows) console.log(line(row));
 }
 
-function runVerdicts() {
+/**
+ * Runs a benchmark script in a process of its own and parses the JSON line it prints.
+ * @param {string[]} nodeArguments
+ * @returns {Promise<unknown>}
+ */
+function runJsonScript(nodeArguments) {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [path.join(__dirname, 'verdicts.js')], (error, stdout) =>
+    execFile(process.execPath, nodeArguments, { maxBuffer: 16 * 1024 * 1024 }, (error, stdout) =>
       error ? reject(error) : resolve(JSON.parse(stdout)),
     );
   });
 }
 
-function runScale() {
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      ['--expose-gc', path.join(__dirname, 'scale.js'), '3000'],
-      { maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout) => (error ? reject(error) : resolve(JSON.parse(stdout))),
-    );
-  });
+// The scripts print what their typedefs say (VerdictsOutput, ScaleOutput), checked where they print it.
+const runVerdicts = async () =>
+  /** @type {import('./verdicts').VerdictsOutput} */ (
+    await runJsonScript([path.join(__dirname, 'verdicts.js')])
+  );
+
+const runScale = async () =>
+  /** @type {import('./scale').ScaleOutput} */ (
+    await runJsonScript(['--expose-gc', path.join(__dirname, 'scale.js'), '3000'])
+  );
+
+/**
+ * The headers of throughputAndLatencyCells, the subject named `subject`.
+ * @param {string} subject
+ */
+function throughputAndLatencyHeaders(subject) {
+  return ['bare req/s', `${subject} req/s`, 'ratio', 'bare p50/p99 ms', `${subject} p50/p99 ms`];
 }
 
+/**
+ * The cells that start every comparison's row: both sides' req/s, their ratio, both p50/p99.
+ * @param {{baseline: SideFigures, subject: SideFigures, ratios: {baseline: import('./lib/measure').Ratios}}} result
+ */
+function throughputAndLatencyCells(result) {
+  return [
+    format(result.baseline.requestsPerSecond, 0),
+    format(result.subject.requestsPerSecond, 0),
+    format(result.ratios.baseline.throughput),
+    `${format(result.baseline.p50Ms)}/${format(result.baseline.p99Ms)}`,
+    `${format(result.subject.p50Ms)}/${format(result.subject.p99Ms)}`,
+  ];
+}
+
+/** @type {Record<string, (verdicts: Verdict[]) => Promise<unknown>>} */
 const BENCHMARKS = {
   verdicts: async (verdicts) => {
     const figures = await runVerdicts();
@@ -84,11 +137,7 @@ const BENCHMARKS = {
       'Admission path: POST /validate over HTTPS, webhook + controller (20 constraints) vs bare HTTPS server',
       [
         'conc',
-        'bare req/s',
-        'webhook req/s',
-        'ratio',
-        'bare p50/p99 ms',
-        'webhook p50/p99 ms',
+        ...throughputAndLatencyHeaders('webhook'),
         'p99 ratio',
         'floor req/s',
         'vs floor',
@@ -98,11 +147,7 @@ const BENCHMARKS = {
       ],
       results.map((result) => [
         result.connections,
-        format(result.baseline.requestsPerSecond, 0),
-        format(result.subject.requestsPerSecond, 0),
-        format(result.ratios.baseline.throughput),
-        `${format(result.baseline.p50Ms)}/${format(result.baseline.p99Ms)}`,
-        `${format(result.subject.p50Ms)}/${format(result.subject.p99Ms)}`,
+        ...throughputAndLatencyCells(result),
         format(result.ratios.baseline.p99),
         format(result.designFloor.requestsPerSecond, 0),
         format(result.ratios.designFloor.throughput),
@@ -158,21 +203,13 @@ const BENCHMARKS = {
       'Controller reads at 16 connections vs bare express JSON handler (same body)',
       [
         'route',
-        'bare req/s',
-        'controller req/s',
-        'ratio',
-        'bare p50/p99 ms',
-        'controller p50/p99 ms',
+        ...throughputAndLatencyHeaders('controller'),
         'response bytes',
         'server cpu µs/req bare/controller',
       ],
       results.map((result) => [
         result.route,
-        format(result.baseline.requestsPerSecond, 0),
-        format(result.subject.requestsPerSecond, 0),
-        format(result.ratios.baseline.throughput),
-        `${format(result.baseline.p50Ms)}/${format(result.baseline.p99Ms)}`,
-        `${format(result.subject.p50Ms)}/${format(result.subject.p99Ms)}`,
+        ...throughputAndLatencyCells(result),
         result.subject.bytesPerResponse,
         `${format(result.baseline.serverCpuMicrosecondsPerRequest, 0)}/${format(result.subject.serverCpuMicrosecondsPerRequest, 0)}`,
       ]),
@@ -270,6 +307,7 @@ const BENCHMARKS = {
 
 async function main() {
   const started = Date.now();
+  /** @type {{machine: ReturnType<typeof machineInfo>, settings: object, results: Record<string, unknown>, verdicts: Verdict[], elapsedSeconds?: number}} */
   const output = {
     machine: machineInfo(),
     settings: { selected, durationSeconds },

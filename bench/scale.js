@@ -1,3 +1,4 @@
+// @ts-check
 'use strict';
 
 // Scale benchmark, run in its own process with --expose-gc: builds the index from objects through
@@ -18,16 +19,24 @@ const { summarizeLatencies } = require('./lib/measure');
 const TARGET_NAMESPACE = 'scale-target';
 const TARGET_CONSTRAINTS = 100;
 
-if (typeof global.gc !== 'function') throw new Error('run with node --expose-gc');
+const gc = (() => {
+  if (typeof global.gc !== 'function') throw new Error('run with node --expose-gc');
+  return global.gc;
+})();
 
 function collectGarbage() {
   // Two passes: the first may only move survivors; weak references and finalizers settle in the second.
-  global.gc();
-  global.gc();
+  gc();
+  gc();
 }
 
-/** Objects of a cluster: the target namespace with 100 constraints, the rest spread evenly. */
+/**
+ * Objects of a cluster: the target namespace with 100 constraints, the rest spread evenly.
+ * @param {number} totalConstraints
+ * @param {number} namespaceCount
+ */
 function clusterObjects(totalConstraints, namespaceCount) {
+  /** @type {import('../dist/services/model/kubernetes').KubernetesObject[]} */
   const objects = [namespaceObject(TARGET_NAMESPACE), ...policyObjects(TARGET_NAMESPACE, TARGET_CONSTRAINTS)];
   const others = namespaceCount - 1;
   const rest = totalConstraints - TARGET_CONSTRAINTS;
@@ -41,7 +50,12 @@ function clusterObjects(totalConstraints, namespaceCount) {
   return objects;
 }
 
-/** Times `operation` alone; `prepare` runs untimed before each call. */
+/**
+ * Times `operation` alone; `prepare` runs untimed before each call.
+ * @param {number} iterations
+ * @param {() => void} operation
+ * @param {() => void} [prepare]
+ */
 function timeEach(iterations, operation, prepare = () => undefined) {
   for (let warmup = 0; warmup < Math.min(200, iterations); warmup++) {
     prepare();
@@ -57,7 +71,37 @@ function timeEach(iterations, operation, prepare = () => undefined) {
   return summarizeLatencies(durations);
 }
 
+/**
+ * The figures of one cluster size (bench/run.js prints them).
+ * @typedef {object} ScaleFigures
+ * @property {number} totalConstraints
+ * @property {number} namespaces
+ * @property {number} objects
+ * @property {number} buildMs
+ * @property {number} buildCpuMs
+ * @property {number} buildCpuMicrosecondsPerConstraint
+ * @property {number} heapBytesPerConstraint
+ * @property {number} heapMiB
+ * @property {LatencySummary} reportMs
+ * @property {LatencySummary} listMs
+ * @property {LatencySummary} reportCachedMs
+ * @property {LatencySummary} listCachedMs
+ * @property {LatencySummary} healthMs
+ */
+
+/** @typedef {import('./lib/measure').LatencySummary} LatencySummary */
+
+/** @typedef {{small: ScaleFigures, large: ScaleFigures}} ScaleOutput What this script prints. */
+
+/**
+ * The figures of one cluster size, and the index (kept alive until the heap is measured).
+ * @param {number} totalConstraints
+ * @param {number} namespaceCount
+ * @param {number} iterations
+ * @returns {ScaleFigures & {index?: import('../dist/services/controller/index/constraint-index').ConstraintIndex}}
+ */
 function measureCluster(totalConstraints, namespaceCount, iterations) {
+  /** @type {ReturnType<typeof clusterObjects> | null} */
   let objects = clusterObjects(totalConstraints, namespaceCount);
   const objectCount = objects.length;
   collectGarbage();
@@ -90,6 +134,7 @@ function measureCluster(totalConstraints, namespaceCount, iterations) {
     );
 
   const now = new Date();
+  /** @type {import('../dist/services/controller/views/health').RuntimeState} */
   const state = {
     source: { synced: true, connected: true, lastScan: now, adapters: {}, problems: [] },
     parseErrors,
@@ -142,7 +187,9 @@ function main() {
   collectGarbage();
   const large = measureCluster(100_000, 10_000, iterations);
   delete large.index;
-  process.stdout.write(`${JSON.stringify({ small, large })}\n`);
+  /** @type {ScaleOutput} */
+  const output = { small, large };
+  process.stdout.write(`${JSON.stringify(output)}\n`);
 }
 
 main();

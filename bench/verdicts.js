@@ -1,3 +1,4 @@
+// @ts-check
 'use strict';
 
 // Verdict evaluation by itself (DESIGN.md 7b, issue 16): CPU per admitted object for the 20
@@ -61,7 +62,23 @@ function admissionPolicy() {
   ];
 }
 
-/** CPU per call, each call on its own copy of the object (copies made before measuring), as each admission brings a new one. */
+/**
+ * What this script prints, for bench/run.js.
+ * @typedef {object} VerdictsOutput
+ * @property {number} constraints
+ * @property {Partial<Record<import('../dist/services/model/api').VerdictName, number>>} verdicts
+ * @property {number} iterations
+ * @property {number} evaluateCpuMicrosPerObject
+ * @property {number} admissionCheckCpuMicrosPerObject
+ * @property {number} budgetMicros
+ */
+
+/**
+ * CPU per call, each call on its own copy of the object (copies made before measuring), as each admission brings a new one.
+ * @template T
+ * @param {(copy: T) => void} call
+ * @param {T} object
+ */
 function cpuMicrosPerCall(call, object) {
   for (let warm = 0; warm < 500; warm++) call(structuredClone(object));
   const copies = Array.from({ length: ITERATIONS }, () => structuredClone(object));
@@ -87,6 +104,7 @@ const constraints = matchingConstraints(
   },
   [],
 );
+/** @type {import('../dist/services/controller/verdicts/types').VerdictContext} */
 const context = {
   admitted: {
     object,
@@ -97,6 +115,7 @@ const context = {
   index: verdictIndexOf(index),
 };
 const verdicts = evaluateVerdicts(constraints, context);
+/** @type {VerdictsOutput['verdicts']} */
 const counts = {};
 for (const { verdict } of verdicts) counts[verdict.verdict] = (counts[verdict.verdict] || 0) + 1;
 
@@ -109,13 +128,13 @@ const checkMicros = cpuMicrosPerCall(
   object,
 );
 
-console.log(
-  JSON.stringify({
-    constraints: constraints.length,
-    verdicts: counts,
-    iterations: ITERATIONS,
-    evaluateCpuMicrosPerObject: Number(evaluateMicros.toFixed(1)),
-    admissionCheckCpuMicrosPerObject: Number(checkMicros.toFixed(1)),
-    budgetMicros: 200,
-  }),
-);
+/** @type {VerdictsOutput} */
+const output = {
+  constraints: constraints.length,
+  verdicts: counts,
+  iterations: ITERATIONS,
+  evaluateCpuMicrosPerObject: Number(evaluateMicros.toFixed(1)),
+  admissionCheckCpuMicrosPerObject: Number(checkMicros.toFixed(1)),
+  budgetMicros: 200,
+};
+console.log(JSON.stringify(output));

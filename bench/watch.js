@@ -1,16 +1,25 @@
+// @ts-check
 'use strict';
 
 // Watch path: an object changed on the API server until the change is in the controller's index
 // (and so in `/resources/*`), at fixed change rates. Baseline: a bare watch client on the same API
 // server in the same run, i.e. what delivery alone costs.
 
-const { startProcess } = require('./lib/measure');
+const { parseReport } = require('../dist/services/cli/wire-schemas');
+const { startProcess } = require('./lib/processes');
+
+/** @typedef {import('./lib/processes').RunningProcess<'servers/kubernetes-api.js'>} ApiServer */
 
 const RATES = [
   { changesPerSecond: 100, durationMs: 5_000 },
   { changesPerSecond: 1_000, durationMs: 3_000 },
 ];
 
+/**
+ * @param {import('./lib/processes').RunningProcess<'servers/watch-client.js'>} client
+ * @param {number} expected
+ * @param {number} timeoutMs
+ */
 async function waitForDeliveries(client, expected, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -20,14 +29,18 @@ async function waitForDeliveries(client, expected, timeoutMs) {
   }
 }
 
-/** Compares every policy's severity in the controller's HTTP reports with the API server's truth. */
+/**
+ * Compares every policy's severity in the controller's HTTP reports with the API server's truth.
+ * @param {ApiServer} apiServer
+ * @param {number} controllerPort
+ */
 async function checkReportsMatch(apiServer, controllerPort) {
   const truth = await apiServer.request({ type: 'truth' });
   const namespaces = [...new Set(truth.map((entry) => entry.namespace))];
   let mismatches = 0;
   for (const namespace of namespaces) {
     const response = await fetch(`http://127.0.0.1:${controllerPort}/resources/reports/${namespace}`);
-    const report = await response.json();
+    const report = parseReport(await response.json());
     const reported = new Map(report.constraints.map((entry) => [entry.name, entry.severity]));
     for (const entry of truth.filter((candidate) => candidate.namespace === namespace))
       if (reported.get(entry.name) !== entry.severity) mismatches++;
@@ -35,6 +48,10 @@ async function checkReportsMatch(apiServer, controllerPort) {
   return { policies: truth.length, mismatches };
 }
 
+/**
+ * @param {'raw' | 'controller'} mode
+ * @param {ApiServer} apiServer
+ */
 async function measureMode(mode, apiServer) {
   const client = await startProcess('servers/watch-client.js', [JSON.stringify({ mode, ...apiServer.info })]);
   try {
@@ -71,6 +88,8 @@ async function runWatchBenchmark() {
   try {
     const raw = await measureMode('raw', apiServer);
     const controller = await measureMode('controller', apiServer);
+    const reportsMatchServer = controller.consistency;
+    if (!reportsMatchServer) throw new Error('the controller mode compares reports with the server');
     return RATES.map((rate, position) => {
       const baseline = raw.results[position];
       const subject = controller.results[position];
@@ -80,7 +99,7 @@ async function runWatchBenchmark() {
         subject,
         p50Ratio: subject.delayMs.p50 / baseline.delayMs.p50,
         p99Ratio: subject.delayMs.p99 / baseline.delayMs.p99,
-        reportsMatchServer: controller.consistency,
+        reportsMatchServer,
       };
     });
   } finally {

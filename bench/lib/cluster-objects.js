@@ -1,3 +1,4 @@
+// @ts-check
 'use strict';
 
 // Synthetic clusters for the benchmarks: namespaces filled with policy objects of every namespaced
@@ -8,95 +9,85 @@
 /** The labels of the workload the admission benchmark deploys; policies below select them. */
 const WORKLOAD_LABELS = { app: 'web', tier: 'frontend' };
 
+/**
+ * A policy object as the API server holds it: every object the benchmarks build is one.
+ * @typedef {{
+ *   apiVersion: string,
+ *   kind: string,
+ *   metadata: {name: string, namespace: string, uid?: string},
+ *   spec: object,
+ *   status?: object,
+ * }} PolicyObject
+ */
+
+/**
+ * A kind of policy object yielding `constraints` constraints. `body` builds a fresh spec (and
+ * status) for every object, as objects read from an API server share nothing.
+ * @param {number} constraints
+ * @param {string} apiVersion
+ * @param {string} kind
+ * @param {() => {spec: object, status?: object}} body
+ */
+function template(constraints, apiVersion, kind, body) {
+  return {
+    constraints,
+    /**
+     * @param {string} namespace
+     * @param {string} name
+     * @returns {PolicyObject}
+     */
+    build: (namespace, name) => ({ apiVersion, kind, metadata: { name, namespace }, ...body() }),
+  };
+}
+
 const TEMPLATES = [
-  {
-    constraints: 2,
-    build: (namespace, name) => ({
-      apiVersion: 'networking.k8s.io/v1',
-      kind: 'NetworkPolicy',
-      metadata: { name, namespace },
-      spec: {
-        podSelector: { matchLabels: { app: 'web' } },
-        policyTypes: ['Ingress', 'Egress'],
-        ingress: [{ from: [{ podSelector: { matchLabels: { app: 'gateway' } } }], ports: [{ port: 8443 }] }],
-        egress: [{ to: [{ namespaceSelector: {} }], ports: [{ protocol: 'UDP', port: 53 }] }],
-      },
-    }),
-  },
-  {
-    constraints: 1,
-    build: (namespace, name) => ({
-      apiVersion: 'v1',
-      kind: 'ResourceQuota',
-      metadata: { name, namespace },
-      spec: { hard: { 'requests.cpu': '4', 'requests.memory': '8Gi', pods: '20' } },
-      status: {
-        hard: { 'requests.cpu': '4', 'requests.memory': '8Gi', pods: '20' },
-        used: { 'requests.cpu': '3200m', 'requests.memory': '7680Mi', pods: '11' },
-      },
-    }),
-  },
-  {
-    constraints: 1,
-    build: (namespace, name) => ({
-      apiVersion: 'networking.k8s.io/v1',
-      kind: 'NetworkPolicy',
-      metadata: { name, namespace },
-      spec: { podSelector: {}, policyTypes: ['Ingress'] },
-    }),
-  },
-  {
-    constraints: 1,
-    build: (namespace, name) => ({
-      apiVersion: 'cilium.io/v2',
-      kind: 'CiliumNetworkPolicy',
-      metadata: { name, namespace },
-      spec: {
-        endpointSelector: { matchLabels: { 'k8s:app': 'web' } },
-        egress: [{ toFQDNs: [{ matchName: 'api.example.com' }], toPorts: [{ ports: [{ port: '443' }] }] }],
-      },
-    }),
-  },
-  {
-    constraints: 1,
-    build: (namespace, name) => ({
-      apiVersion: 'security.istio.io/v1',
-      kind: 'AuthorizationPolicy',
-      metadata: { name, namespace },
-      spec: { action: 'DENY', rules: [{ to: [{ operation: { paths: ['/debug/*'] } }] }] },
-    }),
-  },
-  {
-    constraints: 1,
-    build: (namespace, name) => ({
-      apiVersion: 'kyverno.io/v1',
-      kind: 'Policy',
-      metadata: { name, namespace },
-      spec: {
-        validationFailureAction: 'Enforce',
-        rules: [
-          {
-            name: 'require-limits',
-            match: { any: [{ resources: { kinds: ['Deployment', 'Pod'] } }] },
-            validate: { message: 'limits are required', pattern: { spec: {} } },
-          },
-        ],
-      },
-    }),
-  },
-  {
-    constraints: 1,
-    build: (namespace, name) => ({
-      apiVersion: 'v1',
-      kind: 'LimitRange',
-      metadata: { name, namespace },
-      spec: { limits: [{ type: 'Container', default: { cpu: '500m', memory: '512Mi' } }] },
-    }),
-  },
+  template(2, 'networking.k8s.io/v1', 'NetworkPolicy', () => ({
+    spec: {
+      podSelector: { matchLabels: { app: 'web' } },
+      policyTypes: ['Ingress', 'Egress'],
+      ingress: [{ from: [{ podSelector: { matchLabels: { app: 'gateway' } } }], ports: [{ port: 8443 }] }],
+      egress: [{ to: [{ namespaceSelector: {} }], ports: [{ protocol: 'UDP', port: 53 }] }],
+    },
+  })),
+  template(1, 'v1', 'ResourceQuota', () => ({
+    spec: { hard: { 'requests.cpu': '4', 'requests.memory': '8Gi', pods: '20' } },
+    status: {
+      hard: { 'requests.cpu': '4', 'requests.memory': '8Gi', pods: '20' },
+      used: { 'requests.cpu': '3200m', 'requests.memory': '7680Mi', pods: '11' },
+    },
+  })),
+  template(1, 'networking.k8s.io/v1', 'NetworkPolicy', () => ({
+    spec: { podSelector: {}, policyTypes: ['Ingress'] },
+  })),
+  template(1, 'cilium.io/v2', 'CiliumNetworkPolicy', () => ({
+    spec: {
+      endpointSelector: { matchLabels: { 'k8s:app': 'web' } },
+      egress: [{ toFQDNs: [{ matchName: 'api.example.com' }], toPorts: [{ ports: [{ port: '443' }] }] }],
+    },
+  })),
+  template(1, 'security.istio.io/v1', 'AuthorizationPolicy', () => ({
+    spec: { action: 'DENY', rules: [{ to: [{ operation: { paths: ['/debug/*'] } }] }] },
+  })),
+  template(1, 'kyverno.io/v1', 'Policy', () => ({
+    spec: {
+      validationFailureAction: 'Enforce',
+      rules: [
+        {
+          name: 'require-limits',
+          match: { any: [{ resources: { kinds: ['Deployment', 'Pod'] } }] },
+          validate: { message: 'limits are required', pattern: { spec: {} } },
+        },
+      ],
+    },
+  })),
+  template(1, 'v1', 'LimitRange', () => ({
+    spec: { limits: [{ type: 'Container', default: { cpu: '500m', memory: '512Mi' } }] },
+  })),
 ];
 
 const SINGLE_CONSTRAINT_TEMPLATES = TEMPLATES.filter((template) => template.constraints === 1);
 
+/** @param {string} name */
 function namespaceObject(name) {
   return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { team: `team-${name}` } } };
 }
@@ -104,6 +95,9 @@ function namespaceObject(name) {
 /**
  * Policy objects of one namespace yielding exactly `constraintCount` constraints. `uidPrefix` gives
  * every object a UID, as objects from an API server have (the index keys by it).
+ * @param {string} namespace
+ * @param {number} constraintCount
+ * @param {string} [uidPrefix]
  */
 function policyObjects(namespace, constraintCount, uidPrefix = namespace) {
   const objects = [];
@@ -120,7 +114,11 @@ function policyObjects(namespace, constraintCount, uidPrefix = namespace) {
   return objects;
 }
 
-/** A Deployment CREATE review for a namespace, as the API server sends it. */
+/**
+ * A Deployment CREATE review for a namespace, as the API server sends it.
+ * @param {string} namespace
+ * @param {string} [uid]
+ */
 function deploymentReview(namespace, uid = '705ab4f5-6393-11e8-b7cc-42010a800002') {
   const deployment = {
     apiVersion: 'apps/v1',
@@ -146,7 +144,7 @@ function deploymentReview(namespace, uid = '705ab4f5-6393-11e8-b7cc-42010a800002
       requestResource: { group: 'apps', version: 'v1', resource: 'deployments' },
       name: 'web',
       namespace,
-      operation: 'CREATE',
+      operation: /** @type {const} */ ('CREATE'),
       userInfo: { username: 'developer@example.com', groups: ['system:authenticated'] },
       object: deployment,
       oldObject: null,

@@ -1,20 +1,91 @@
+// @ts-check
 'use strict';
 
-const { fork } = require('node:child_process');
 const os = require('node:os');
-const path = require('node:path');
 const autocannon = require('autocannon');
 
 // Measurement helpers shared by the benchmarks: percentiles, autocannon runs with exact latencies,
-// server processes that report their port over IPC, and a description of the machine.
+// comparisons of sides served by bench processes (./processes), and a description of the machine.
 
-/** The value at percentile `p` (0-100) of an ascending array (nearest rank). */
+/** @typedef {import('./processes').ReadyInfo} ReadyInfo */
+/**
+ * @template {keyof ReadyInfo} Script
+ * @typedef {import('./processes').RunningProcess<Script>} RunningProcess
+ */
+
+/**
+ * @typedef {object} LatencySummary
+ * @property {number} count
+ * @property {number} p50
+ * @property {number} p99
+ * @property {number} max
+ * @property {number} mean
+ */
+
+/**
+ * What autocannon sends: the request part of a comparison's side.
+ * @typedef {object} LoadRequest
+ * @property {string} url
+ * @property {import('autocannon').Request['method']} [method]
+ * @property {string} [body]
+ * @property {Record<string, string>} [headers]
+ */
+
+/**
+ * @typedef {object} LoadResult
+ * @property {number} requests
+ * @property {number} requestsPerSecond
+ * @property {LatencySummary} latencyMs
+ * @property {number} errors
+ * @property {number} non2xx
+ * @property {number} failures
+ * @property {number} bytesPerResponse
+ */
+
+/**
+ * A side of a comparison: a request and the server processes whose CPU it costs.
+ * @typedef {LoadRequest & {processes?: RunningProcess<keyof ReadyInfo>[]}} Side
+ */
+
+/**
+ * @typedef {object} SideFigures
+ * @property {number} requestsPerSecond
+ * @property {number} p50Ms
+ * @property {number} p99Ms
+ * @property {number} requests
+ * @property {number} failed
+ * @property {number} bytesPerResponse
+ * @property {number} serverCpuMicrosecondsPerRequest
+ */
+
+/**
+ * The subject's figures over another side's.
+ * @typedef {object} Ratios
+ * @property {number} throughput
+ * @property {number} p99
+ * @property {number} serverCpuPerRequest
+ */
+
+/**
+ * @template {string} Name
+ * @typedef {{connections: number, ratios: Record<Exclude<Name, 'subject'>, Ratios>} & Record<Name, SideFigures>} Comparison
+ */
+
+/**
+ * The value at percentile `p` (0-100) of an ascending array (nearest rank).
+ * @param {ArrayLike<number>} sorted
+ * @param {number} p
+ */
 function percentile(sorted, p) {
   if (sorted.length === 0) return NaN;
   const rank = Math.ceil((p / 100) * sorted.length);
   return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))];
 }
 
+/**
+ * @param {Iterable<number>} values
+ * @returns {LatencySummary}
+ */
 function summarizeLatencies(values) {
   const sorted = Float64Array.from(values).sort();
   const total = sorted.reduce((sum, value) => sum + value, 0);
@@ -27,6 +98,7 @@ function summarizeLatencies(values) {
   };
 }
 
+/** @param {number[]} values */
 function median(values) {
   const sorted = [...values].sort((left, right) => left - right);
   return sorted.length % 2
@@ -37,10 +109,13 @@ function median(values) {
 /**
  * One autocannon run. autocannon's own histogram keeps whole milliseconds, too coarse for a
  * sub-millisecond baseline, so every response time is collected from its `response` event instead.
+ * @param {LoadRequest & {connections: number, durationSeconds: number}} options
+ * @returns {Promise<LoadResult>}
  */
 function loadTest({ url, method = 'GET', body, headers, connections, durationSeconds }) {
   // Only the request fields go to autocannon; a side also names its server processes (compare).
   return new Promise((resolve, reject) => {
+    /** @type {number[]} */
     const responseTimes = [];
     let failures = 0;
     const instance = autocannon(
@@ -70,47 +145,29 @@ function loadTest({ url, method = 'GET', body, headers, connections, durationSec
  * A comparison at one concurrency of a subject against a baseline (and optionally further
  * references): after a warm-up of each, the sides run in palindromic order (A B C C B A) so drift
  * in the shared machine's load hits every side alike; each side's figures are the median of its runs.
+ * @template {string} Name
+ * @param {{sides: Record<Name, Side> & {subject: Side}, connections: number, durationSeconds: number, warmupSeconds?: number}} options
+ * @returns {Promise<Comparison<Name>>}
  */
 async function compare({ sides, connections, durationSeconds, warmupSeconds = 1 }) {
-  const names = Object.keys(sides);
-  for (const name of names) await loadTest({ ...sides[name], connections, durationSeconds: warmupSeconds });
-  const runs = Object.fromEntries(names.map((name) => [name, []]));
-  for (const name of [...names, ...[...names].reverse()]) {
-    const serverProcesses = sides[name].processes || [];
-    const cpuBefore = await Promise.all(
-      serverProcesses.map((running) => running.request({ type: 'cpu-usage' })),
-    );
-    const result = await loadTest({ ...sides[name], connections, durationSeconds });
-    const cpuAfter = await Promise.all(
-      serverProcesses.map((running) => running.request({ type: 'cpu-usage' })),
-    );
-    // Server CPU per request is steadier than throughput when other work shares the cores.
-    const cpuMicroseconds = cpuAfter.reduce(
-      (sum, after, position) =>
-        sum + after.user + after.system - cpuBefore[position].user - cpuBefore[position].system,
-      0,
-    );
-    result.serverCpuMicrosecondsPerRequest = serverProcesses.length ? cpuMicroseconds / result.requests : NaN;
-    runs[name].push(result);
-  }
+  /** @type {Map<string, Side>} */
+  const sidesByName = new Map(Object.entries(sides));
+  const names = [...sidesByName.keys()];
+  for (const side of sidesByName.values())
+    await loadTest({ ...side, connections, durationSeconds: warmupSeconds });
+  /** @type {Map<string, MeasuredRun[]>} */
+  const runs = new Map(names.map((name) => [name, []]));
+  for (const [name, side] of [...sidesByName, ...[...sidesByName].reverse()])
+    runs.get(name)?.push(await measureSide(side, connections, durationSeconds));
+  /** @type {Record<string, SideFigures>} */
   const figures = {};
   for (const name of names) {
-    const results = runs[name];
-    figures[name] = {
-      requestsPerSecond: median(results.map((result) => result.requestsPerSecond)),
-      p50Ms: median(results.map((result) => result.latencyMs.p50)),
-      p99Ms: median(results.map((result) => result.latencyMs.p99)),
-      requests: results.reduce((sum, result) => sum + result.requests, 0),
-      failed: results.reduce((sum, result) => sum + result.errors + result.non2xx + result.failures, 0),
-      bytesPerResponse: Math.round(median(results.map((result) => result.bytesPerResponse))),
-      serverCpuMicrosecondsPerRequest: median(
-        results.map((result) => result.serverCpuMicrosecondsPerRequest),
-      ),
-    };
+    figures[name] = figuresOf(runs.get(name) ?? []);
     // A failing server is fast: never report its figures as a result.
     if (figures[name].failed > 0)
-      throw new Error(`${name} (${sides[name].url}): ${figures[name].failed} failed requests`);
+      throw new Error(`${name} (${sidesByName.get(name)?.url}): ${figures[name].failed} failed requests`);
   }
+  /** @type {Record<string, Ratios>} */
   const ratios = {};
   for (const name of names.filter((candidate) => candidate !== 'subject')) {
     ratios[name] = {
@@ -120,97 +177,67 @@ async function compare({ sides, connections, durationSeconds, warmupSeconds = 1 
         figures.subject.serverCpuMicrosecondsPerRequest / figures[name].serverCpuMicrosecondsPerRequest,
     };
   }
-  return { connections, ...figures, ratios };
+  // Keyed by the names of `sides`, as Comparison<Name> says.
+  return /** @type {Comparison<Name>} */ ({ connections, ...figures, ratios });
+}
+
+/** @typedef {LoadResult & {serverCpuMicrosecondsPerRequest: number}} MeasuredRun */
+
+/**
+ * One measured run of a side, with the CPU its server processes spent on it.
+ * @param {Side} side
+ * @param {number} connections
+ * @param {number} durationSeconds
+ * @returns {Promise<MeasuredRun>}
+ */
+async function measureSide(side, connections, durationSeconds) {
+  const serverProcesses = side.processes || [];
+  const cpuBefore = await Promise.all(
+    serverProcesses.map((running) => running.request({ type: 'cpu-usage' })),
+  );
+  const result = await loadTest({ ...side, connections, durationSeconds });
+  const cpuAfter = await Promise.all(
+    serverProcesses.map((running) => running.request({ type: 'cpu-usage' })),
+  );
+  // Server CPU per request is steadier than throughput when other work shares the cores.
+  const cpuMicroseconds = cpuAfter.reduce(
+    (sum, after, position) =>
+      sum + after.user + after.system - cpuBefore[position].user - cpuBefore[position].system,
+    0,
+  );
+  return {
+    ...result,
+    serverCpuMicrosecondsPerRequest: serverProcesses.length ? cpuMicroseconds / result.requests : NaN,
+  };
 }
 
 /**
- * Starts `bench/servers/<script>` (or any script) in its own process and waits for its
- * `{type: 'ready', ...}` message. Servers run apart from the load generator so each has an event
- * loop of its own, as in a deployment.
+ * A side's figures: the median of its runs.
+ * @param {MeasuredRun[]} results
+ * @returns {SideFigures}
  */
-function startProcess(script, args = [], { execArgv = [], timeoutMs = 60_000 } = {}) {
-  return new Promise((resolve, reject) => {
-    const child = fork(path.resolve(__dirname, '..', script), args, {
-      execArgv,
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${script} did not report ready within ${timeoutMs} ms`));
-    }, timeoutMs);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${script} exited with ${code} before it was ready`));
-    });
-    child.once('message', (message) => {
-      clearTimeout(timer);
-      child.removeAllListeners('exit');
-      resolve({
-        child,
-        info: message,
-        request: (command) => requestFromProcess(child, command),
-        stop: () => stopProcess(child),
-      });
-    });
-  });
-}
-
-/** Sends a command to a bench process and waits for the answer with the same `id`. */
-function requestFromProcess(child, command) {
-  const id = `${Date.now()}-${Math.random()}`;
-  return new Promise((resolve, reject) => {
-    const onMessage = (message) => {
-      if (message.id !== id) return;
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-      if (message.error) reject(new Error(message.error));
-      else resolve(message.result);
-    };
-    const onExit = (code) => {
-      child.off('message', onMessage);
-      reject(new Error(`process exited with ${code} while answering ${command.type}`));
-    };
-    child.on('message', onMessage);
-    child.once('exit', onExit);
-    child.send({ ...command, id });
-  });
-}
-
-/** Serves `{type, id}` commands from the parent with `handlers[type]`. */
-function serveCommands(handlers) {
-  process.on('message', (message) => {
-    const handler = handlers[message.type];
-    Promise.resolve()
-      .then(() => {
-        if (!handler) throw new Error(`unknown command ${message.type}`);
-        return handler(message);
-      })
-      .then(
-        (result) => process.send({ id: message.id, result }),
-        (error) => process.send({ id: message.id, error: error.stack || String(error) }),
-      );
-  });
-  // The parent going away ends the child: no stray servers after an interrupted run.
-  process.on('disconnect', () => process.exit(0));
-}
-
-function stopProcess(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
+function figuresOf(results) {
+  return {
+    requestsPerSecond: median(results.map((result) => result.requestsPerSecond)),
+    p50Ms: median(results.map((result) => result.latencyMs.p50)),
+    p99Ms: median(results.map((result) => result.latencyMs.p99)),
+    requests: results.reduce((sum, result) => sum + result.requests, 0),
+    failed: results.reduce((sum, result) => sum + result.errors + result.non2xx + result.failures, 0),
+    bytesPerResponse: Math.round(median(results.map((result) => result.bytesPerResponse))),
+    serverCpuMicrosecondsPerRequest: median(results.map((result) => result.serverCpuMicrosecondsPerRequest)),
+  };
 }
 
 function machineInfo() {
   const packageJson = require('../../package.json');
+  /** @param {string} name */
   const dependencyVersion = (name) => {
     try {
-      return require(`${name}/package.json`).version;
+      /** @type {unknown} */
+      const manifest = require(`${name}/package.json`);
+      return typeof manifest === 'object' && manifest !== null && 'version' in manifest
+        ? String(manifest.version)
+        : 'unknown';
     } catch {
       return 'not installed';
     }
@@ -240,7 +267,5 @@ module.exports = {
   median,
   loadTest,
   compare,
-  startProcess,
-  serveCommands,
   machineInfo,
 };

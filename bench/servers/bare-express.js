@@ -1,3 +1,4 @@
+// @ts-check
 'use strict';
 
 // Baseline for the controller reads: express with one route answering a fixed JSON body of the
@@ -6,9 +7,10 @@
 
 const { createServer } = require('node:http');
 const express = require('express');
-const { serveCommands } = require('../lib/measure');
+const { z } = require('zod');
+const { listeningPort, reportReady, serveCommands } = require('../lib/processes');
 
-const { bodies } = JSON.parse(process.argv[2]);
+const { bodies } = z.object({ bodies: z.record(z.unknown()) }).parse(JSON.parse(process.argv[2]));
 const app = express();
 app.disable('x-powered-by');
 app.set('etag', false);
@@ -16,6 +18,6 @@ for (const [path, body] of Object.entries(bodies)) app.get(path, (_request, resp
 
 const server = createServer(app);
 server.keepAliveTimeout = 65_000;
-server.listen(0, '127.0.0.1', () => process.send({ type: 'ready', port: server.address().port }));
+server.listen(0, '127.0.0.1', () => reportReady('servers/bare-express.js', { port: listeningPort(server) }));
 serveCommands({ 'cpu-usage': () => process.cpuUsage() });
 process.on('SIGTERM', () => process.exit(0));

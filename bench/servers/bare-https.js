@@ -1,3 +1,4 @@
+// @ts-check
 'use strict';
 
 // Baselines for the admission path: a bare Node HTTPS server (same kind of certificate, same
@@ -10,15 +11,26 @@
 
 const http = require('node:http');
 const https = require('node:https');
-const { serveCommands } = require('../lib/measure');
+const { z } = require('zod');
+const { listeningPort, reportReady, serveCommands } = require('../lib/processes');
 
-const settings = JSON.parse(process.argv[2]);
+const settings = z
+  .object({
+    certificate: z.object({ certPem: z.string(), keyPem: z.string() }),
+    answer: z.unknown(),
+    backendUrl: z.string().optional(),
+  })
+  .parse(JSON.parse(process.argv[2]));
 const answer = JSON.stringify(settings.answer);
 const backendAgent = new http.Agent({ keepAlive: true, maxSockets: 10 });
 
-function queryBackend(callback) {
+/**
+ * @param {string} url
+ * @param {(body: unknown) => void} callback
+ */
+function queryBackend(url, callback) {
   http
-    .get(settings.backendUrl, { agent: backendAgent }, (response) => {
+    .get(url, { agent: backendAgent }, (response) => {
       let text = '';
       response.setEncoding('utf8');
       response.on('data', (chunk) => (text += chunk));
@@ -42,12 +54,12 @@ const server = https.createServer(
         });
         response.end(answer);
       };
-      if (settings.backendUrl) queryBackend(respond);
+      if (settings.backendUrl) queryBackend(settings.backendUrl, respond);
       else respond();
     });
   },
 );
 server.keepAliveTimeout = 65_000;
-server.listen(0, '127.0.0.1', () => process.send({ type: 'ready', port: server.address().port }));
+server.listen(0, '127.0.0.1', () => reportReady('servers/bare-https.js', { port: listeningPort(server) }));
 serveCommands({ 'cpu-usage': () => process.cpuUsage() });
 process.on('SIGTERM', () => process.exit(0));

@@ -1,3 +1,4 @@
+// @ts-check
 'use strict';
 
 // The real controller process as `npm start` runs it (`--manifests DIR`: runtime, manifests source,
@@ -11,10 +12,13 @@ const { startController } = require('../../dist/services/controller/runtime');
 const { parseControllerConfig } = require('../../dist/services/controller/config');
 const { createLogger } = require('../../dist/services/logging/logger');
 const { namespaceObject, policyObjects } = require('../lib/cluster-objects');
-const { serveCommands } = require('../lib/measure');
+const { z } = require('zod');
+const { reportReady, serveCommands } = require('../lib/processes');
 
 async function main() {
-  const settings = JSON.parse(process.argv[2] || '{}');
+  const settings = z
+    .object({ namespaces: z.record(z.number()).optional() })
+    .parse(JSON.parse(process.argv[2] || '{}'));
   const directory = mkdtempSync(path.join(os.tmpdir(), 'forewarn-bench-'));
   // One file per namespace, a `List` as `kubectl get -o json` writes it.
   for (const [namespace, count] of Object.entries(settings.namespaces || {})) {
@@ -47,7 +51,10 @@ async function main() {
   serveCommands({ 'cpu-usage': () => process.cpuUsage() });
   process.on('exit', () => rmSync(directory, { recursive: true, force: true }));
   process.on('SIGTERM', () => controller.close().then(() => process.exit(0)));
-  process.send({ type: 'ready', port: controller.port, constraints: controller.index.totalConstraints() });
+  reportReady('servers/controller.js', {
+    port: controller.port,
+    constraints: controller.index.totalConstraints(),
+  });
 }
 
 main().catch((error) => {

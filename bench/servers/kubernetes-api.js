@@ -1,3 +1,4 @@
+// @ts-check
 'use strict';
 
 // The Kubernetes API test server (test/support, TypeScript) in a process of its own, holding
@@ -9,10 +10,17 @@
 require('../lib/register-typescript');
 const { performance } = require('node:perf_hooks');
 const { KubernetesApiTestServer } = require('../../test/support/kubernetes-api-server');
-const { serveCommands } = require('../lib/measure');
+const { z } = require('zod');
+const { reportReady, serveCommands } = require('../lib/processes');
 
 const CHANGED_AT = 'bench.forewarn.io/changed-at';
 
+/**
+ * @param {string} namespace
+ * @param {string} name
+ * @param {string} severity
+ * @param {number} changedAt
+ */
 function policy(namespace, name, severity, changedAt) {
   return {
     apiVersion: 'networking.k8s.io/v1',
@@ -27,10 +35,13 @@ function policy(namespace, name, severity, changedAt) {
 }
 
 async function main() {
-  const settings = JSON.parse(process.argv[2] || '{}');
+  const settings = z
+    .object({ namespaces: z.number().optional(), policiesPerNamespace: z.number().optional() })
+    .parse(JSON.parse(process.argv[2] || '{}'));
   const namespaceCount = settings.namespaces || 20;
   const perNamespace = settings.policiesPerNamespace || 10;
   const server = new KubernetesApiTestServer({ historyLimit: 10_000 });
+  /** @type {import('../lib/processes').Commands['truth']['result']} */
   const policies = [];
   for (let namespaceIndex = 0; namespaceIndex < namespaceCount; namespaceIndex++) {
     const namespace = `watch-${namespaceIndex}`;
@@ -44,7 +55,11 @@ async function main() {
   await server.start();
 
   let next = 0;
-  /** Applies `rate` changes per second for `durationMs`, round-robin over the policies. */
+  /**
+   * Applies `rate` changes per second for `durationMs`, round-robin over the policies.
+   * @param {import('../lib/processes').Commands['run-changes']['command']} command
+   * @returns {Promise<import('../lib/processes').Commands['run-changes']['result']>}
+   */
   const runChanges = ({ rate, durationMs }) =>
     new Promise((resolve) => {
       const tickMs = 10;
@@ -78,8 +93,7 @@ async function main() {
     truth: () => policies.map(({ namespace, name, severity }) => ({ namespace, name, severity })),
   });
   process.on('SIGTERM', () => server.stop().then(() => process.exit(0)));
-  process.send({
-    type: 'ready',
+  reportReady('servers/kubernetes-api.js', {
     kubeConfigYaml: server.kubeConfigYaml(),
     url: server.url,
     token: server.token,

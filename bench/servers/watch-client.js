@@ -1,3 +1,4 @@
+// @ts-check
 'use strict';
 
 // The receiving side of the watch benchmark. argv[2]: JSON `{"mode": "controller"|"raw",
@@ -15,12 +16,25 @@ const { startController } = require('../../dist/services/controller/runtime');
 const { parseControllerConfig } = require('../../dist/services/controller/config');
 const { ClusterSource } = require('../../dist/services/controller/sources/cluster/cluster-source');
 const { silentLogger } = require('../../dist/services/logging/logger');
-const { serveCommands, summarizeLatencies } = require('../lib/measure');
+const { z } = require('zod');
+const { summarizeLatencies } = require('../lib/measure');
+const { reportReady, serveCommands } = require('../lib/processes');
 
 const CHANGED_AT = 'bench.forewarn.io/changed-at';
-const settings = JSON.parse(process.argv[2]);
+const settings = z
+  .object({
+    mode: z.enum(['controller', 'raw']),
+    kubeConfigYaml: z.string(),
+    url: z.string(),
+    token: z.string(),
+  })
+  .parse(JSON.parse(process.argv[2]));
+/** @type {number[]} */
 let delays = [];
 
+/** @typedef {import('../../dist/services/model/kubernetes').KubernetesObject} KubernetesObject */
+
+/** @param {KubernetesObject | undefined} object */
 function record(object) {
   const stamp = Number(object && object.metadata && object.metadata.annotations?.[CHANGED_AT]);
   // Stamp 0 marks the objects created before the run.
@@ -31,6 +45,7 @@ async function startControllerMode() {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromString(settings.kubeConfigYaml);
   const config = parseControllerConfig(['--port', '0', '--address', '127.0.0.1', '--mcp=false'], {});
+  /** @type {import('../../dist/services/controller/runtime').ControllerOverrides['source']} */
   const source = (sink, registry) =>
     new ClusterSource({
       kubeConfig,
@@ -52,7 +67,9 @@ async function startControllerMode() {
 
 function startRawMode() {
   const url = new URL(`${settings.url}/apis/networking.k8s.io/v1/networkpolicies?watch=true`);
+  /** @type {import('node:http').ClientRequest} */
   let request;
+  /** @type {Promise<void>} */
   const ready = new Promise((resolve, reject) => {
     request = http.get(url, { headers: { authorization: `Bearer ${settings.token}` } }, (response) => {
       let buffered = '';
@@ -63,7 +80,8 @@ function startRawMode() {
         while ((newline = buffered.indexOf('\n')) !== -1) {
           const line = buffered.slice(0, newline);
           buffered = buffered.slice(newline + 1);
-          if (line) record(JSON.parse(line).object);
+          // A watch event; record() reads the object's fields defensively, as KubernetesObject's are optional.
+          if (line) record(/** @type {{object?: KubernetesObject}} */ (JSON.parse(line)).object);
         }
       });
       resolve();
@@ -84,7 +102,7 @@ async function main() {
     received: () => delays.length,
   });
   process.on('SIGTERM', () => running.close().then(() => process.exit(0)));
-  process.send({ type: 'ready', port: running.port });
+  reportReady('servers/watch-client.js', { port: running.port });
 }
 
 main().catch((error) => {

@@ -1,3 +1,4 @@
+// @ts-check
 'use strict';
 
 // The real admission webhook (built code), wired as main.ts wires it: createWebhookApp on
@@ -13,14 +14,23 @@ const { coalesceIdenticalQueries } = require('../../dist/services/webhook/coales
 const { createWebhookMetrics } = require('../../dist/services/webhook/metrics');
 const { createWebhookApp, WebhookHttpsServer } = require('../../dist/services/webhook/server');
 const { createLogger } = require('../../dist/services/logging/logger');
-const { serveCommands } = require('../lib/measure');
+const { z } = require('zod');
+const { reportReady, serveCommands } = require('../lib/processes');
 
 async function main() {
-  const settings = JSON.parse(process.argv[2]);
+  const settings = z
+    .object({
+      controllerUrl: z.string(),
+      certificate: z.object({ certPem: z.string(), keyPem: z.string() }),
+      labelQuery: z.boolean().optional(),
+    })
+    .parse(JSON.parse(process.argv[2]));
   const logger = createLogger({ service: 'webhook', level: 'error', destination: process.stderr });
   // Wired as services/webhook/main.ts wires it: coalescing client, metrics on.
   const client = coalesceIdenticalQueries(createControllerClient({ baseUrl: settings.controllerUrl }));
+  /** @type {import('../lib/processes').Commands['query-counts']['result']} */
   const queries = { ok: 0, failed: 0, lastFailure: null };
+  /** @type {import('../../dist/services/webhook/controller-client').ConstraintSource} */
   const countingSource = {
     query: async (query) => {
       const result = await client.query(settings.labelQuery ? { ...query, checkBody: undefined } : query);
@@ -48,7 +58,7 @@ async function main() {
       .then(() => client.close())
       .then(() => process.exit(0)),
   );
-  process.send({ type: 'ready', port });
+  reportReady('servers/webhook.js', { port });
 }
 
 main().catch((error) => {

@@ -4,6 +4,7 @@ import { ADAPTER_NAMES, CONSTRAINT_TYPES, SEVERITIES, type HealthStatus } from '
 import type { ConstraintIndex } from './index/constraint-index';
 import type { WatchObserver } from './sources/cluster/reflector';
 import { healthStatusOf, type RuntimeState } from './views/health';
+import type { RequestObserver } from './http/request-observer';
 
 // Prometheus metrics of the controller (`GET /metrics`, DESIGN.md 2; every metric is described in
 // docs/metrics.md). Index, health and parse-error figures are read at scrape time from the same
@@ -14,7 +15,7 @@ export interface ControllerMetrics {
   /** Serves the text exposition format. */
   handler: RequestHandler;
   /** Counts every HTTP response; mounted before the routes. */
-  requestObserver: RequestHandler;
+  requestObserver: RequestObserver;
   /** Counts watch failures and restarts of the cluster source, per adapter. */
   watchObserver: WatchObserver;
   registry: Registry;
@@ -168,16 +169,13 @@ export function createControllerMetrics(
     registers: [registry],
   });
 
-  const requestObserver: RequestHandler = (request, response, next) => {
+  const requestObserver: RequestObserver = (request, response, route) => {
     const stopTimer = durations.startTimer();
     response.once('finish', () => {
-      // The route template, never the raw path: namespaces and names would explode the label set.
-      const routePath: unknown = (request.route as { path?: unknown } | undefined)?.path;
-      const route = typeof routePath === 'string' ? routePath : 'unmatched';
-      requests.inc({ route, method: request.method, status: String(response.statusCode) });
-      stopTimer({ route });
+      const template = route();
+      requests.inc({ route: template, method: request.method ?? 'GET', status: String(response.statusCode) });
+      stopTimer({ route: template });
     });
-    next();
   };
 
   const handler: RequestHandler = async (_request, response) => {

@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Severity } from '../model/api';
 import type { ConstraintQueryFailure } from './controller-client';
@@ -32,7 +32,7 @@ export function admissionOutcome(facts: AdmissionFacts): AdmissionOutcome {
 export interface WebhookMetrics {
   registry: Registry;
   /** Serves the text exposition format. */
-  handler: RequestHandler;
+  handler: (request: IncomingMessage, response: ServerResponse) => void;
   observeAdmission(outcome: AdmissionOutcome, seconds: number): void;
   observeControllerQuery(result: ControllerQueryResult, seconds: number): void;
   /** Counts warnings by the severity their prefix states (`[CRITICAL]`, `[WARNING]`). */
@@ -82,8 +82,20 @@ export function createWebhookMetrics(options: { processMetrics?: boolean } = {})
 
   return {
     registry,
-    handler: async (_request, response) => {
-      response.set('Content-Type', registry.contentType).send(await registry.metrics());
+    handler: (_request, response) => {
+      registry
+        .metrics()
+        .then((text) => {
+          response.writeHead(200, {
+            'Content-Type': registry.contentType,
+            'Content-Length': Buffer.byteLength(text),
+          });
+          response.end(text);
+        })
+        .catch(() => {
+          response.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
+          response.end('metrics could not be collected\n');
+        });
     },
     observeAdmission: (outcome, seconds) => admissions.observe({ outcome }, seconds),
     observeControllerQuery: (result, seconds) => queries.observe({ result }, seconds),

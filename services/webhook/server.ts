@@ -3,7 +3,6 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import { X509Certificate } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
 import type { AddressInfo } from 'node:net';
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../logging/logger';
 import { buildWarnings } from '../model/warnings';
 import {
@@ -41,8 +40,19 @@ export interface WebhookAppOptions {
 // 1.5 MiB: 4 MiB admits every review the API server can send, and still bounds memory per request.
 export const DEFAULT_MAX_REVIEW_BYTES = 4 * 1024 * 1024;
 
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+function sendJson(response: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  response.writeHead(status, {
+    'Content-Type': JSON_CONTENT_TYPE,
+    'Content-Length': Buffer.byteLength(text),
+  });
+  response.end(text);
+}
+
 function sendAllowed(
-  response: Response,
+  response: ServerResponse,
   uid: string,
   warnings: readonly string[] = [],
   apiVersion = ADMISSION_V1,
@@ -51,7 +61,7 @@ function sendAllowed(
     response.end();
     return;
   }
-  response.status(200).json(buildAdmissionResponse(uid, warnings, apiVersion));
+  sendJson(response, 200, buildAdmissionResponse(uid, warnings, apiVersion));
 }
 
 function describeRequest(request: AdmissionRequestSummary): Record<string, unknown> {
@@ -65,30 +75,67 @@ function describeRequest(request: AdmissionRequestSummary): Record<string, unkno
   };
 }
 
-// eslint-disable-next-line max-lines-per-function -- wiring in one sequence; splitting it is left from issue 14
-export function createWebhookApp(options: WebhookAppOptions): Express {
-  const { constraints, logger } = options;
+/** The path without its query, lower-cased and without one trailing slash (as express matched it). */
+function routePath(url: string | undefined): string {
+  const path = (url ?? '/').split('?', 1)[0].toLowerCase();
+  return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+}
+
+/** Warnings for one parsed review, or the reason there are none; never throws for a failed query. */
+async function reviewWarnings(
+  options: WebhookAppOptions,
+  review: AdmissionRequestSummary,
+): Promise<{ facts: AdmissionFacts; warnings: string[] }> {
+  const { constraints, logger, metrics } = options;
+  const queryStarted = performance.now();
+  const result = await constraints.query(constraintQueryOf(review));
+  metrics?.observeControllerQuery(
+    result.ok ? 'ok' : result.reason,
+    (performance.now() - queryStarted) / 1000,
+  );
+  if (!result.ok) {
+    logger.warn(
+      {
+        event: 'controller_query_failed',
+        reason: result.reason,
+        detail: result.detail,
+        ...describeRequest(review),
+      },
+      'constraint query to the controller failed; request allowed without warnings. Check that the controller is running and that GET <controller-url>/api/v1/health answers from the webhook pod',
+    );
+    return { facts: { reviewParsed: true, query: result.reason, warnings: 0 }, warnings: [] };
+  }
+  if (result.skippedEntries > 0) {
+    logger.warn(
+      { event: 'controller_entries_skipped', skipped: result.skippedEntries, ...describeRequest(review) },
+      'controller listed constraints without a known severity or a summary; they were skipped. Check that controller and webhook versions match',
+    );
+  }
+  const warnings = buildWarnings(result.constraints);
+  // Guarded: the fields are built on every review otherwise, even with debug off.
+  if (logger.isLevelEnabled('debug'))
+    logger.debug(
+      {
+        event: 'admission',
+        ...describeRequest(review),
+        labels: review.labels,
+        constraints: result.constraints.length,
+        warnings: warnings.length,
+      },
+      'admission reviewed',
+    );
+  return { facts: { reviewParsed: true, query: 'ok', warnings: warnings.length }, warnings };
+}
+
+/**
+ * Every request that is not a probe is an admission request: a registration pointing at `/` or
+ * `/validate/` still gets warnings, and nothing answers 404 to the API server. Rule B-1: every
+ * branch, the catch included, answers an allowed AdmissionReview (HTTP 200).
+ */
+function admissionHandler(options: WebhookAppOptions) {
+  const { logger, metrics } = options;
   const maxReviewBytes = options.maxReviewBytes ?? DEFAULT_MAX_REVIEW_BYTES;
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false);
-
-  app.get('/healthz', (_request, response) => {
-    response.status(200).json({ status: 'ok' });
-  });
-
-  app.get('/readyz', (_request, response) => {
-    if (options.isReady()) response.status(200).json({ status: 'ready' });
-    else response.status(503).json({ status: 'not ready', reason: 'no serving certificate loaded yet' });
-  });
-
-  const metrics = options.metrics;
-  if (metrics) app.get('/metrics', metrics.handler);
-
-  // Every other method and path is an admission request: a registration pointing at `/` or
-  // `/validate/` still gets warnings, and nothing answers 404 to the API server.
-  // eslint-disable-next-line max-lines-per-function -- the verdicts branch reshapes this handler; split after
-  app.use(async (request: Request, response: Response) => {
+  return async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const started = performance.now();
     // What the catch below can still echo, as far as the request got.
     let uid = '';
@@ -106,8 +153,7 @@ export function createWebhookApp(options: WebhookAppOptions): Express {
           { event: 'review_too_large', uid, bytes: body.receivedBytes, limitBytes: maxReviewBytes },
           'admission review larger than the limit; allowed without warnings. Raise the limit if objects this large are expected',
         );
-        answer({ reviewParsed: false, warnings: 0 });
-        return;
+        return answer({ reviewParsed: false, warnings: 0 });
       }
       const parsed = parseAdmissionReviewText(body.text);
       if (!parsed.ok) {
@@ -117,56 +163,18 @@ export function createWebhookApp(options: WebhookAppOptions): Express {
             event: 'review_invalid',
             uid,
             problem: parsed.problem,
-            path: request.path,
-            contentType: request.get('content-type') ?? null,
+            path: (request.url ?? '/').split('?', 1)[0],
+            contentType: request.headers['content-type'] ?? null,
           },
           'admission request is not a usable AdmissionReview; allowed without warnings. Check the webhook registration (admissionReviewVersions v1, path /validate)',
         );
         reviewApiVersion = parsed.reviewApiVersion;
-        answer({ reviewParsed: false, warnings: 0 });
-        return;
+        return answer({ reviewParsed: false, warnings: 0 });
       }
-      const review = parsed.request;
-      uid = review.uid;
-      reviewApiVersion = review.reviewApiVersion;
-      const queryStarted = performance.now();
-      const result = await constraints.query(constraintQueryOf(review));
-      metrics?.observeControllerQuery(
-        result.ok ? 'ok' : result.reason,
-        (performance.now() - queryStarted) / 1000,
-      );
-      if (!result.ok) {
-        logger.warn(
-          {
-            event: 'controller_query_failed',
-            reason: result.reason,
-            detail: result.detail,
-            ...describeRequest(review),
-          },
-          'constraint query to the controller failed; request allowed without warnings. Check that the controller is running and that GET <controller-url>/api/v1/health answers from the webhook pod',
-        );
-        answer({ reviewParsed: true, query: result.reason, warnings: 0 });
-        return;
-      }
-      if (result.skippedEntries > 0) {
-        logger.warn(
-          { event: 'controller_entries_skipped', skipped: result.skippedEntries, ...describeRequest(review) },
-          'controller listed constraints without a known severity or a summary; they were skipped. Check that controller and webhook versions match',
-        );
-      }
-      const warnings = buildWarnings(result.constraints);
-      logger.debug(
-        {
-          event: 'admission',
-          ...describeRequest(review),
-          labels: review.labels,
-          constraints: result.constraints.length,
-          warnings: warnings.length,
-          durationMs: Math.round(performance.now() - started),
-        },
-        'admission reviewed',
-      );
-      answer({ reviewParsed: true, query: 'ok', warnings: warnings.length }, warnings);
+      uid = parsed.request.uid;
+      reviewApiVersion = parsed.request.reviewApiVersion;
+      const reviewed = await reviewWarnings(options, parsed.request);
+      answer(reviewed.facts, reviewed.warnings);
     } catch (error) {
       logger.warn(
         { event: 'admission_failed', uid, error: errorMessage(error) },
@@ -174,15 +182,38 @@ export function createWebhookApp(options: WebhookAppOptions): Express {
       );
       answer({ reviewParsed: false, warnings: 0 });
     }
-  });
+  };
+}
 
-  // Last net for anything thrown outside the handler above (express internals included).
-  app.use((error: Error, _request: Request, response: Response, _next: NextFunction) => {
-    logger.warn({ event: 'admission_failed', error: error.message }, 'request failed; answered allowed');
-    sendAllowed(response, '');
-  });
-
-  return app;
+/**
+ * The webhook's request listener. A plain Node handler rather than an express app: it serves three
+ * probes and one admission route, and on the admission path express's per-request work was a
+ * measurable share of the CPU per review (docs/benchmarks.md).
+ */
+export function createWebhookApp(options: WebhookAppOptions): RequestListener {
+  const { logger, metrics } = options;
+  const admit = admissionHandler(options);
+  return (request, response) => {
+    const isRead = request.method === 'GET' || request.method === 'HEAD';
+    const path = isRead ? routePath(request.url) : '';
+    if (path === '/healthz') return sendJson(response, 200, { status: 'ok' });
+    if (path === '/readyz') {
+      if (options.isReady()) return sendJson(response, 200, { status: 'ready' });
+      return sendJson(response, 503, { status: 'not ready', reason: 'no serving certificate loaded yet' });
+    }
+    if (path === '/metrics' && metrics) {
+      metrics.handler(request, response);
+      return;
+    }
+    // Last net for anything that escaped the handler's own catch.
+    admit(request, response).catch((error: unknown) => {
+      logger.warn(
+        { event: 'admission_failed', error: errorMessage(error) },
+        'request failed; answered allowed',
+      );
+      sendAllowed(response, '');
+    });
+  };
 }
 
 export interface ListenAddress {

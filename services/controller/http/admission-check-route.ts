@@ -24,7 +24,8 @@ export interface AdmissionCheckDependencies extends Pick<ResourceDependencies, '
 // object. Bodies up to 1 MiB (the API server's own object limit is larger, so the webhook falls back
 // to the label query for bigger objects); invalid JSON or no object: 400; larger: 413.
 // Unredacted only for the webhook: the app puts the TokenReview middleware (api-auth.ts) in front of
-// this route, and the level it decided is the viewer's.
+// this route, and the level it decided is the viewer's. The webhook's own requests usually take the
+// plain fast path (admission-check-fast-path.ts), which gives the same answers.
 
 /**
  * Browser security headers (helmet) on every route but admission-check: its only caller is the
@@ -113,36 +114,51 @@ function computeAnswer(dependencies: AdmissionCheckDependencies, text: unknown, 
   };
 }
 
-function sendSerialised(response: Response, status: number, json: string): void {
-  response.status(status).type('application/json').send(json);
+/** An answer ready to send: its status and its JSON text. */
+export interface SerialisedAnswer {
+  status: number;
+  json: string;
 }
 
-export function admissionCheckHandler(dependencies: AdmissionCheckDependencies): RequestHandler {
+/**
+ * Answers one admission-check body (read as text) for one viewer level. Identical bodies are
+ * answered from the memo without parsing while the state they depend on is unchanged. Shared by the
+ * express route and the plain fast path (admission-check-fast-path.ts).
+ */
+export type AdmissionCheckAnswerer = (text: unknown, level: DetailLevel) => SerialisedAnswer;
+
+export function createAdmissionCheckAnswerer(
+  dependencies: AdmissionCheckDependencies,
+): AdmissionCheckAnswerer {
+  const memo = new AdmissionCheckMemo();
+  return (text, level) => {
+    // Answers for different levels are kept apart: the level prefixes the body in the memo's key.
+    const key = typeof text === 'string' ? `${level} ${text}` : undefined;
+    const synced = dependencies.runtimeState().source.synced;
+    const state = synced ? memoState(dependencies) : undefined;
+    const remembered = state !== undefined && key !== undefined ? memo.lookup(state, key) : undefined;
+    if (remembered !== undefined) return { status: 200, json: remembered };
+    const answer = computeAnswer(dependencies, text, level);
+    const json = JSON.stringify(answer.body);
+    if (answer.status === 200 && state !== undefined && key !== undefined) memo.remember(state, key, json);
+    return { status: answer.status, json };
+  };
+}
+
+export function admissionCheckHandler(answerer: AdmissionCheckAnswerer): RequestHandler {
   // The body is read as text so that an identical body is answered from the memo without parsing.
   const readBody = express.text({ limit: ADMISSION_CHECK_BODY_LIMIT_BYTES, type: () => true });
-  const memo = new AdmissionCheckMemo();
   return (request: Request, response: Response, next: NextFunction) => {
     readBody(request, response, (failure?: unknown) => {
       if (failure) {
         const answer = readBodyFailure(failure);
         return answer ? response.status(answer.status).json(answer.body) : next(failure);
       }
-      // The level the TokenReview middleware decided (api-auth.ts): part of what an answer depends on.
-      const level = apiViewLevel(response);
-      const text: unknown = request.body;
-      // Answers for different levels are kept apart: the level prefixes the body in the memo's key.
-      const key = typeof text === 'string' ? `${level} ${text}` : undefined;
-      const synced = dependencies.runtimeState().source.synced;
-      const state = synced ? memoState(dependencies) : undefined;
-      const remembered = state !== undefined && key !== undefined ? memo.lookup(state, key) : undefined;
-      if (remembered !== undefined) return sendSerialised(response, 200, remembered);
       // Runs after the body stream ended, outside express's own try/catch: errors go to next().
       try {
-        const answer = computeAnswer(dependencies, text, level);
-        const json = JSON.stringify(answer.body);
-        if (answer.status === 200 && state !== undefined && key !== undefined)
-          memo.remember(state, key, json);
-        sendSerialised(response, answer.status, json);
+        // The level the TokenReview middleware decided (api-auth.ts): part of what an answer depends on.
+        const answer = answerer(request.body, apiViewLevel(response));
+        response.status(answer.status).type('application/json').send(answer.json);
       } catch (unexpected) {
         next(unexpected);
       }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage } from 'node:http';
+import type { RequestHandler, Response } from 'express';
 import type { DetailLevel } from '../../model/api';
 import type { Logger } from '../../logging/logger';
 
@@ -10,9 +11,8 @@ import type { Logger } from '../../logging/logger';
 // redacted at the controller's `--detail-level`, exactly as `/resources` shows it, so
 // `forewarn check` through a port-forward keeps working. Nobody is ever refused.
 //
-// To protect another route with the same rule, put the middleware in front of it and read the level
-// it decided:
-//   app.get('/api/v1/admission-check', apiAccess, (request, response) => { ... apiViewLevel(response) ... })
+// To protect another route with the same rule, put `apiAccessMiddleware(access)` in front of it and
+// read the level it decided with `apiViewLevel(response)`; outside express, ask `access.levelFor`.
 
 export const CONTROLLER_TOKEN_AUDIENCE = 'forewarn-controller';
 export const API_AUTH_MODES = ['tokenreview', 'none'] as const;
@@ -68,7 +68,7 @@ export function tokenExpiryMs(token: string): number | undefined {
   }
 }
 
-function bearerToken(request: Request): string | undefined {
+function bearerToken(request: IncomingMessage): string | undefined {
   const header = request.headers.authorization;
   const match = header === undefined ? null : /^Bearer ([A-Za-z0-9._~+/=-]{1,8192})$/.exec(header);
   return match?.[1];
@@ -131,17 +131,30 @@ export class WebhookIdentityCheck {
   }
 }
 
-/**
- * Express middleware: sets the level the answer is rendered at (`full` for the webhook, the
- * configured level for everyone else); read it with `apiViewLevel(response)`.
- */
-export function createApiAccess(options: ApiAccessOptions): RequestHandler {
+/** Decides the level each request is answered at (`full` for the webhook, the configured level otherwise). */
+export interface ApiAccess {
+  levelFor(request: IncomingMessage): Promise<DetailLevel>;
+}
+
+export function createApiAccess(options: ApiAccessOptions): ApiAccess {
   const identity = new WebhookIdentityCheck(options);
+  return {
+    levelFor: async (request) =>
+      (await identity.isWebhook(bearerToken(request))) ? 'full' : options.configuredDetailLevel,
+  };
+}
+
+/**
+ * Express middleware: sets the level the answer is rendered at; read it with
+ * `apiViewLevel(response)`. Without an `ApiAccess` (`--api-auth=none`) every caller reads `full`.
+ */
+export function apiAccessMiddleware(access: ApiAccess | undefined): RequestHandler {
   return (request, response, next) => {
-    identity
-      .isWebhook(bearerToken(request))
-      .then((isWebhook) => {
-        response.locals[LEVEL_KEY] = isWebhook ? 'full' : options.configuredDetailLevel;
+    if (!access) return next();
+    access
+      .levelFor(request)
+      .then((level) => {
+        response.locals[LEVEL_KEY] = level;
         next();
       })
       .catch(next);

@@ -1,3 +1,4 @@
+import type { RequestListener } from 'node:http';
 import express, {
   type ErrorRequestHandler,
   type Express,
@@ -7,6 +8,7 @@ import express, {
 } from 'express';
 import helmet from 'helmet';
 import {
+  ADMISSION_CHECK_PATH,
   CONSTRAINT_LIST_PATH,
   decodeConstraintFilter,
   decodeQuerySubject,
@@ -16,8 +18,15 @@ import type { WorkloadDescriptor } from '../../model/workload';
 import type { Logger } from '../../logging/logger';
 import { buildConstraintList } from '../views/constraint-list';
 import { buildApiHealth } from '../views/health';
-import { apiViewLevel } from './api-auth';
-import { admissionCheckHandler, securityHeadersExceptAdmissionCheck } from './admission-check-route';
+import { apiAccessMiddleware, apiViewLevel, type ApiAccess } from './api-auth';
+import {
+  admissionCheckHandler,
+  createAdmissionCheckAnswerer,
+  type AdmissionCheckAnswerer,
+  securityHeadersExceptAdmissionCheck,
+} from './admission-check-route';
+import { admissionCheckFastPath } from './admission-check-fast-path';
+import type { RequestObserver } from './request-observer';
 import { answerResourceRequest, type ResourceAnswer, type ResourceDependencies } from './resource-requests';
 
 // The controller's HTTP surface (spec 4.1, 4.2; DESIGN.md 5): read-only JSON, errors as
@@ -32,12 +41,12 @@ export interface ControllerAppDependencies extends ResourceDependencies {
   /** Changes when `prospectiveFindings` may answer differently (admission-check answers are memoised). */
   prospectiveRevision?: () => number;
   /** Sees every request before routing (request metrics). */
-  requestObserver?: RequestHandler;
+  requestObserver?: RequestObserver;
   /**
    * Decides who reads the webhook API unredacted (http/api-auth.ts `createApiAccess`); absent, every
    * caller does (`--api-auth=none`).
    */
-  apiAccess?: RequestHandler;
+  apiAccess?: ApiAccess;
 }
 
 const BODY_LIMIT = '64kb';
@@ -144,13 +153,46 @@ function constraintListRoute(dependencies: ControllerAppDependencies): RequestHa
   };
 }
 
-export function createControllerApp(dependencies: ControllerAppDependencies): Express {
+/** The route template express matched, for metrics labels. */
+function routeTemplate(request: Request): string {
+  const routePath: unknown = (request.route as { path?: unknown } | undefined)?.path;
+  return typeof routePath === 'string' ? routePath : 'unmatched';
+}
+
+/**
+ * The controller's request listener: the webhook's admission checks on the plain fast path
+ * (admission-check-fast-path.ts), everything else through express.
+ */
+export function createControllerApp(dependencies: ControllerAppDependencies): RequestListener {
+  const answerer = createAdmissionCheckAnswerer(dependencies);
+  const app = createControllerRoutes(dependencies, answerer);
+  const fastPath = admissionCheckFastPath({
+    answerer,
+    access: dependencies.apiAccess,
+    observe: dependencies.requestObserver,
+    logger: dependencies.logger,
+  });
+  return (request, response) => {
+    if (!fastPath(request, response)) app(request, response);
+  };
+}
+
+/** Every route of the controller as an express app (the fast path answers a subset of one of them). */
+export function createControllerRoutes(
+  dependencies: ControllerAppDependencies,
+  answerer: AdmissionCheckAnswerer = createAdmissionCheckAnswerer(dependencies),
+): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(securityHeadersExceptAdmissionCheck(helmet()));
-  if (dependencies.requestObserver) app.use(dependencies.requestObserver);
+  const observe = dependencies.requestObserver;
+  if (observe)
+    app.use((request, response, next) => {
+      observe(request, response, () => routeTemplate(request));
+      next();
+    });
 
   const resource = (request: Request, response: Response, body: Record<string, unknown>) =>
     send(response, answerResourceRequest(dependencies, body, queryDetailLevels(request)));
@@ -188,9 +230,9 @@ export function createControllerApp(dependencies: ControllerAppDependencies): Ex
 
   // Unredacted for the webhook alone (api-auth.ts); both routes read the decided level with
   // `apiViewLevel(response)`.
-  const apiAccess: RequestHandler = dependencies.apiAccess ?? ((_request, _response, next) => next());
+  const apiAccess = apiAccessMiddleware(dependencies.apiAccess);
   readOnlyRoute(app, CONSTRAINT_LIST_PATH, 'GET', apiAccess, constraintListRoute(dependencies));
-  readOnlyRoute(app, '/api/v1/admission-check', 'POST', apiAccess, admissionCheckHandler(dependencies));
+  readOnlyRoute(app, ADMISSION_CHECK_PATH, 'POST', apiAccess, admissionCheckHandler(answerer));
   readOnlyRoute(app, '/api/v1/health', 'GET', (_request, response) => {
     const health = buildApiHealth(dependencies.runtimeState());
     response.status(health.synced ? 200 : 503).json(health);
