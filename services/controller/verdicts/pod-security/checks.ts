@@ -66,9 +66,24 @@ function perContainer(
 }
 
 /**
- * A field judged in the pod's securityContext and in each container's (pod first): `problem` says
- * what is wrong with one securityContext (`sets an Unconfined seccomp profile`), or undefined.
+ * A field judged in each container's securityContext: `problem` says what is wrong with one
+ * securityContext (`is privileged`), or undefined.
  */
+function containersField(
+  pod: PodView,
+  check: string,
+  field: string,
+  problem: (securityContext: Fields) => string | undefined,
+): PodSecurityFailure[] {
+  return perContainer(pod, check, (entry, security) => {
+    const containerProblem = problem(security);
+    return containerProblem
+      ? { path: `${entry.path}.securityContext.${field}`, message: `${entry.label} ${containerProblem}` }
+      : undefined;
+  });
+}
+
+/** As containersField, the pod's own securityContext first. */
 export function podAndContainers(
   pod: PodView,
   check: string,
@@ -79,14 +94,7 @@ export function podAndContainers(
   const podFailures = podProblem
     ? [{ check, path: `spec.securityContext.${field}`, message: `the pod ${podProblem}` }]
     : [];
-  return podFailures.concat(
-    perContainer(pod, check, (entry, security) => {
-      const containerProblem = problem(security);
-      return containerProblem
-        ? { path: `${entry.path}.securityContext.${field}`, message: `${entry.label} ${containerProblem}` }
-        : undefined;
-    }),
-  );
+  return podFailures.concat(containersField(pod, check, field, problem));
 }
 
 const hostNamespaces: PodSecurityCheck = {
@@ -108,10 +116,8 @@ const privileged: PodSecurityCheck = {
   level: 'baseline',
   sinceMinor: 0,
   run: (pod) =>
-    perContainer(pod, 'privileged', (entry, security) =>
-      security.privileged === true
-        ? { path: `${entry.path}.securityContext.privileged`, message: `${entry.label} is privileged` }
-        : undefined,
+    containersField(pod, 'privileged', 'privileged', (security) =>
+      security.privileged === true ? 'is privileged' : undefined,
     ),
 };
 
@@ -252,12 +258,9 @@ const procMount: PodSecurityCheck = {
   level: 'baseline',
   sinceMinor: 0,
   run: (pod) =>
-    perContainer(pod, 'procMount', (entry, security) =>
+    containersField(pod, 'procMount', 'procMount', (security) =>
       security.procMount !== undefined && security.procMount !== 'Default'
-        ? {
-            path: `${entry.path}.securityContext.procMount`,
-            message: `${entry.label} sets procMount ${String(security.procMount)}`,
-          }
+        ? `sets procMount ${String(security.procMount)}`
         : undefined,
     ),
 };
