@@ -22,7 +22,7 @@ import { errorMessage } from '../model/error-message';
 
 // The webhook's HTTP edge (spec 4.3). Rule B-1 is enforced here structurally: the admission handler
 // is the fallback for every request that is not a probe, it has no branch that sets `allowed`
-// to anything but true, and both its own catch and the app's error handler answer with an allowed
+// to anything but true, and both its own catch and the listener's last net answer with an allowed
 // AdmissionReview (HTTP 200), whatever failed.
 
 export interface WebhookAppOptions {

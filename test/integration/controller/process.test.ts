@@ -1,145 +1,27 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import {
+  ControllerProcesses,
+  exitOf,
+  getJson,
+  parseLogLines,
+  repositoryRoot,
+  until,
+} from '../../support/controller-process';
 
 // The real controller process (`node dist/services/controller/main.js`), as `npm start` runs it, on
 // a temp copy of the demo cluster: flags, JSON logs, readiness, re-indexing on file changes, a
 // broken file in health, and a clean SIGTERM. It runs the build output and builds nothing itself:
 // `npm test` runs `npm run build` first.
 
-const repositoryRoot = path.join(__dirname, '../../..');
-const controllerMain = path.join(repositoryRoot, 'dist/services/controller/main.js');
 const demoManifests = path.join(repositoryRoot, 'examples/manifests');
 
 /** The issue's promise: a change is in the index within a second. */
 const REINDEX_DEADLINE_MS = 1000;
-const STARTUP_DEADLINE_MS = 8000;
 const SHUTDOWN_DEADLINE_MS = 10_000;
 
-interface LogLine {
-  level: string;
-  msg?: string;
-  [field: string]: unknown;
-}
-
-interface RunningProcess {
-  child: ChildProcess;
-  stdoutLines: string[];
-  stderr: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-const children: ChildProcess[] = [];
-const temporaryDirectories: string[] = [];
-
-function requireBuild(): void {
-  if (!existsSync(controllerMain))
-    throw new Error(
-      `${path.relative(repositoryRoot, controllerMain)} is missing: run \`npm run build\` first (\`npm test\` does)`,
-    );
-}
-
-function run(args: string[], env: NodeJS.ProcessEnv = {}): RunningProcess {
-  requireBuild();
-  const child = spawn(process.execPath, [controllerMain, ...args], {
-    cwd: repositoryRoot,
-    // A clean environment: no FOREWARN_* of the developer's shell leaks into the process.
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  const stdoutLines: string[] = [];
-  let partial = '';
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-    const lines = (partial + chunk).split('\n');
-    partial = lines.pop() ?? '';
-    stdoutLines.push(...lines);
-  });
-  let stderr = '';
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => {
-      if (partial) stdoutLines.push(partial);
-      resolve({ code, signal });
-    }),
-  );
-  return { child, stdoutLines, stderr: () => stderr, exited };
-}
-
-function parseLogLines(lines: string[]): LogLine[] {
-  return lines.map((line) => {
-    const parsed: unknown = JSON.parse(line);
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-      throw new Error(`log line is not a JSON object: ${line}`);
-    return parsed as LogLine;
-  });
-}
-
-async function sleep(milliseconds: number): Promise<void> {
-  await new Promise((resolve) => setTimeout(resolve, milliseconds));
-}
-
-/** Polls `probe` until it returns a value, at most `deadlineMs`; returns the value and the time taken. */
-async function until<T>(
-  what: string,
-  deadlineMs: number,
-  probe: () => Promise<T | undefined>,
-): Promise<{ value: T; elapsedMs: number }> {
-  const started = Date.now();
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return { value, elapsedMs: Date.now() - started };
-    if (Date.now() - started > deadlineMs) throw new Error(`${what}: not within ${deadlineMs} ms`);
-    await sleep(25);
-  }
-}
-
-async function exitOf(running: RunningProcess, deadlineMs: number) {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<'timeout'>(
-    (resolve) => (timer = setTimeout(() => resolve('timeout'), deadlineMs)),
-  );
-  try {
-    const outcome = await Promise.race([running.exited, timeout]);
-    if (outcome === 'timeout') throw new Error(`process did not exit within ${deadlineMs} ms`);
-    return outcome;
-  } finally {
-    // A pending deadline timer would keep jest alive after the run.
-    clearTimeout(timer);
-  }
-}
-
-/** Starts the controller and waits for its bound port (from the log) and readiness. */
-async function startController(manifests: string): Promise<{ running: RunningProcess; base: string }> {
-  const running = run([
-    '--manifests',
-    manifests,
-    '--port',
-    '0',
-    '--address',
-    '127.0.0.1',
-    '--detail-level',
-    'full',
-    '--mcp=false',
-  ]);
-  const { value: port } = await until('the "HTTP API listening" log line', STARTUP_DEADLINE_MS, async () => {
-    if (running.child.exitCode !== null) throw new Error(`controller exited early: ${running.stderr()}`);
-    const listening = parseLogLines(running.stdoutLines).find((line) => line.msg === 'HTTP API listening');
-    return typeof listening?.port === 'number' ? listening.port : undefined;
-  });
-  const base = `http://127.0.0.1:${port}`;
-  await until('readiness', STARTUP_DEADLINE_MS, async () =>
-    (await fetch(`${base}/readyz`)).status === 200 ? true : undefined,
-  );
-  return { running, base };
-}
-
-async function getJson(url: string): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await fetch(url);
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
+const processes = new ControllerProcesses();
 
 function constraintNames(report: Record<string, unknown>): string[] {
   const constraints = report.constraints as Array<{ name: string }>;
@@ -159,22 +41,14 @@ spec:
 // A tab used as indentation, on line 4: a YAML syntax error.
 const BROKEN_YAML = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n\tname: broken\n';
 
-afterEach(async () => {
-  for (const child of children.splice(0))
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await new Promise((resolve) => child.once('exit', resolve));
-    }
-  for (const directory of temporaryDirectories.splice(0))
-    await rm(directory, { recursive: true, force: true });
-});
+afterEach(() => processes.cleanUp());
 
 describe('the controller process', () => {
   it('serves the demo cluster, follows file changes, reports a broken file and stops cleanly on SIGTERM', async () => {
     const manifests = await mkdtemp(path.join(tmpdir(), 'forewarn-process-'));
-    temporaryDirectories.push(manifests);
+    processes.removeAfterwards(manifests);
     await cp(demoManifests, manifests, { recursive: true });
-    const { running, base } = await startController(manifests);
+    const { running, base } = await processes.startController(manifests);
 
     const initial = await getJson(`${base}/resources/reports/shop`);
     expect(initial.status).toBe(200);
@@ -258,7 +132,7 @@ describe('the controller process', () => {
       [['--no-such-flag'], {}, '--no-such-flag'],
       [[], { FOREWARN_LOG_LEVEL: 'loud' }, 'FOREWARN_LOG_LEVEL'],
     ] as Array<[string[], NodeJS.ProcessEnv, string]>) {
-      const running = run(args, env);
+      const running = processes.run(args, env);
       const exit = await exitOf(running, 5000);
       expect({ args, env, code: exit.code }).toEqual({ args, env, code: 2 });
       expect(running.stderr()).toContain(named);
@@ -267,7 +141,7 @@ describe('the controller process', () => {
   });
 
   it('prints help listing every flag and exits 0', async () => {
-    const running = run(['--help']);
+    const running = processes.run(['--help']);
     const exit = await exitOf(running, 5000);
     expect(exit.code).toBe(0);
     const help = running.stdoutLines.join('\n');
@@ -293,7 +167,7 @@ describe('the controller process', () => {
   });
 
   it('exits 1 with a fatal JSON log when the manifests directory does not exist', async () => {
-    const running = run([
+    const running = processes.run([
       '--manifests',
       '/nonexistent/forewarn-manifests',
       '--port',

@@ -1,0 +1,112 @@
+import { constants, statSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, readFile, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import {
+  ControllerProcesses,
+  controllerMain,
+  getJson,
+  type ProcessIdentity,
+} from '../../support/controller-process';
+
+// Issue 13, item 3, on the real process: a `--manifests` directory holding a tab-indented file, an
+// alias bomb, a 100,000-deep flow sequence, two directory link loops and a file of mode 000. The
+// first sync completes, every rejected or unreadable file is in health, the good files are served,
+// and the process's peak resident memory stays under 600 MB. Root reads a mode-000 file anyway, so
+// when the tests run as root the controller runs as `nobody`, for whom the file is unreadable.
+
+const PEAK_RSS_LIMIT_BYTES = 600 * 1024 * 1024;
+const NOBODY: ProcessIdentity = { uid: 65534, gid: 65534 };
+const processes = new ControllerProcesses();
+
+afterEach(() => processes.cleanUp());
+
+function aliasBomb(): string {
+  const levels = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
+  for (let level = 1; level < 10; level++) {
+    const previous = String.fromCharCode(97 + level - 1);
+    const name = String.fromCharCode(97 + level);
+    levels.push(`${name}: &${name} [${Array(9).fill(`*${previous}`).join(',')}]`);
+  }
+  return levels.join('\n') + '\n';
+}
+
+/** Whether another user can run the built controller: every folder above it searchable, it readable. */
+function othersCanRun(file: string): boolean {
+  if ((statSync(file).mode & constants.S_IROTH) === 0) return false;
+  for (let folder = path.dirname(file); ; folder = path.dirname(folder)) {
+    if ((statSync(folder).mode & constants.S_IXOTH) === 0) return false;
+    if (path.dirname(folder) === folder) return true;
+  }
+}
+
+/** Peak resident set size of a running process (Linux `VmHWM`). */
+async function peakResidentBytes(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kilobytes = /^VmHWM:\s+(\d+) kB$/m.exec(status)?.[1];
+  if (kilobytes === undefined) throw new Error(`no VmHWM in /proc/${pid}/status`);
+  return Number(kilobytes) * 1024;
+}
+
+async function hostileDirectory(): Promise<string> {
+  const directory = await mkdtemp(path.join(tmpdir(), 'forewarn-hostile-process-'));
+  processes.removeAfterwards(directory);
+  const configMap = (name: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n`;
+  const policy = `apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: deny-all
+  namespace: shop
+spec:
+  podSelector: {}
+  policyTypes: [Ingress]
+`;
+  await writeFile(
+    path.join(directory, 'tab.yaml'),
+    'apiVersion: v1\nkind: ConfigMap\nmetadata:\n\tname: x\n',
+  );
+  await writeFile(path.join(directory, 'bomb.yaml'), aliasBomb());
+  await writeFile(path.join(directory, 'deep.yaml'), `${'['.repeat(100_000)}${']'.repeat(100_000)}\n`);
+  await writeFile(path.join(directory, 'good.yaml'), policy);
+  await mkdir(path.join(directory, 'sub'));
+  await writeFile(path.join(directory, 'sub/inner.yaml'), configMap('inner'));
+  await symlink('.', path.join(directory, 'loop'));
+  await symlink('..', path.join(directory, 'sub/up'));
+  await writeFile(path.join(directory, 'secret.yaml'), configMap('secret'));
+  await chmod(path.join(directory, 'secret.yaml'), 0o000);
+  // The controller may run as another user: it must be able to list and read the rest.
+  for (const folder of [directory, path.join(directory, 'sub')]) await chmod(folder, 0o755);
+  return directory;
+}
+
+const runsAsRoot = process.getuid?.() === 0;
+
+describe('the controller process on a hostile manifests directory', () => {
+  it('completes the first sync, reports every rejected or unreadable file and stays under 600 MB', async () => {
+    const directory = await hostileDirectory();
+    if (runsAsRoot && !othersCanRun(controllerMain))
+      throw new Error(`${controllerMain} must be readable by other users to run the controller as nobody`);
+    const identity = runsAsRoot ? NOBODY : {};
+    const { running, base } = await processes.startController(directory, identity, 30_000);
+
+    const health = await getJson(`${base}/resources/health`);
+    expect(health.body.status).toBe('degraded');
+    const problems = (health.body.problems as Array<{ source: string; message: string }>)
+      .map((problem) => `${problem.source} ${problem.message}`)
+      .sort();
+    expect(problems).toEqual([
+      expect.stringMatching(/^manifests: bomb\.yaml:1 .*alias/),
+      expect.stringMatching(/^manifests: deep\.yaml:1 .*nests deeper/),
+      expect.stringMatching(/^manifests: secret\.yaml:1 .*cannot be read \(EACCES\)/),
+      expect.stringMatching(/^manifests: tab\.yaml:4 .*[Tt]ab/),
+    ]);
+    const report = await getJson(`${base}/resources/reports/shop`);
+    expect((report.body.constraints as Array<{ name: string }>).map((entry) => entry.name)).toContainEqual(
+      expect.stringMatching(/^deny-all/),
+    );
+
+    expect(running.child.exitCode).toBeNull();
+    const peak = await peakResidentBytes(running.child.pid ?? 0);
+    expect(peak).toBeLessThan(PEAK_RSS_LIMIT_BYTES);
+  });
+});
