@@ -1,14 +1,6 @@
-import { Command, InvalidArgumentError } from 'commander';
-import type { LevelWithSilent } from 'pino';
+import { InvalidArgumentError, type Command } from 'commander';
 import { DETAIL_LEVELS, isDetailLevel, type DetailLevel } from '../model/api';
-import {
-  addFlags,
-  flag,
-  parseFlags,
-  parseLogLevel,
-  UsageError,
-  type FlagValues,
-} from '../flags/command-line';
+import { flag, flagCommand, LOG_LEVEL_FLAG, parseFlags, type FlagValues } from '../flags/command-line';
 import { API_AUTH_MODES, type ApiAuthMode } from './http/api-auth';
 import { parseBoolean, parseDuration } from '../flags/values';
 import { MISSING_RULES, type MissingRuleName } from './missing/finding';
@@ -172,13 +164,7 @@ export const CONTROLLER_FLAGS = {
     parse: collectMissingRule,
     default: [] as MissingRuleName[],
   }),
-  logLevel: flag({
-    flags: '--log-level <level>',
-    help: 'log level',
-    env: 'FOREWARN_LOG_LEVEL',
-    parse: parseLogLevel,
-    default: 'info' as LevelWithSilent,
-  }),
+  logLevel: LOG_LEVEL_FLAG,
   /** Who reads `/api/v1/constraints` unredacted (DESIGN.md 5); unset: see `effectiveApiAuth`. */
   apiAuth: flag({
     flags: '--api-auth <mode>',
@@ -219,10 +205,11 @@ export function effectiveApiAuth(config: Pick<ControllerConfig, 'apiAuth' | 'man
 export type ControllerConfig = FlagValues<typeof CONTROLLER_FLAGS>;
 
 export function buildControllerCommand(): Command {
-  const command = new Command('forewarn-controller').description(
+  return flagCommand(
+    'forewarn-controller',
     'Indexes the policies that constrain each namespace and serves them read-only over HTTP and MCP.',
+    CONTROLLER_FLAGS,
   );
-  return addFlags(command, CONTROLLER_FLAGS).allowExcessArguments(false);
 }
 
 /** Parses argv (without node and script) and env; throws UsageError for help and invalid flags. */
@@ -230,11 +217,9 @@ export function parseControllerConfig(
   argv: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
 ): ControllerConfig {
-  const config = parseFlags(buildControllerCommand(), CONTROLLER_FLAGS, argv, env);
-  if (config.apiAuth === 'tokenreview' && config.manifests !== undefined)
-    throw new UsageError(
-      '--api-auth=tokenreview needs a cluster to ask; with --manifests use --api-auth=none',
-      2,
-    );
-  return config;
+  return parseFlags(buildControllerCommand(), CONTROLLER_FLAGS, argv, env, (config) =>
+    config.apiAuth === 'tokenreview' && config.manifests !== undefined
+      ? '--api-auth=tokenreview needs a cluster to ask; with --manifests use --api-auth=none'
+      : undefined,
+  );
 }

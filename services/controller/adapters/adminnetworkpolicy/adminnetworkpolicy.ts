@@ -9,14 +9,13 @@ import {
 import type { LabelSelector } from '../../../model/kubernetes';
 import type { KubernetesObject } from '../../../model/kubernetes';
 import { isEmptySelector } from '../../../model/label-selector';
-import { WORKLOAD_RESOURCES } from '../../../model/resources';
 import { joinText, objectName, text, type Text } from '../../../model/text';
 import { readRecord, readSelector, requireSpec, sourceOf } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
 import { clusterScope, podsText, quoted, scopeText } from '../shared/scope-text';
 import { readAnpRules, type AnpAction, type AnpDirection, type AnpRule } from './anp-rules';
 import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
-import { networkDirectionIdentity } from '../shared/network-direction';
+import { networkDirectionDraft } from '../shared/network-direction';
 
 // policy.networking.k8s.io AdminNetworkPolicy (ANP) and BaselineAdminNetworkPolicy (BANP), both
 // cluster-scoped → one NetworkIngress / NetworkEgress constraint per direction with rules. Neither
@@ -94,26 +93,23 @@ function buildConstraint(
     : baseline
       ? text`add a NetworkPolicy in your namespace that allows the ${direction} traffic you need; ${source.kind} "${policy}" denies it only where no NetworkPolicy decides`
       : text`ask the cluster admins to allow the ${direction} traffic your pods need; no NetworkPolicy can override ${source.kind} "${policy}"`;
-  const draft: ConstraintDraft = {
-    ...networkDirectionIdentity(source.name, policy, direction, bothDirections),
-    severity,
-    effect,
-    adapter: 'adminnetworkpolicy',
-    source,
-    scope: subject.scope,
-    resourceTargets: [...WORKLOAD_RESOURCES],
-    tags: [
-      'network',
-      baseline ? 'baseline-admin-network-policy' : 'admin-network-policy',
-      direction,
-      ...(denies ? ['deny-rules'] : []),
-      ...(rules.some((rule) => rule.action === 'Pass') ? ['pass'] : []),
-      'clusterwide',
-    ],
-    summary,
-    remediationHint,
-    remediation: {
-      summary: remediationHint,
+  return networkDirectionDraft(
+    { source, policy, direction, bothDirections },
+    {
+      adapter: 'adminnetworkpolicy',
+      severity,
+      effect,
+      scope: subject.scope,
+      tags: [
+        'network',
+        baseline ? 'baseline-admin-network-policy' : 'admin-network-policy',
+        direction,
+        ...(denies ? ['deny-rules'] : []),
+        ...(rules.some((rule) => rule.action === 'Pass') ? ['pass'] : []),
+        'clusterwide',
+      ],
+      summary,
+      remediationHint,
       steps: [
         inspectSourceStep(source, baseline ? 'baselineadminnetworkpolicy' : 'adminnetworkpolicy'),
         askOwnerStep(
@@ -121,10 +117,9 @@ function buildConstraint(
           'cluster-admin',
         ),
       ],
+      workloadSelector: subject.podSelector,
     },
-  };
-  if (subject.podSelector !== undefined) draft.workloadSelector = subject.podSelector;
-  return draft;
+  );
 }
 
 export function adminNetworkPolicyToConstraints(object: KubernetesObject): ConstraintDraft[] {
