@@ -1,10 +1,10 @@
-import { UsageError } from '../flags/command-line';
 import {
   buildControllerCommand,
   effectiveApiAuth,
   parseControllerConfig,
   type ControllerConfig,
 } from './config';
+import { usageErrorOf } from '../../test/support/usage-error';
 
 // Controller flags (DESIGN.md 2) and their FOREWARN_* environment equivalents. parseControllerConfig
 // is pure in argv and env, so nothing here touches the real process environment.
@@ -119,16 +119,6 @@ const INVALID: Array<{ flag: string; env: string; value: string }> = [
   { flag: '--webhook-service-account', env: 'FOREWARN_WEBHOOK_SERVICE_ACCOUNT', value: 'no-slash' },
 ];
 
-function configError(run: () => unknown): UsageError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof UsageError) return error;
-    throw error;
-  }
-  throw new Error('expected a UsageError');
-}
-
 describe('controller configuration', () => {
   it('has the documented defaults', () => {
     expect(parseControllerConfig([], NO_ENV)).toEqual({
@@ -158,7 +148,7 @@ describe('controller configuration', () => {
       'none',
     );
     expect(effectiveApiAuth(parseControllerConfig([], NO_ENV))).toBe('tokenreview');
-    const error = configError(() =>
+    const error = usageErrorOf(() =>
       parseControllerConfig(['--manifests', 'examples/manifests', '--api-auth', 'tokenreview'], NO_ENV),
     );
     expect(error.exitCode).toBe(2);
@@ -226,7 +216,7 @@ describe('controller configuration', () => {
   it.each(INVALID)(
     'rejects $flag $value with exit code 2 and a message naming the flag',
     ({ flag, value }) => {
-      const error = configError(() => parseControllerConfig([`${flag}=${value}`], NO_ENV));
+      const error = usageErrorOf(() => parseControllerConfig([`${flag}=${value}`], NO_ENV));
       expect(error.exitCode).toBe(2);
       expect(error.output).toContain(flag);
     },
@@ -235,7 +225,7 @@ describe('controller configuration', () => {
   it.each(INVALID)(
     'rejects $env=$value with exit code 2 naming the flag and the variable',
     ({ flag, env, value }) => {
-      const error = configError(() => parseControllerConfig([], { [env]: value }));
+      const error = usageErrorOf(() => parseControllerConfig([], { [env]: value }));
       expect(error.exitCode).toBe(2);
       expect(error.output).toContain(flag);
       expect(error.output).toContain(env);
@@ -243,23 +233,23 @@ describe('controller configuration', () => {
   );
 
   it('rejects unknown flags and stray arguments with exit code 2', () => {
-    const unknown = configError(() => parseControllerConfig(['--manifest', 'dir'], NO_ENV));
+    const unknown = usageErrorOf(() => parseControllerConfig(['--manifest', 'dir'], NO_ENV));
     expect(unknown.exitCode).toBe(2);
     expect(unknown.output).toContain('--manifest');
-    const stray = configError(() => parseControllerConfig(['examples/manifests'], NO_ENV));
+    const stray = usageErrorOf(() => parseControllerConfig(['examples/manifests'], NO_ENV));
     expect(stray.exitCode).toBe(2);
     expect(stray.output).toMatch(/too many arguments/);
   });
 
   it('rejects a flag given without its value', () => {
-    const error = configError(() => parseControllerConfig(['--port'], NO_ENV));
+    const error = usageErrorOf(() => parseControllerConfig(['--port'], NO_ENV));
     expect(error.exitCode).toBe(2);
     expect(error.output).toContain('--port');
   });
 
   it('prints help listing every flag and its env var, with exit code 0', () => {
     for (const helpFlag of ['--help', '-h']) {
-      const help = configError(() => parseControllerConfig([helpFlag], NO_ENV));
+      const help = usageErrorOf(() => parseControllerConfig([helpFlag], NO_ENV));
       expect(help.exitCode).toBe(0);
       expect(help.output).toMatch(/^Usage: forewarn-controller/);
       for (const { flag, env } of FLAGS) {

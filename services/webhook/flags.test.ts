@@ -1,16 +1,6 @@
-import { UsageError } from '../flags/command-line';
 import { parseDuration } from '../flags/values';
 import { parseListenAddress, parseWebhookFlags } from './flags';
-
-function flagError(run: () => unknown): UsageError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof UsageError) return error;
-    throw error;
-  }
-  throw new Error('expected a UsageError');
-}
+import { usageErrorOf } from '../../test/support/usage-error';
 
 describe('parseWebhookFlags', () => {
   it('has the documented defaults', () => {
@@ -83,24 +73,24 @@ describe('parseWebhookFlags', () => {
     [['--rotation-check-interval', '0s'], '--rotation-check-interval'],
     [['--unknown-flag'], '--unknown-flag'],
   ])('rejects %j with exit code 2 naming %s', (args, flag) => {
-    const error = flagError(() => parseWebhookFlags(args, {}));
+    const error = usageErrorOf(() => parseWebhookFlags(args, {}));
     expect(error.exitCode).toBe(2);
     expect(error.message).toContain(flag);
   });
 
   it('names the variable and the flag for an invalid environment value', () => {
-    const error = flagError(() => parseWebhookFlags([], { FOREWARN_ADDR: 'nowhere' }));
+    const error = usageErrorOf(() => parseWebhookFlags([], { FOREWARN_ADDR: 'nowhere' }));
     expect(error.exitCode).toBe(2);
     expect(error.message).toContain('FOREWARN_ADDR (--addr)');
   });
 
   it('needs both files in managed mode', () => {
-    const error = flagError(() => parseWebhookFlags(['--self-signed=false', '--tls-cert-file='], {}));
+    const error = usageErrorOf(() => parseWebhookFlags(['--self-signed=false', '--tls-cert-file='], {}));
     expect(error.message).toContain('--tls-cert-file');
   });
 
   it('answers --help with exit code 0 and the flag list', () => {
-    const error = flagError(() => parseWebhookFlags(['--help'], {}));
+    const error = usageErrorOf(() => parseWebhookFlags(['--help'], {}));
     expect(error.exitCode).toBe(0);
     expect(error.message).toContain('--rotation-check-interval');
   });

@@ -5,19 +5,15 @@
 # pulumi-language-nodejs and pulumi-language-python. Warm: well under a second; cold: about 1-3 minutes
 # (the Pulumi modules are shared with build-tools.sh's Go module cache).
 set -euo pipefail
+readonly TOOL_TAG=langhost
+# shellcheck source=test/deploy/tool-log.sh
+source "$(dirname "${BASH_SOURCE[0]}")/tool-log.sh"
 cd "$(dirname "${BASH_SOURCE[0]}")/langhost"
 
 readonly CACHE_ROOT="${FOREWARN_E2E_CACHE:-/var/cache/forewarn-e2e}"
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false
 # The proxy serves the Pulumi modules but the checksum database does not know the newest releases.
 export GONOSUMDB="${GONOSUMDB:+$GONOSUMDB,}github.com/pulumi"
-
-say() { printf '[langhost] %s\n' "$*" >&2; }
-fail() {
-  say "ERROR: $1"
-  say "What to do: $2"
-  exit 1
-}
 
 command -v go >/dev/null || fail "go is not on PATH" "install Go 1.26 (see docs/e2e.md)"
 pulumi_version=$(sed -n 's#^\s*github.com/pulumi/pulumi/sdk/v3 v\([0-9.]*\)$#\1#p' go.mod | head -n 1)

@@ -7,25 +7,22 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Certificate } from '@kubernetes-models/cert-manager/cert-manager.io/v1/Certificate';
 import { startCluster, waitFor, type Cluster } from '../e2e/harness';
-import { admissionWarnings, requireBuiltEntries, unusedLoopbackPort } from '../e2e/forewarn-support';
-import {
-  at,
-  crdManifest,
-  kubectlJson,
-  kubectlOk,
-  objectExists,
-  stackProjectDirectory,
-  watchedKindCrds,
-} from './deploy-support';
+import { requireBuiltEntries, unusedLoopbackPort } from '../e2e/forewarn-support';
+import { at, kubectlJson, kubectlOk, objectExists, stackProjectDirectory } from './deploy-support';
 import {
   STACK_NAMES,
   authorizationErrors,
-  startControllerAs,
   startWebhookAs,
   type RunningController,
 } from './forewarn-processes';
 import { PulumiWorkspace, tail } from './pulumi-cli';
-import { SHOP_MANIFEST, deploymentManifest } from './shop';
+import {
+  expectControllerHealthyAs,
+  expectWarningsOnApply,
+  installWatchedKindsAndShop,
+  pointRegistrationAt,
+  webhookTrust,
+} from './component-checks';
 import { deployToolDirs, skipAwaitConfig, testNeedingProviders } from './tools';
 
 const withProviders = testNeedingProviders('deploy.test.ts');
@@ -49,63 +46,6 @@ async function initStack(stack: string, configLines: readonly string[]): Promise
   }
 }
 
-async function webhookTrust(): Promise<{ secretCa: string; secretData: unknown; caBundle: string }> {
-  const secret = await kubectlJson(cluster, [
-    '-n',
-    STACK_NAMES.namespace,
-    'get',
-    'secret',
-    STACK_NAMES.tlsSecret,
-  ]);
-  const registration = await kubectlJson(cluster, [
-    'get',
-    'validatingwebhookconfiguration',
-    STACK_NAMES.registration,
-  ]);
-  const webhooks = at(registration, 'webhooks');
-  const first = Array.isArray(webhooks) ? webhooks[0] : undefined;
-  return {
-    secretCa: String(at(secret, 'data', 'ca.crt')),
-    secretData: at(secret, 'data'),
-    caBundle: String(at(first, 'clientConfig', 'caBundle') ?? ''),
-  };
-}
-
-/** JSON patch of the registration's clientConfig: the one field this test changes (see docs/e2e.md). */
-async function pointRegistrationAt(target: { url: string } | 'service'): Promise<void> {
-  const registration = await kubectlJson(cluster, [
-    'get',
-    'validatingwebhookconfiguration',
-    STACK_NAMES.registration,
-  ]);
-  const clientConfig = {
-    ...(at(registration, 'webhooks') as Array<Record<string, Record<string, unknown>>>)[0].clientConfig,
-  };
-  delete clientConfig.url;
-  delete clientConfig.service;
-  const replaced =
-    target === 'service'
-      ? {
-          ...clientConfig,
-          service: {
-            name: STACK_NAMES.webhook,
-            namespace: STACK_NAMES.namespace,
-            path: '/validate',
-            port: 443,
-          },
-        }
-      : { ...clientConfig, url: target.url };
-  const patch = JSON.stringify([{ op: 'replace', path: '/webhooks/0/clientConfig', value: replaced }]);
-  await kubectlOk(cluster, [
-    'patch',
-    'validatingwebhookconfiguration',
-    STACK_NAMES.registration,
-    '--type=json',
-    '-p',
-    patch,
-  ]);
-}
-
 beforeAll(async () => {
   requireBuiltEntries();
   cluster = await startCluster();
@@ -118,19 +58,7 @@ beforeAll(async () => {
   });
   await pulumi.init();
   project = await stackProjectDirectory(workDir);
-  const crds = watchedKindCrds();
-  await kubectlOk(
-    cluster,
-    ['apply', '-f', '-'],
-    JSON.stringify({ apiVersion: 'v1', kind: 'List', items: crds.map(crdManifest) }),
-  );
-  await kubectlOk(cluster, [
-    'wait',
-    '--for=condition=Established',
-    '--timeout=60s',
-    ...crds.map((c) => `crd/${c.plural}.${c.group}`),
-  ]);
-  await kubectlOk(cluster, ['apply', '-f', '-'], SHOP_MANIFEST);
+  await installWatchedKindsAndShop(cluster);
   console.log(`[deploy] work dir ${workDir} (pulumi log: ${pulumi.logPath})`);
 }, 180_000);
 
@@ -154,7 +82,7 @@ withProviders(
     ]) {
       expect({ object, exists: await objectExists(cluster, object) }).toEqual({ object, exists: true });
     }
-    const trust = await webhookTrust();
+    const trust = await webhookTrust(cluster);
     expect(trust.caBundle).toBe(trust.secretCa);
   },
 );
@@ -168,27 +96,12 @@ withProviders('a second preview shows no changes and a second up is a no-op', as
 withProviders(
   'the controller, as its ServiceAccount, becomes healthy with no authorization error',
   async () => {
-    controller = await startControllerAs(cluster, workDir);
-    processes.push(controller.process);
-    const health = await waitFor(
-      async () => {
-        const report = await controller?.api.health();
-        return report?.status === 'healthy' ? report : undefined;
-      },
-      60_000,
-      { description: 'controller health "healthy"', intervalMs: 500 },
-    );
-    // Every kind it knows is served here (the CRDs above), so every adapter watches something.
-    const idle = Object.entries(health.adapters).filter(
-      ([, adapter]) => !adapter.enabled || adapter.watchedResources === 0,
-    );
-    expect(idle.map(([name, adapter]) => `${name}: ${adapter.reason ?? 'no watched resources'}`)).toEqual([]);
-    expect(authorizationErrors(controller.process)).toEqual([]);
+    controller = await expectControllerHealthyAs(cluster, workDir, processes);
   },
 );
 
 withProviders('the webhook, as its ServiceAccount, reuses the Secret the component created', async () => {
-  const before = await webhookTrust();
+  const before = await webhookTrust(cluster);
   const { process: webhook, settled } = await startWebhookAs(cluster, workDir, {
     port: await unusedLoopbackPort(),
     controllerUrl: controller?.url ?? '',
@@ -199,16 +112,16 @@ withProviders('the webhook, as its ServiceAccount, reuses the Secret the compone
   expect(settled.action).toBe('reused');
   await webhook.stop('SIGTERM');
   expect(authorizationErrors(webhook)).toEqual([]);
-  expect(await webhookTrust()).toEqual(before);
+  expect(await webhookTrust(cluster)).toEqual(before);
 });
 
 withProviders(
   'after a forced rotation the webhook injects its new CA and kubectl apply prints warnings',
   async () => {
-    const before = await webhookTrust();
+    const before = await webhookTrust(cluster);
     const port = await unusedLoopbackPort();
     // The API server has no route to a Service here: it calls the local webhook by URL instead.
-    await pointRegistrationAt({ url: `https://127.0.0.1:${port}/validate` });
+    await pointRegistrationAt(cluster, { url: `https://127.0.0.1:${port}/validate` });
     const { process: webhook, settled } = await startWebhookAs(cluster, workDir, {
       port,
       controllerUrl: controller?.url ?? '',
@@ -219,38 +132,27 @@ withProviders(
     expect(settled.action).toBe('rotated');
     const rotated = await waitFor(
       async () => {
-        const trust = await webhookTrust();
+        const trust = await webhookTrust(cluster);
         return trust.caBundle === trust.secretCa && trust.secretCa !== before.secretCa ? trust : undefined;
       },
       30_000,
       { description: 'the new CA in the registration', intervalMs: 250 },
     );
     expect(rotated.secretData).not.toEqual(before.secretData);
-    const warnings = await waitFor(
-      async () => {
-        const result = await cluster.kubectl(['apply', '-f', '-'], {
-          stdin: deploymentManifest(`web-${Date.now()}`),
-        });
-        const found = admissionWarnings(result.stderr).filter((warning) => warning.includes('NetworkPolicy'));
-        return result.code === 0 && found.length > 0 ? found : undefined;
-      },
-      60_000,
-      { description: "Forewarn's warnings on kubectl apply in shop", intervalMs: 1_000 },
-    );
-    expect(warnings.join('\n')).toMatch(/default-deny-ingress/);
+    await expectWarningsOnApply(cluster);
     expect(authorizationErrors(webhook)).toEqual([]);
     await webhook.stop('SIGTERM');
-    await pointRegistrationAt('service');
+    await pointRegistrationAt(cluster, 'service');
   },
 );
 
 withProviders("pulumi up and refresh after the rotation keep the webhook's Secret and caBundle", async () => {
-  const rotated = await webhookTrust();
+  const rotated = await webhookTrust(cluster);
   await pulumi.succeed(project, ['up', '--yes', '--stack', 'deploy']);
-  expect(await webhookTrust()).toEqual(rotated);
+  expect(await webhookTrust(cluster)).toEqual(rotated);
   await pulumi.succeed(project, ['refresh', '--yes', '--stack', 'deploy']);
   await pulumi.succeed(project, ['up', '--yes', '--stack', 'deploy']);
-  expect(await webhookTrust()).toEqual(rotated);
+  expect(await webhookTrust(cluster)).toEqual(rotated);
   await pulumi.succeed(project, ['preview', '--expect-no-changes', '--stack', 'deploy']);
 });
 

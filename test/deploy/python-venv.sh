@@ -5,15 +5,12 @@
 # Warm: instant; cold: a minute or two (pip downloads pulumi, grpcio, protobuf... from PyPI; pip's own
 # download cache is kept in the same directory).
 set -euo pipefail
+readonly TOOL_TAG=python-venv
+# shellcheck source=test/deploy/tool-log.sh
+source "$(dirname "${BASH_SOURCE[0]}")/tool-log.sh"
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
 readonly CACHE_ROOT="${FOREWARN_E2E_CACHE:-/var/cache/forewarn-e2e}"
-say() { printf '[python-venv] %s\n' "$*" >&2; }
-fail() {
-  say "ERROR: $1"
-  say "What to do: $2"
-  exit 1
-}
 
 command -v python3 >/dev/null || fail "python3 is not on PATH" "install Python 3.9 or newer with venv and pip"
 version=$(node -p 'require("./package-lock.json").packages["node_modules/@pulumi/pulumi"].version') ||

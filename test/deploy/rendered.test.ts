@@ -10,17 +10,22 @@ import path from 'node:path';
 import { Forewarn, CertManagement, IssuerKind, type ForewarnArgs } from '../../infra';
 import { generateSelfSignedBundle } from '../../services/webhook/certs/self-signed';
 import { startCluster, waitFor, type Cluster } from '../e2e/harness';
-import { admissionWarnings, requireBuiltEntries, unusedLoopbackPort } from '../e2e/forewarn-support';
+import { requireBuiltEntries, unusedLoopbackPort } from '../e2e/forewarn-support';
 import { installMocks, isKubernetes, manifest, settle, type JsonObject } from '../support/infra-harness';
-import { at, crdManifest, kubectlJson, kubectlOk, watchedKindCrds } from './deploy-support';
+import { at, kubectlJson, kubectlOk } from './deploy-support';
 import {
   STACK_NAMES,
   authorizationErrors,
-  startControllerAs,
   startWebhookAs,
   type RunningController,
 } from './forewarn-processes';
-import { SHOP_MANIFEST, deploymentManifest } from './shop';
+import {
+  expectControllerHealthyAs,
+  expectWarningsOnApply,
+  installWatchedKindsAndShop,
+  pointRegistrationAt,
+  webhookTrust,
+} from './component-checks';
 
 let cluster: Cluster;
 let workDir: string;
@@ -80,19 +85,7 @@ beforeAll(async () => {
   requireBuiltEntries();
   cluster = await startCluster();
   workDir = await mkdtemp(path.join(tmpdir(), 'forewarn-deploy-rendered-'));
-  const crds = watchedKindCrds();
-  await kubectlOk(
-    cluster,
-    ['apply', '-f', '-'],
-    JSON.stringify({ apiVersion: 'v1', kind: 'List', items: crds.map(crdManifest) }),
-  );
-  await kubectlOk(cluster, [
-    'wait',
-    '--for=condition=Established',
-    '--timeout=60s',
-    ...crds.map((c) => `crd/${c.plural}.${c.group}`),
-  ]);
-  await kubectlOk(cluster, ['apply', '-f', '-'], SHOP_MANIFEST);
+  await installWatchedKindsAndShop(cluster);
   console.log(`[deploy rendered] work dir ${workDir}`);
 }, 180_000);
 
@@ -125,21 +118,7 @@ test("kube-apiserver accepts every object the component renders (the stack's def
 });
 
 test("the controller, as the component's ServiceAccount, becomes healthy with no authorization error", async () => {
-  controller = await startControllerAs(cluster, workDir);
-  processes.push(controller.process);
-  const health = await waitFor(
-    async () => {
-      const report = await controller?.api.health();
-      return report?.status === 'healthy' ? report : undefined;
-    },
-    60_000,
-    { description: 'controller health "healthy"', intervalMs: 500 },
-  );
-  const idle = Object.entries(health.adapters).filter(
-    ([, adapter]) => !adapter.enabled || adapter.watchedResources === 0,
-  );
-  expect(idle.map(([name, adapter]) => `${name}: ${adapter.reason ?? 'no watched resources'}`)).toEqual([]);
-  expect(authorizationErrors(controller.process)).toEqual([]);
+  controller = await expectControllerHealthyAs(cluster, workDir, processes);
 });
 
 test("the webhook, as the component's ServiceAccount, reuses the Secret and then rotates it, and kubectl apply prints warnings", async () => {
@@ -155,17 +134,7 @@ test("the webhook, as the component's ServiceAccount, reuses the Secret and then
 
   const port = await unusedLoopbackPort();
   // The API server has no route to a Service here: it calls the local webhook by URL (docs/e2e.md).
-  const patch = [
-    { op: 'replace', path: '/webhooks/0/clientConfig', value: { url: `https://127.0.0.1:${port}/validate` } },
-  ];
-  await kubectlOk(cluster, [
-    'patch',
-    'validatingwebhookconfiguration',
-    STACK_NAMES.registration,
-    '--type=json',
-    '-p',
-    JSON.stringify(patch),
-  ]);
+  await pointRegistrationAt(cluster, { url: `https://127.0.0.1:${port}/validate` });
   const rotated = await startWebhookAs(cluster, workDir, {
     port,
     controllerUrl: controller?.url ?? '',
@@ -176,35 +145,13 @@ test("the webhook, as the component's ServiceAccount, reuses the Secret and then
   expect(rotated.settled.action).toBe('rotated');
   await waitFor(
     async () => {
-      const secret = await kubectlJson(cluster, [
-        '-n',
-        STACK_NAMES.namespace,
-        'get',
-        'secret',
-        STACK_NAMES.tlsSecret,
-      ]);
-      const registration = await kubectlJson(cluster, [
-        'get',
-        'validatingwebhookconfiguration',
-        STACK_NAMES.registration,
-      ]);
-      return at(registration, 'webhooks', '0', 'clientConfig', 'caBundle') === at(secret, 'data', 'ca.crt');
+      const trust = await webhookTrust(cluster);
+      return trust.caBundle === trust.secretCa;
     },
     30_000,
     { description: "the rotated CA in the component's registration", intervalMs: 250 },
   );
-  const warnings = await waitFor(
-    async () => {
-      const result = await cluster.kubectl(['apply', '-f', '-'], {
-        stdin: deploymentManifest(`web-${Date.now()}`),
-      });
-      const found = admissionWarnings(result.stderr).filter((warning) => warning.includes('NetworkPolicy'));
-      return result.code === 0 && found.length > 0 ? found : undefined;
-    },
-    60_000,
-    { description: "Forewarn's warnings on kubectl apply in shop", intervalMs: 1_000 },
-  );
-  expect(warnings.join('\n')).toMatch(/default-deny-ingress/);
+  await expectWarningsOnApply(cluster);
   expect([...authorizationErrors(reuse.process), ...authorizationErrors(rotated.process)]).toEqual([]);
 });
 

@@ -9,29 +9,11 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
+readonly TIER=deploy
 readonly RESULTS_JSON="${FOREWARN_DEPLOY_JSON:-}"
 readonly JEST_TIME_LIMIT="${FOREWARN_DEPLOY_JEST_TIME_LIMIT:-900}"
-tier_start=$SECONDS
-say() { printf '[deploy %4ss] %s\n' "$((SECONDS - tier_start))" "$*"; }
-
-write_failure_results() { # step message
-  [[ -n $RESULTS_JSON ]] || return 0
-  STEP="$1" MESSAGE="$2" OUTPUT="$RESULTS_JSON" node -e '
-    const fs = require("node:fs");
-    const { STEP: step, MESSAGE: message, OUTPUT: output } = process.env;
-    fs.writeFileSync(output, JSON.stringify({
-      success: false, numTotalTests: 1, numPassedTests: 0, numFailedTests: 1,
-      numRuntimeErrorTestSuites: 0, numTotalTestSuites: 1, numFailedTestSuites: 1,
-      testResults: [{ name: "test/deploy (" + step + ")", status: "failed", message,
-        assertionResults: [{ title: step, fullName: "deploy " + step, status: "failed", failureMessages: [message] }] }],
-    }, null, 2));
-  '
-}
-give_up() { # step message
-  say "FAILED: $2"
-  write_failure_results "$1" "$2"
-  exit 1
-}
+# shellcheck source=test/e2e/tier-runner.sh
+source test/e2e/tier-runner.sh
 last_value() { sed -n "s/^$1=//p" <<<"$2" | tail -n 1; }
 
 if [[ -n $RESULTS_JSON ]]; then rm -f "$RESULTS_JSON"; fi
@@ -62,15 +44,7 @@ export FOREWARN_TOOLS_BIN="$tools_bin" FOREWARN_DEPLOY_PATH="$tools_bin:$langhos
 say "tools: $tools_bin, language host: $langhost_bin, python: $FOREWARN_PYTHON_VENV"
 say "pulumi $("$tools_bin/pulumi" version 2>/dev/null || echo '?')"
 
-say "step 2/2: jest -c test/deploy/jest.config.js --runInBand (time limit ${JEST_TIME_LIMIT}s)"
-jest_args=(-c test/deploy/jest.config.js --runInBand)
-if [[ -n $RESULTS_JSON ]]; then jest_args+=(--json "--outputFile=$RESULTS_JSON"); fi
-jest_status=0
-timeout --foreground --kill-after=30 "$JEST_TIME_LIMIT" node_modules/.bin/jest "${jest_args[@]}" "$@" || jest_status=$?
-if ((jest_status == 124)); then
-  write_failure_results "time limit" "the deploy jest run exceeded ${JEST_TIME_LIMIT}s and was killed"
-elif [[ -n $RESULTS_JSON && ! -s $RESULTS_JSON ]]; then
-  write_failure_results jest "jest exited $jest_status without writing results"
-fi
+say "step 2/2: jest"
+run_jest_tier test/deploy/jest.config.js "$JEST_TIME_LIMIT" "$@"
 say "deploy tier finished in $((SECONDS - tier_start))s (exit $jest_status)"
 exit "$jest_status"

@@ -5,15 +5,9 @@
 // TokenRequest API as `kubectl create token --audience` does) gets `/api/v1/constraints` and
 // `/api/v1/admission-check` unredacted; no token, another ServiceAccount's token or the webhook's
 // token for another audience gets the same answer redacted at the controller's `--detail-level`.
-import path from 'node:path';
 import { startCluster, waitFor, type Cluster } from './harness';
-import {
-  asJsonObject,
-  controllerEntry,
-  ControllerApi,
-  ManagedProcess,
-  requireBuiltEntries,
-} from './forewarn-support';
+import { asJsonObject, ControllerApi, ManagedProcess, requireBuiltEntries } from './forewarn-support';
+import { controllerReady, launchController, requireStarted } from './controller-process';
 import {
   authorizationErrors,
   controllerServiceAccount,
@@ -32,10 +26,7 @@ let controller: ManagedProcess | undefined;
 let api: ControllerApi | undefined;
 const tokens: Record<string, string | undefined> = {};
 
-function running(): { cluster: Cluster; api: ControllerApi } {
-  if (!cluster || !api) throw new Error('the cluster or the controller did not start (see beforeAll)');
-  return { cluster, api };
-}
+const running = (): { cluster: Cluster; api: ControllerApi } => requireStarted(cluster, api);
 
 async function kubectlOk(args: string[], stdin?: string): Promise<string> {
   if (!cluster) throw new Error('the cluster did not start (see beforeAll)');
@@ -90,35 +81,17 @@ beforeAll(async () => {
   );
   await kubectlOk(['apply', '-f', '-'], admissionPolicies.map((item) => JSON.stringify(item)).join('\n'));
   const kubeconfig = await cluster.serviceAccountKubeconfig(SYSTEM_NAMESPACE, controllerServiceAccount, 3600);
-  controller = ManagedProcess.start(
-    'controller',
-    path.join(cluster.dataDir, 'controller.log'),
-    controllerEntry,
-    [
-      '--kubeconfig',
-      kubeconfig,
-      '--port',
-      '0',
-      '--address',
-      '127.0.0.1',
-      '--mcp=false',
+  controller = launchController(cluster, {
+    kubeconfig,
+    detailLevel: 'summary',
+    extraArgs: [
       '--api-auth',
       'tokenreview',
       '--webhook-service-account',
       `${SYSTEM_NAMESPACE}/${webhookServiceAccount}`,
-      '--detail-level',
-      'summary',
     ],
-    {},
-  );
-  const listening = await controller.waitForLogLine(
-    (line) => line.msg === 'HTTP API listening',
-    30_000,
-    '"HTTP API listening"',
-  );
-  api = new ControllerApi(`http://127.0.0.1:${String(listening.port)}`);
-  const ready = api;
-  await waitFor(() => ready.isReady(), 60_000, { description: 'controller ready' });
+  });
+  ({ api } = await controllerReady(controller));
   tokens.webhook = await token(webhookServiceAccount, AUDIENCE);
   tokens.otherServiceAccount = await token(controllerServiceAccount, AUDIENCE);
   tokens.otherAudience = await token(webhookServiceAccount);

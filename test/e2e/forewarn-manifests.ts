@@ -1,5 +1,5 @@
-// Manifests of the Forewarn end-to-end test: the CRDs the adapters watch (minimal structural
-// schemas), a constrained namespace `shop` with one policy of every kind, an unconstrained namespace
+// Manifests of the Forewarn end-to-end test (the CRDs the adapters watch are in forewarn-crds.ts): a
+// constrained namespace `shop` with one policy of every kind, an unconstrained namespace
 // `clean`, the webhook's namespace and its ValidatingWebhookConfiguration (spec 4.4 scope).
 
 export const constrainedNamespace = 'shop';
@@ -13,121 +13,6 @@ export const webhookSecretName = `${webhookConfigurationName}-tls`;
 /** The API server sets this label on every namespace (1.21+); the manifests spell it out anyway. */
 const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 export const tierLabel = 'forewarn.dev/tier';
-
-interface CrdDescription {
-  group: string;
-  version: string;
-  kind: string;
-  plural: string;
-  scope: 'Namespaced' | 'Cluster';
-}
-
-export function crdName(crd: CrdDescription): string {
-  return `${crd.plural}.${crd.group}`;
-}
-
-export function crdManifest(crd: CrdDescription): string {
-  return `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: ${crdName(crd)}
-spec:
-  group: ${crd.group}
-  scope: ${crd.scope}
-  names:
-    kind: ${crd.kind}
-    listKind: ${crd.kind}List
-    plural: ${crd.plural}
-    singular: ${crd.kind.toLowerCase()}
-  versions:
-    - name: ${crd.version}
-      served: true
-      storage: true
-      schema:
-        openAPIV3Schema:
-          type: object
-          properties:
-            spec:
-              type: object
-              x-kubernetes-preserve-unknown-fields: true
-            specs:
-              type: array
-              items:
-                type: object
-                x-kubernetes-preserve-unknown-fields: true
-            status:
-              type: object
-              x-kubernetes-preserve-unknown-fields: true
-`;
-}
-
-export const initialCrds: readonly CrdDescription[] = [
-  {
-    group: 'cilium.io',
-    version: 'v2',
-    kind: 'CiliumNetworkPolicy',
-    plural: 'ciliumnetworkpolicies',
-    scope: 'Namespaced',
-  },
-  {
-    group: 'cilium.io',
-    version: 'v2',
-    kind: 'CiliumClusterwideNetworkPolicy',
-    plural: 'ciliumclusterwidenetworkpolicies',
-    scope: 'Cluster',
-  },
-  {
-    group: 'constraints.gatekeeper.sh',
-    version: 'v1beta1',
-    kind: 'K8sRequiredLabels',
-    plural: 'k8srequiredlabels',
-    scope: 'Cluster',
-  },
-  { group: 'kyverno.io', version: 'v1', kind: 'ClusterPolicy', plural: 'clusterpolicies', scope: 'Cluster' },
-  { group: 'kyverno.io', version: 'v1', kind: 'Policy', plural: 'policies', scope: 'Namespaced' },
-  {
-    group: 'security.istio.io',
-    version: 'v1beta1',
-    kind: 'AuthorizationPolicy',
-    plural: 'authorizationpolicies',
-    scope: 'Namespaced',
-  },
-  {
-    group: 'security.istio.io',
-    version: 'v1beta1',
-    kind: 'PeerAuthentication',
-    plural: 'peerauthentications',
-    scope: 'Namespaced',
-  },
-];
-
-/** Installed while the controller runs: a second Gatekeeper constraint kind. */
-export const lateCrd: CrdDescription = {
-  group: 'constraints.gatekeeper.sh',
-  version: 'v1beta1',
-  kind: 'K8sAllowedRepos',
-  plural: 'k8sallowedrepos',
-  scope: 'Cluster',
-};
-
-export const lateConstraintName = 'shop-trusted-registries';
-
-export const lateConstraintManifest = `
-apiVersion: constraints.gatekeeper.sh/v1beta1
-kind: K8sAllowedRepos
-metadata:
-  name: ${lateConstraintName}
-spec:
-  enforcementAction: warn
-  match:
-    kinds:
-      - apiGroups: [apps]
-        kinds: [Deployment]
-    namespaces: [${constrainedNamespace}]
-  parameters:
-    repos: [registry.shop.example.com/]
-`;
 
 export const namespacesManifest = `
 apiVersion: v1

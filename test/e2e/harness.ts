@@ -164,6 +164,87 @@ function requireValue(values: Record<string, string>, key: string): string {
   return value;
 }
 
+/** One request to the API server as its admin (client certificate), trusting only its CA. */
+function apiRequest(
+  serverUrl: string,
+  tls: { ca: Buffer; cert: Buffer; key: Buffer },
+  requestOptions: ApiRequestOptions,
+): Promise<ApiResponse> {
+  const url = new URL(requestOptions.path, serverUrl);
+  const body =
+    requestOptions.body === undefined
+      ? undefined
+      : typeof requestOptions.body === 'string'
+        ? requestOptions.body
+        : JSON.stringify(requestOptions.body);
+  return new Promise<ApiResponse>((resolve, reject) => {
+    const outgoing = httpsRequest(
+      url,
+      {
+        method: requestOptions.method,
+        ...tls,
+        timeout: requestOptions.timeoutMs ?? 30_000,
+        headers: {
+          Accept: 'application/json',
+          ...(body === undefined
+            ? {}
+            : {
+                'Content-Type': requestOptions.contentType ?? 'application/json',
+                'Content-Length': Buffer.byteLength(body),
+              }),
+        },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('error', reject);
+        response.on('end', () => {
+          const bodyText = Buffer.concat(chunks).toString('utf8');
+          resolve({
+            statusCode: response.statusCode ?? 0,
+            headers: response.headers,
+            bodyText,
+            json: () => JSON.parse(bodyText) as unknown,
+          });
+        });
+      },
+    );
+    outgoing.on('timeout', () =>
+      outgoing.destroy(new Error(`${requestOptions.method} ${url.pathname} timed out`)),
+    );
+    outgoing.on('error', reject);
+    outgoing.end(body);
+  });
+}
+
+/** A kubeconfig file with a TokenRequest token of the ServiceAccount (`kubectl create token`). */
+async function writeServiceAccountKubeconfig(
+  cluster: Cluster,
+  ca: Buffer,
+  { namespace, name, durationSeconds }: { namespace: string; name: string; durationSeconds: number },
+): Promise<string> {
+  const result = await cluster.kubectl([
+    '-n',
+    namespace,
+    'create',
+    'token',
+    name,
+    `--duration=${durationSeconds}s`,
+  ]);
+  if (result.code !== 0) {
+    throw new Error(`kubectl create token ${namespace}/${name} exited ${result.code}: ${result.stderr}`);
+  }
+  const kubeconfig = serviceAccountKubeconfigText(
+    cluster.serverUrl,
+    ca,
+    `${namespace}-${name}`,
+    result.stdout.trim(),
+  );
+  const kubeconfigFile = path.join(cluster.dataDir, `kubeconfig-${namespace}-${name}`);
+  await writeFile(kubeconfigFile, kubeconfig, { mode: 0o600 });
+  return kubeconfigFile;
+}
+
 /** Starts etcd and kube-apiserver on free loopback ports and waits until the API server is ready. */
 export async function startCluster(options: StartClusterOptions = {}): Promise<Cluster> {
   const scriptEnv: Record<string, string> = { FOREWARN_E2E_OWNER_PID: String(process.pid) };
@@ -218,76 +299,11 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
     },
 
     apiRequest(requestOptions) {
-      const url = new URL(requestOptions.path, serverUrl);
-      const body =
-        requestOptions.body === undefined
-          ? undefined
-          : typeof requestOptions.body === 'string'
-            ? requestOptions.body
-            : JSON.stringify(requestOptions.body);
-      return new Promise<ApiResponse>((resolve, reject) => {
-        const outgoing = httpsRequest(
-          url,
-          {
-            method: requestOptions.method,
-            ca,
-            cert: clientCert,
-            key: clientKey,
-            timeout: requestOptions.timeoutMs ?? 30_000,
-            headers: {
-              Accept: 'application/json',
-              ...(body === undefined
-                ? {}
-                : {
-                    'Content-Type': requestOptions.contentType ?? 'application/json',
-                    'Content-Length': Buffer.byteLength(body),
-                  }),
-            },
-          },
-          (response) => {
-            const chunks: Buffer[] = [];
-            response.on('data', (chunk: Buffer) => chunks.push(chunk));
-            response.on('error', reject);
-            response.on('end', () => {
-              const bodyText = Buffer.concat(chunks).toString('utf8');
-              resolve({
-                statusCode: response.statusCode ?? 0,
-                headers: response.headers,
-                bodyText,
-                json: () => JSON.parse(bodyText) as unknown,
-              });
-            });
-          },
-        );
-        outgoing.on('timeout', () =>
-          outgoing.destroy(new Error(`${requestOptions.method} ${url.pathname} timed out`)),
-        );
-        outgoing.on('error', reject);
-        outgoing.end(body);
-      });
+      return apiRequest(serverUrl, { ca, cert: clientCert, key: clientKey }, requestOptions);
     },
 
-    async serviceAccountKubeconfig(namespace, name, durationSeconds = 3600) {
-      const result = await cluster.kubectl([
-        '-n',
-        namespace,
-        'create',
-        'token',
-        name,
-        `--duration=${durationSeconds}s`,
-      ]);
-      if (result.code !== 0) {
-        throw new Error(`kubectl create token ${namespace}/${name} exited ${result.code}: ${result.stderr}`);
-      }
-      const kubeconfig = serviceAccountKubeconfigText(
-        serverUrl,
-        ca,
-        `${namespace}-${name}`,
-        result.stdout.trim(),
-      );
-      const kubeconfigFile = path.join(dataDir, `kubeconfig-${namespace}-${name}`);
-      await writeFile(kubeconfigFile, kubeconfig, { mode: 0o600 });
-      return kubeconfigFile;
+    serviceAccountKubeconfig(namespace, name, durationSeconds = 3600) {
+      return writeServiceAccountKubeconfig(cluster, ca, { namespace, name, durationSeconds });
     },
 
     readApiServerLog() {

@@ -1,6 +1,7 @@
 // Manifests of the e2e smoke test (smoke.test.ts): a labelled namespace with a NetworkPolicy, a
 // ResourceQuota and a Pod that uses it, a Warn-only ValidatingAdmissionPolicy, a structural CRD and one
 // of its objects, and a fail-open webhook registration pointing at nothing.
+import { ciliumNetworkPolicyCrd, crdManifest } from './forewarn-crds';
 
 export const namespace = 'forewarn-smoke';
 export const namespaceLabel = 'forewarn.dev/e2e-smoke';
@@ -92,35 +93,8 @@ spec:
         ${namespaceLabel}: "true"
 `;
 
-export const ciliumCrdManifest = `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: ciliumnetworkpolicies.cilium.io
-spec:
-  group: cilium.io
-  scope: Namespaced
-  names:
-    kind: CiliumNetworkPolicy
-    listKind: CiliumNetworkPolicyList
-    plural: ciliumnetworkpolicies
-    singular: ciliumnetworkpolicy
-    shortNames: [cnp]
-  versions:
-    - name: v2
-      served: true
-      storage: true
-      schema:
-        openAPIV3Schema:
-          type: object
-          properties:
-            spec:
-              type: object
-              x-kubernetes-preserve-unknown-fields: true
-            status:
-              type: object
-              x-kubernetes-preserve-unknown-fields: true
-`;
+/** The CRD of the Cilium policy the smoke test creates (the forewarn run's minimal schema). */
+export const ciliumCrdManifest = crdManifest(ciliumNetworkPolicyCrd);
 
 export const ciliumPolicyManifest = `
 apiVersion: cilium.io/v2

@@ -5,7 +5,8 @@
 // collection finish, a fail-open webhook that points at nothing does not block, and state survives a
 // SIGKILL of the API server. The tests run in order and build on each other.
 import { existsSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
+import { unusedLoopbackPort } from './forewarn-support';
 import { startCluster, waitFor, type Cluster, type ProcessResult } from './harness';
 import {
   namespace,
@@ -54,19 +55,6 @@ function field(object: Record<string, unknown>, ...keys: string[]): unknown {
   let current: unknown = object;
   for (const key of keys) current = asRecord(current)[key];
   return current;
-}
-
-/** A loopback port with nothing listening on it (bound, then released). */
-function unusedLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function acceptsConnections(port: number): Promise<boolean> {

@@ -9,12 +9,12 @@ import path from 'node:path';
 import { startCluster, waitFor, type Cluster } from './harness';
 import {
   ControllerApi,
-  controllerEntry,
   ManagedProcess,
   repositoryRoot,
   requireBuiltEntries,
   type ReportEntry,
 } from './forewarn-support';
+import { controllerReady, launchController, requireStarted } from './controller-process';
 
 const crdDirectory = path.join(__dirname, 'crds');
 const demoDirectory = path.join(repositoryRoot, 'examples/manifests');
@@ -32,10 +32,7 @@ let cluster: Cluster | undefined;
 let controller: ManagedProcess | undefined;
 let api: ControllerApi | undefined;
 
-function running(): { cluster: Cluster; api: ControllerApi } {
-  if (!cluster || !api) throw new Error('the cluster or the controller did not start (see beforeAll)');
-  return { cluster, api };
-}
+const running = (): { cluster: Cluster; api: ControllerApi } => requireStarted(cluster, api);
 
 async function kubectl(args: readonly string[]): Promise<string> {
   if (!cluster) throw new Error('the cluster did not start (see beforeAll)');
@@ -63,31 +60,8 @@ beforeAll(async () => {
   for (const file of (await readdir(crdDirectory)).filter((name) => name.endsWith('.yaml')).sort())
     await kubectl(['apply', '-f', path.join(crdDirectory, file)]);
   await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
-  controller = ManagedProcess.start(
-    'controller',
-    path.join(cluster.dataDir, 'controller.log'),
-    controllerEntry,
-    [
-      '--kubeconfig',
-      cluster.kubeconfigPath,
-      '--port',
-      '0',
-      '--address',
-      '127.0.0.1',
-      '--mcp=false',
-      '--detail-level',
-      'full',
-    ],
-    {},
-  );
-  const listening = await controller.waitForLogLine(
-    (line) => line.msg === 'HTTP API listening',
-    30_000,
-    '"HTTP API listening"',
-  );
-  api = new ControllerApi(`http://127.0.0.1:${String(listening.port)}`);
-  const ready = api;
-  await waitFor(() => ready.isReady(), 60_000, { description: 'controller ready' });
+  controller = launchController(cluster, { kubeconfig: cluster.kubeconfigPath, detailLevel: 'full' });
+  ({ api } = await controllerReady(controller));
 });
 
 afterAll(async () => {

@@ -4,16 +4,15 @@
 // rejected with the same message, a `passes` is admitted, a Warn binding's violation is the warning
 // kubectl prints. ValidatingAdmissionPolicies and Pod Security Admission are enforced by the server
 // itself, so nothing here writes down what either should answer. One cluster for the file.
-import path from 'node:path';
 import { startCluster, waitFor, type Cluster, type ProcessResult } from './harness';
 import {
   admissionWarnings,
   asJsonObject,
   ControllerApi,
-  controllerEntry,
   ManagedProcess,
   requireBuiltEntries,
 } from './forewarn-support';
+import { controllerReady, launchController, requireStarted } from './controller-process';
 import {
   admissionPolicies,
   admissionPolicyObjects,
@@ -29,10 +28,7 @@ let cluster: Cluster | undefined;
 let controller: ManagedProcess | undefined;
 let api: ControllerApi | undefined;
 
-function running(): { cluster: Cluster; api: ControllerApi } {
-  if (!cluster || !api) throw new Error('the cluster or the controller did not start (see beforeAll)');
-  return { cluster, api };
-}
+const running = (): { cluster: Cluster; api: ControllerApi } => requireStarted(cluster, api);
 
 interface CheckedEntry {
   name: string;
@@ -92,32 +88,9 @@ function carries(evidence: CheckedEntry['evidence'], message: string): boolean {
 beforeAll(async () => {
   requireBuiltEntries();
   cluster = await startCluster();
-  controller = ManagedProcess.start(
-    'controller',
-    path.join(cluster.dataDir, 'controller.log'),
-    controllerEntry,
-    // Full detail: the reports name the cluster-scoped bindings the test waits for.
-    [
-      '--kubeconfig',
-      cluster.kubeconfigPath,
-      '--port',
-      '0',
-      '--address',
-      '127.0.0.1',
-      '--mcp=false',
-      '--detail-level',
-      'full',
-    ],
-    {},
-  );
-  const listening = await controller.waitForLogLine(
-    (line) => line.msg === 'HTTP API listening',
-    30_000,
-    '"HTTP API listening"',
-  );
-  api = new ControllerApi(`http://127.0.0.1:${String(listening.port)}`);
-  const ready = api;
-  await waitFor(() => ready.isReady(), 60_000, { description: 'controller ready' });
+  // Full detail: the reports name the cluster-scoped bindings the test waits for.
+  controller = launchController(cluster, { kubeconfig: cluster.kubeconfigPath, detailLevel: 'full' });
+  ({ api } = await controllerReady(controller));
 });
 
 afterAll(async () => {

@@ -1,11 +1,18 @@
-import { parseControllerConfig } from '../../services/controller/config';
-import { startController, type RunningController } from '../../services/controller/runtime';
-import { ClusterSource } from '../../services/controller/sources/cluster/cluster-source';
+import type { RunningController } from '../../services/controller/runtime';
 import type { ConstraintIndex } from '../../services/controller/index/constraint-index';
-import { silentLogger } from '../../services/logging/logger';
 import type { KubernetesObject } from '../../services/model/kubernetes';
 import { renderFullText } from '../../services/model/text';
 import { indexObjects } from '../support/controller-fixtures';
+import { startClusterController } from '../support/cluster-controller';
+import {
+  apply,
+  NAMESPACES,
+  objectsFor,
+  randomFrom,
+  remove,
+  WATCHED_TYPES,
+  type Pick,
+} from './support/storm-objects';
 import { KubernetesApiTestServer } from '../support/kubernetes-api-server';
 
 // The controller (real runtime, cluster source, HTTP API) against the Kubernetes API test server
@@ -23,110 +30,9 @@ const FAST = {
   inactivityMs: 1_500,
   listPageSize: 2,
 };
-const NAMESPACES = ['alpha', 'beta', 'gamma'];
 const OUTAGE_MS = 1_000;
 /** How long after the API server went down health may still say `healthy`. */
 const DETECTION_MS = 500;
-
-/** A small seeded generator, so a failing storm can be replayed from its seed. */
-function randomFrom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let mixed = state;
-    mixed = Math.imul(mixed ^ (mixed >>> 15), mixed | 1);
-    mixed ^= mixed + Math.imul(mixed ^ (mixed >>> 7), mixed | 61);
-    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-type Pick = <Item>(items: readonly Item[]) => Item;
-
-function objectsFor(pick: Pick, random: () => number): Array<() => KubernetesObject> {
-  return [
-    () => ({
-      apiVersion: 'v1',
-      kind: 'Namespace',
-      metadata: { name: pick(NAMESPACES), labels: { team: pick(['red', 'blue']) } },
-    }),
-    () => ({
-      apiVersion: 'networking.k8s.io/v1',
-      kind: 'NetworkPolicy',
-      metadata: { name: `np-${Math.floor(random() * 4)}`, namespace: pick(NAMESPACES) },
-      spec: {
-        podSelector: random() < 0.5 ? {} : { matchLabels: { app: 'web' } },
-        policyTypes: pick([['Ingress'], ['Egress'], ['Ingress', 'Egress']]),
-      },
-    }),
-    () => {
-      const used = pick(['1', '3', '3900m']);
-      return {
-        apiVersion: 'v1',
-        kind: 'ResourceQuota',
-        metadata: { name: 'compute', namespace: pick(NAMESPACES) },
-        spec: { hard: { 'requests.cpu': '4' } },
-        status: { hard: { 'requests.cpu': '4' }, used: { 'requests.cpu': used } },
-      };
-    },
-    () => ({
-      apiVersion: 'v1',
-      kind: 'LimitRange',
-      metadata: { name: 'defaults', namespace: pick(NAMESPACES) },
-      spec: { limits: [{ type: 'Container', default: { cpu: pick(['100m', '500m']) } }] },
-    }),
-    () => ({
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingWebhookConfiguration',
-      metadata: { name: 'guard' },
-      webhooks: [
-        {
-          name: 'guard.example.com',
-          clientConfig: { url: 'https://guard.example.com/validate' },
-          rules: [
-            { apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['deployments'] },
-          ],
-          namespaceSelector: { matchLabels: { team: pick(['red', 'blue']) } },
-          failurePolicy: pick(['Fail', 'Ignore']),
-          sideEffects: 'None',
-          admissionReviewVersions: ['v1'],
-        },
-      ],
-    }),
-    () => ({
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'web', namespace: pick(NAMESPACES) },
-      spec: {
-        selector: { matchLabels: { app: 'web' } },
-        template: {
-          metadata: { labels: { app: 'web', track: pick(['stable', 'canary']) } },
-          spec: { containers: [] },
-        },
-      },
-    }),
-  ];
-}
-
-const WATCHED_TYPES: Array<[string, string]> = [
-  ['v1', 'Namespace'],
-  ['networking.k8s.io/v1', 'NetworkPolicy'],
-  ['v1', 'ResourceQuota'],
-  ['v1', 'LimitRange'],
-  ['admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration'],
-  ['apps/v1', 'Deployment'],
-];
-
-function apply(server: KubernetesApiTestServer, object: KubernetesObject): void {
-  const { apiVersion = '', kind = '', metadata = {} } = object;
-  if (server.get(apiVersion, kind, metadata.namespace, metadata.name ?? '')) server.update(object);
-  else server.create(object);
-}
-
-function remove(server: KubernetesApiTestServer, object: KubernetesObject): void {
-  const { apiVersion = '', kind = '', metadata = {} } = object;
-  if (server.get(apiVersion, kind, metadata.namespace, metadata.name ?? ''))
-    server.delete(apiVersion, kind, metadata.namespace, metadata.name ?? '');
-}
 
 /** What every namespace sees: its constraints (own and cluster-wide, by its labels) and workloads. */
 function namespaceViews(index: ConstraintIndex): string[] {
@@ -166,31 +72,88 @@ interface HealthSample {
   status: string;
 }
 
-async function runStorm(seed: number): Promise<void> {
-  const random = randomFrom(seed);
-  const pick: Pick = (items) => items[Math.floor(random() * items.length)];
-  const builders = objectsFor(pick, random);
-  const server = new KubernetesApiTestServer({ bookmarkIntervalMs: 200 });
-  await server.start();
-  for (let step = 0; step < 20; step++) apply(server, pick(builders)());
-  const config = parseControllerConfig(['--port', '0', '--address', '127.0.0.1', '--mcp=false'], {});
-  const controller: RunningController = await startController(config, silentLogger(), {
-    source: (sink, registry, watchObserver) =>
-      new ClusterSource({
-        kubeConfig: server.kubeConfig(),
-        sink,
-        registry,
-        logger: silentLogger(),
-        rescanIntervalMs: 60_000,
-        timing: FAST,
-        crdRescanDelayMs: 50,
-        syncWaitMs: 2_000,
-        watchObserver,
-      }),
-  });
-  const base = `http://127.0.0.1:${controller.port}`;
+interface Storm {
+  server: KubernetesApiTestServer;
+  random: () => number;
+  pick: Pick;
+  builders: Array<() => KubernetesObject>;
+  /** The API server restarts: from its stop until it serves again. */
+  outages: Array<{ from: number; to: number }>;
+}
+
+/** Every API fault, by index; the last one is an outage during which the state changes. */
+function stormFaults({ server, random, pick, builders, outages }: Storm): Array<() => Promise<void> | void> {
+  return [
+    () => void server.dropWatches(),
+    () => void server.closeWatchesCleanly(),
+    () => {
+      server.expireHistory();
+      server.dropWatches();
+    },
+    () => {
+      server.failNext({ watch: false, status: 500, times: 3 });
+      server.dropWatches();
+    },
+    () => {
+      server.delayNext({ watch: false, ms: 800, times: 3 });
+      server.dropWatches();
+    },
+    () => {
+      // The next watches are accepted and never answered: only the inactivity timeout helps.
+      server.hangNext({ watch: true, times: 2 });
+      server.dropWatches();
+    },
+    async () => {
+      let from = 0;
+      await server.restart({
+        whileDown: (down) => {
+          from = Date.now();
+          for (let change = 0; change < 4; change++) {
+            const object = pick(builders)();
+            if (random() < 0.3) remove(down, object);
+            else apply(down, object);
+          }
+        },
+        downForMs: OUTAGE_MS,
+      });
+      outages.push({ from, to: Date.now() });
+    },
+  ];
+}
+
+/** 60 steps of changes and faults, then every fault not yet run (the outage always, last). */
+async function blowStorm(storm: Storm): Promise<{ changes: number; faultsRun: number[] }> {
+  const { server, random, pick, builders } = storm;
+  const faults = stormFaults(storm);
+  const faultsRun: number[] = [];
+  let changes = 0;
+  for (let step = 0; step < 60; step++) {
+    const roll = random();
+    if (roll < 0.15) {
+      const fault = Math.floor(random() * faults.length);
+      faultsRun.push(fault);
+      await faults[fault]();
+      continue;
+    }
+    changes++;
+    if (roll < 0.3) remove(server, pick(builders)());
+    else apply(server, pick(builders)());
+    await new Promise((resolve) => setTimeout(resolve, random() * 40));
+  }
+  // Every storm has every fault at least once, the outage last, so health is tested while the
+  // server is away.
+  for (let fault = 0; fault < faults.length; fault++) {
+    if (faultsRun.includes(fault) && fault !== faults.length - 1) continue;
+    faultsRun.push(fault);
+    await faults[fault]();
+    for (let change = 0; change < 3; change++) apply(server, pick(builders)());
+  }
+  return { changes, faultsRun };
+}
+
+/** Samples /resources/health every 40 ms until `stop()`. */
+function sampleHealth(base: string): { samples: HealthSample[]; stop: () => Promise<void> } {
   const samples: HealthSample[] = [];
-  const outages: Array<{ from: number; to: number }> = [];
   let sampling = true;
   const sampler = (async () => {
     while (sampling) {
@@ -200,79 +163,94 @@ async function runStorm(seed: number): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 40));
     }
   })();
+  return {
+    samples,
+    stop: async () => {
+      sampling = false;
+      await sampler;
+    },
+  };
+}
+
+/** Waits (15 s at most) until the index equals the server's objects and health says healthy. */
+async function awaitConvergence(
+  seed: number,
+  server: KubernetesApiTestServer,
+  controller: RunningController,
+  samples: HealthSample[],
+): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  let last = '';
+  for (;;) {
+    const truth = serverTruth(server);
+    const seen = namespaceViews(controller.index);
+    const health = samples.at(-1)?.status;
+    if (JSON.stringify(truth) === JSON.stringify(seen) && health === 'healthy') return;
+    last = `health ${health}; expected\n${truth.join('\n')}\nindexed\n${seen.join('\n')}`;
+    if (Date.now() > deadline) throw new Error(`seed ${seed}: no convergence within 15 s: ${last}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * Truthful health: never `healthy` while the API server is away (after a detection delay),
+ * `unhealthy` at some point in each outage, and `healthy` from convergence on.
+ */
+function expectTruthfulHealth(
+  seed: number,
+  samples: HealthSample[],
+  outages: Storm['outages'],
+  converged: number,
+): void {
+  for (const outage of outages) {
+    const during = samples.filter(
+      (sample) => sample.at >= outage.from + DETECTION_MS && sample.at <= outage.to,
+    );
+    expect({
+      seed,
+      outage,
+      healthyWhileDown: during.filter((sample) => sample.status === 'healthy').length,
+    }).toEqual({
+      seed,
+      outage,
+      healthyWhileDown: 0,
+    });
+    expect(
+      samples.some(
+        (sample) => sample.at >= outage.from && sample.at <= outage.to + 200 && sample.status === 'unhealthy',
+      ),
+    ).toBe(true);
+  }
+  expect(samples.filter((sample) => sample.at > converged).map((sample) => sample.status)).not.toContain(
+    'unhealthy',
+  );
+}
+
+async function runStorm(seed: number): Promise<void> {
+  const random = randomFrom(seed);
+  const pick: Pick = (items) => items[Math.floor(random() * items.length)];
+  const storm: Storm = {
+    server: new KubernetesApiTestServer({ bookmarkIntervalMs: 200 }),
+    random,
+    pick,
+    builders: objectsFor(pick, random),
+    outages: [],
+  };
+  const { server, outages } = storm;
+  await server.start();
+  for (let step = 0; step < 20; step++) apply(server, pick(storm.builders)());
+  const controller: RunningController = await startClusterController(server, {
+    timing: FAST,
+    crdRescanDelayMs: 50,
+    syncWaitMs: 2_000,
+  });
+  const base = `http://127.0.0.1:${controller.port}`;
+  const health = sampleHealth(base);
+  const { samples } = health;
 
   try {
-    const faults: Array<() => Promise<void> | void> = [
-      () => void server.dropWatches(),
-      () => void server.closeWatchesCleanly(),
-      () => {
-        server.expireHistory();
-        server.dropWatches();
-      },
-      () => {
-        server.failNext({ watch: false, status: 500, times: 3 });
-        server.dropWatches();
-      },
-      () => {
-        server.delayNext({ watch: false, ms: 800, times: 3 });
-        server.dropWatches();
-      },
-      () => {
-        // The next watches are accepted and never answered: only the inactivity timeout helps.
-        server.hangNext({ watch: true, times: 2 });
-        server.dropWatches();
-      },
-      async () => {
-        let from = 0;
-        await server.restart({
-          whileDown: (down) => {
-            from = Date.now();
-            for (let change = 0; change < 4; change++) {
-              const object = pick(builders)();
-              if (random() < 0.3) remove(down, object);
-              else apply(down, object);
-            }
-          },
-          downForMs: OUTAGE_MS,
-        });
-        outages.push({ from, to: Date.now() });
-      },
-    ];
-    const faultsRun: number[] = [];
-    let changes = 0;
-    for (let step = 0; step < 60; step++) {
-      const roll = random();
-      if (roll < 0.15) {
-        const fault = Math.floor(random() * faults.length);
-        faultsRun.push(fault);
-        await faults[fault]();
-        continue;
-      }
-      changes++;
-      if (roll < 0.3) remove(server, pick(builders)());
-      else apply(server, pick(builders)());
-      await new Promise((resolve) => setTimeout(resolve, random() * 40));
-    }
-    // Every storm has every fault at least once, the outage last, so health is tested while the
-    // server is away.
-    for (let fault = 0; fault < faults.length; fault++) {
-      if (faultsRun.includes(fault) && fault !== faults.length - 1) continue;
-      faultsRun.push(fault);
-      await faults[fault]();
-      for (let change = 0; change < 3; change++) apply(server, pick(builders)());
-    }
-
-    const deadline = Date.now() + 15_000;
-    let last = '';
-    for (;;) {
-      const truth = serverTruth(server);
-      const seen = namespaceViews(controller.index);
-      const health = samples.at(-1)?.status;
-      if (JSON.stringify(truth) === JSON.stringify(seen) && health === 'healthy') break;
-      last = `health ${health}; expected\n${truth.join('\n')}\nindexed\n${seen.join('\n')}`;
-      if (Date.now() > deadline) throw new Error(`seed ${seed}: no convergence within 15 s: ${last}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    const { changes, faultsRun } = await blowStorm(storm);
+    await awaitConvergence(seed, server, controller, samples);
     const converged = Date.now();
     const counts = (statuses: string[]) =>
       ['healthy', 'degraded', 'unhealthy'].map(
@@ -284,40 +262,14 @@ async function runStorm(seed: number): Promise<void> {
         `health samples: ${counts(samples.map((sample) => sample.status)).join(', ')}`,
     );
     await new Promise((resolve) => setTimeout(resolve, 300));
-    sampling = false;
-    await sampler;
+    await health.stop();
 
-    // Truthful health: never `healthy` while the API server is away (after a detection delay),
-    // `unhealthy` at some point in each outage, and `healthy` from convergence on.
-    for (const outage of outages) {
-      const during = samples.filter(
-        (sample) => sample.at >= outage.from + DETECTION_MS && sample.at <= outage.to,
-      );
-      expect({
-        seed,
-        outage,
-        healthyWhileDown: during.filter((sample) => sample.status === 'healthy').length,
-      }).toEqual({
-        seed,
-        outage,
-        healthyWhileDown: 0,
-      });
-      expect(
-        samples.some(
-          (sample) =>
-            sample.at >= outage.from && sample.at <= outage.to + 200 && sample.status === 'unhealthy',
-        ),
-      ).toBe(true);
-    }
-    expect(samples.filter((sample) => sample.at > converged).map((sample) => sample.status)).not.toContain(
-      'unhealthy',
-    );
+    expectTruthfulHealth(seed, samples, outages, converged);
     // The last known index stays readable during outages; readiness is about the first sync.
     const ready = await fetch(`${base}/readyz`);
     expect(ready.status).toBe(200);
   } finally {
-    sampling = false;
-    await sampler;
+    await health.stop();
     await controller.close();
     await server.stop();
   }
@@ -342,19 +294,7 @@ describe('controller under API faults', () => {
       metadata: { name: 'deny-all', namespace: 'shop' },
       spec: { podSelector: {}, policyTypes: ['Ingress'] },
     });
-    const config = parseControllerConfig(['--port', '0', '--address', '127.0.0.1', '--mcp=false'], {});
-    const controller = await startController(config, silentLogger(), {
-      source: (sink, registry, watchObserver) =>
-        new ClusterSource({
-          kubeConfig: server.kubeConfig(),
-          sink,
-          registry,
-          logger: silentLogger(),
-          rescanIntervalMs: 60_000,
-          timing: FAST,
-          watchObserver,
-        }),
-    });
+    const controller = await startClusterController(server, { timing: FAST });
     const base = `http://127.0.0.1:${controller.port}`;
     try {
       await server.stop();

@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,6 +9,15 @@ import { silentLogger } from '../../services/logging/logger';
 import { generateSelfSignedBundle, type CertificateBundle } from '../../services/webhook/certs/self-signed';
 import { FaultyController, type ControllerFault } from './support/faulty-controller';
 import { errorMessage } from '../../services/model/error-message';
+import { reviewCaseFor } from './support/fault-matrix-reviews';
+import {
+  listeningPort,
+  spawnProbedWebhook,
+  stopWebhook,
+  webhookMain,
+  type ProbeReport,
+  type WebhookProcess,
+} from './support/webhook-process';
 
 // Rule B-1 under volume: the real webhook process (`dist/services/webhook/main.js`, managed
 // certificate files) in front of a controller that fails in every way the matrix names, and
@@ -18,10 +26,9 @@ import { errorMessage } from '../../services/model/error-message';
 // and no growth of its file descriptors or heap between the end of a warm-up and the end of the run.
 // The process runs the build output (`npm test` builds first) with a preloaded probe that reports
 // its descriptors and post-GC heap over IPC, so the client's own sockets are never counted.
+// The reviews are in support/fault-matrix-reviews.ts, the probed process in support/webhook-process.ts.
 
 const repositoryRoot = path.join(__dirname, '../..');
-const webhookMain = path.join(repositoryRoot, 'dist/services/webhook/main.js');
-const probe = path.join(__dirname, 'support/process-probe.js');
 const demoManifests = path.join(repositoryRoot, 'examples/manifests');
 
 const ANSWER_DEADLINE_MS = 3_500;
@@ -29,146 +36,6 @@ const ANSWER_DEADLINE_MS = 3_500;
 const FILE_DESCRIPTOR_ALLOWANCE = 10;
 /** Far below what a leak of even 1 KB per request (10 MB over the run) would add. */
 const HEAP_GROWTH_ALLOWANCE_BYTES = 6 * 1024 * 1024;
-const OVERSIZED_REVIEW_BYTES = 5 * 1024 * 1024;
-
-interface ReviewCase {
-  name: string;
-  body: () => string;
-  contentType: string;
-  method?: 'POST' | 'GET';
-  /** The uid the answer must carry ('' when the review has none we could read). */
-  uid: string;
-  apiVersion: string;
-}
-
-function deploymentReview(uid: string, apiVersion = 'admission.k8s.io/v1'): Record<string, unknown> {
-  const labels = { app: 'web' };
-  return {
-    apiVersion,
-    kind: 'AdmissionReview',
-    request: {
-      uid,
-      kind: { group: 'apps', version: 'v1', kind: 'Deployment' },
-      resource: { group: 'apps', version: 'v1', resource: 'deployments' },
-      name: 'web',
-      namespace: 'shop',
-      operation: 'CREATE',
-      userInfo: { username: 'developer' },
-      object: {
-        apiVersion: 'apps/v1',
-        kind: 'Deployment',
-        metadata: { name: 'web', namespace: 'shop', labels },
-        spec: {
-          selector: { matchLabels: labels },
-          template: { metadata: { labels }, spec: { containers: [] } },
-        },
-      },
-      oldObject: null,
-    },
-  };
-}
-
-const VALID_REVIEW = JSON.stringify(deploymentReview('uid-valid'));
-const OVERSIZED_REVIEW = (() => {
-  const review = deploymentReview('uid-oversized');
-  (review.request as Record<string, unknown>).padding = 'x'.repeat(OVERSIZED_REVIEW_BYTES);
-  return JSON.stringify(review);
-})();
-
-/** Half of all requests are valid reviews; the rest is every kind of broken request, in turn. */
-const REVIEW_CASES: ReviewCase[] = [
-  {
-    name: 'valid',
-    body: () => VALID_REVIEW,
-    contentType: 'application/json',
-    uid: 'uid-valid',
-    apiVersion: 'admission.k8s.io/v1',
-  },
-  {
-    name: 'invalid JSON',
-    body: () => VALID_REVIEW.slice(0, 120),
-    contentType: 'application/json',
-    uid: '',
-    apiVersion: 'admission.k8s.io/v1',
-  },
-  {
-    name: 'valid',
-    body: () => VALID_REVIEW,
-    contentType: 'application/json',
-    uid: 'uid-valid',
-    apiVersion: 'admission.k8s.io/v1',
-  },
-  {
-    name: 'empty body',
-    body: () => '',
-    contentType: 'application/json',
-    uid: '',
-    apiVersion: 'admission.k8s.io/v1',
-  },
-  {
-    name: 'valid',
-    body: () => VALID_REVIEW,
-    contentType: 'application/json',
-    uid: 'uid-valid',
-    apiVersion: 'admission.k8s.io/v1',
-  },
-  {
-    name: 'wrong content type',
-    body: () => VALID_REVIEW,
-    contentType: 'text/plain',
-    uid: 'uid-valid',
-    apiVersion: 'admission.k8s.io/v1',
-  },
-  {
-    name: 'valid',
-    body: () => VALID_REVIEW,
-    contentType: 'application/json',
-    uid: 'uid-valid',
-    apiVersion: 'admission.k8s.io/v1',
-  },
-  {
-    name: 'wrong apiVersion',
-    body: () => JSON.stringify(deploymentReview('uid-v2', 'admission.k8s.io/v2')),
-    contentType: 'application/json',
-    uid: 'uid-v2',
-    apiVersion: 'admission.k8s.io/v1',
-  },
-  {
-    name: 'valid',
-    body: () => VALID_REVIEW,
-    contentType: 'application/json',
-    uid: 'uid-valid',
-    apiVersion: 'admission.k8s.io/v1',
-  },
-  {
-    name: 'not a review',
-    body: () => JSON.stringify([{ kind: 'AdmissionReview' }, 42]),
-    contentType: 'application/x-www-form-urlencoded',
-    uid: '',
-    apiVersion: 'admission.k8s.io/v1',
-  },
-];
-const OVERSIZED_CASE: ReviewCase = {
-  name: 'oversized',
-  body: () => OVERSIZED_REVIEW,
-  contentType: 'application/json',
-  uid: 'uid-oversized',
-  apiVersion: 'admission.k8s.io/v1',
-};
-const GET_CASE: ReviewCase = {
-  name: 'GET',
-  body: () => '',
-  contentType: 'application/json',
-  method: 'GET',
-  uid: '',
-  apiVersion: 'admission.k8s.io/v1',
-};
-
-function reviewCaseFor(sequence: number): ReviewCase {
-  if (sequence % 500 === 250) return OVERSIZED_CASE;
-  if (sequence % 500 === 499) return GET_CASE;
-  return REVIEW_CASES[sequence % REVIEW_CASES.length];
-}
 
 interface Outcome {
   fault: ControllerFault | 'restarting';
@@ -176,59 +43,6 @@ interface Outcome {
   elapsedMs: number;
   problem?: string;
   warnings: number;
-}
-
-interface ProbeReport {
-  fileDescriptors: number;
-  heapUsedBytes: number;
-  rssBytes: number;
-}
-
-class WebhookProcess {
-  readonly events = new Map<string, number>();
-  private stdoutRest = '';
-  private stderrText = '';
-  private portFound!: (port: number) => void;
-  readonly port: Promise<number> = new Promise((resolve) => (this.portFound = resolve));
-
-  constructor(readonly child: ChildProcess) {
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => this.readLogs(chunk));
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (this.stderrText += chunk));
-  }
-
-  get stderr(): string {
-    return this.stderrText;
-  }
-
-  private readLogs(chunk: string): void {
-    const lines = (this.stdoutRest + chunk).split('\n');
-    this.stdoutRest = lines.pop() ?? '';
-    for (const line of lines) {
-      let entry: { event?: unknown; port?: unknown };
-      try {
-        entry = JSON.parse(line) as typeof entry;
-      } catch {
-        continue;
-      }
-      const event = typeof entry.event === 'string' ? entry.event : 'other';
-      this.events.set(event, (this.events.get(event) ?? 0) + 1);
-      if (event === 'listening' && typeof entry.port === 'number') this.portFound(entry.port);
-    }
-  }
-
-  probe(): Promise<ProbeReport> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error('the webhook process did not answer the probe')),
-        10_000,
-      );
-      this.child.once('message', (message: ProbeReport) => {
-        clearTimeout(timer);
-        resolve(message);
-      });
-      this.child.send({ type: 'probe' });
-    });
-  }
 }
 
 let bundle: CertificateBundle;
@@ -253,39 +67,13 @@ beforeAll(async () => {
   await writeFile(path.join(certificateDirectory, 'tls.key'), bundle.keyPem);
   controller = new FaultyController();
   await controller.start();
-  const child = spawn(
-    process.execPath,
-    [
-      '--expose-gc',
-      '--require',
-      probe,
-      webhookMain,
-      '--addr=127.0.0.1:0',
-      `--controller-url=${controller.url}`,
-      '--self-signed=false',
-      `--tls-cert-file=${path.join(certificateDirectory, 'tls.crt')}`,
-      `--tls-key-file=${path.join(certificateDirectory, 'tls.key')}`,
-      '--log-level=info',
-    ],
-    { cwd: repositoryRoot, env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] },
-  );
-  webhook = new WebhookProcess(child);
-  const port = await Promise.race([
-    webhook.port,
-    new Promise<never>((_resolve, reject) =>
-      child.once('exit', (code) => reject(new Error(`webhook exited with ${code}: ${webhook.stderr}`))),
-    ),
-  ]);
-  origin = `https://127.0.0.1:${port}`;
+  webhook = spawnProbedWebhook(controller.url, certificateDirectory);
+  origin = `https://127.0.0.1:${await listeningPort(webhook)}`;
   await waitUntilReady();
 }, 30_000);
 
 afterAll(async () => {
-  if (webhook && webhook.child.exitCode === null) {
-    const exited = new Promise((resolve) => webhook.child.once('exit', resolve));
-    webhook.child.kill('SIGTERM');
-    await exited;
-  }
+  await stopWebhook(webhook);
   await controller?.stop();
   if (certificateDirectory) await rm(certificateDirectory, { recursive: true, force: true });
 });
@@ -409,36 +197,62 @@ function describeProblems(outcomes: Outcome[]): string[] {
   return [...byKind].map(([key, count]) => `${count} x ${key}`);
 }
 
+/**
+ * Warm-up through every code path: the first failures of each kind compile code and fill caches,
+ * which would otherwise read as growth. It is not part of the 10,000. Returns the probe after it.
+ */
+async function warmUp(): Promise<ProbeReport> {
+  const client = newClient();
+  const warmUpPlan: Array<[ControllerFault, number, number]> = [
+    ['healthy', 600, 32],
+    ['down', 100, 32],
+    ['refusing', 100, 32],
+    ['status-500', 100, 32],
+    ['truncated-json', 100, 32],
+    ['garbage-json', 100, 32],
+    ['fifty-megabytes', 10, 10],
+    ['hanging', 20, 20],
+    ['healthy', 500, 32],
+  ];
+  const warmUpOutcomes: Outcome[] = [];
+  for (const [fault, requests, concurrency] of warmUpPlan) {
+    await controller.setFault(fault);
+    warmUpOutcomes.push(...(await load(client, fault, requests, concurrency)));
+    if (fault === 'hanging') await controller.stop();
+  }
+  expect(describeProblems(warmUpOutcomes)).toEqual([]);
+  await client.close();
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  return webhook.probe();
+}
+
+/** Every query that reached a failing controller was logged as failed. */
+function expectFailingQueriesLogged(): void {
+  // Identical reviews in flight together share one query, so the count of queries, not of reviews,
+  // is what to expect; how many coalesce depends on the machine's load.
+  const failingFaults: ControllerFault[] = [
+    'status-500',
+    'truncated-json',
+    'garbage-json',
+    'fifty-megabytes',
+    'hanging',
+  ];
+  const failingQueries = failingFaults
+    .map((fault) => controller.served.get(fault) ?? 0)
+    .reduce((sum, count) => sum + count, 0);
+  // With the admission check (POST of the object) identical reviews share queries far more often
+  // than with the label query: ~100 failing queries here where the GET gave over 500.
+  expect(failingQueries).toBeGreaterThan(50);
+  expect(webhook.events.get('controller_query_failed') ?? 0).toBeGreaterThanOrEqual(failingQueries);
+}
+
 describe('webhook fault matrix: 10,000 reviews, controller failing every way', () => {
   it('allows every review within 3.5 s, stays alive, and grows neither file descriptors nor heap', async () => {
-    // Warm-up through every code path first: the first failures of each kind compile code and
-    // fill caches, which would otherwise read as growth. It is not part of the 10,000.
-    let client = newClient();
-    const warmUp: Array<[ControllerFault, number, number]> = [
-      ['healthy', 600, 32],
-      ['down', 100, 32],
-      ['refusing', 100, 32],
-      ['status-500', 100, 32],
-      ['truncated-json', 100, 32],
-      ['garbage-json', 100, 32],
-      ['fifty-megabytes', 10, 10],
-      ['hanging', 20, 20],
-      ['healthy', 500, 32],
-    ];
-    const warmUpOutcomes: Outcome[] = [];
-    for (const [fault, requests, concurrency] of warmUp) {
-      await controller.setFault(fault);
-      warmUpOutcomes.push(...(await load(client, fault, requests, concurrency)));
-      if (fault === 'hanging') await controller.stop();
-    }
-    expect(describeProblems(warmUpOutcomes)).toEqual([]);
-    await client.close();
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const afterWarmUp = await webhook.probe();
+    const afterWarmUp = await warmUp();
 
     const outcomes: Outcome[] = [];
 
-    client = newClient();
+    const client = newClient();
     const plan: Array<{ fault: ControllerFault; requests: number; concurrency: number }> = [
       { fault: 'healthy', requests: 2_400, concurrency: 32 },
       { fault: 'down', requests: 1_500, concurrency: 32 },
@@ -480,23 +294,7 @@ describe('webhook fault matrix: 10,000 reviews, controller failing every way', (
       outcomes.filter((outcome) => outcome.fault === 'restarting' && outcome.warnings > 0).length,
     ).toBeGreaterThan(0);
     expect(outcomes.filter((outcome) => outcome.fault === 'down' && outcome.warnings > 0)).toHaveLength(0);
-    // Every query that reached a failing controller was logged as failed. (Identical reviews in
-    // flight together share one query, so the count of queries, not of reviews, is what to expect;
-    // how many coalesce depends on the machine's load.)
-    const failingFaults: ControllerFault[] = [
-      'status-500',
-      'truncated-json',
-      'garbage-json',
-      'fifty-megabytes',
-      'hanging',
-    ];
-    const failingQueries = failingFaults
-      .map((fault) => controller.served.get(fault) ?? 0)
-      .reduce((sum, count) => sum + count, 0);
-    // With the admission check (POST of the object) identical reviews share queries far more often
-    // than with the label query: ~100 failing queries here where the GET gave over 500.
-    expect(failingQueries).toBeGreaterThan(50);
-    expect(webhook.events.get('controller_query_failed') ?? 0).toBeGreaterThanOrEqual(failingQueries);
+    expectFailingQueriesLogged();
 
     // Alive and serving.
     expect(webhook.child.exitCode).toBeNull();

@@ -7,6 +7,11 @@ import { Ingestor, ParseErrorCounter } from '../../services/controller/index/ing
 import { parseManifest } from '../../services/controller/sources/manifest-parsing';
 import type { SourceStatus } from '../../services/controller/sources/source';
 import type { RuntimeState } from '../../services/controller/views/health';
+import { createControllerApp, type ControllerAppDependencies } from '../../services/controller/http/app';
+import { createApiAccess } from '../../services/controller/http/api-auth';
+import { kubernetesTokenReviewer } from '../../services/controller/http/token-review';
+import { silentLogger } from '../../services/logging/logger';
+import type { KubernetesApiTestServer } from './kubernetes-api-server';
 
 /** Every object of the demo cluster in examples/manifests, parsed as the manifests source does. */
 export function demoClusterObjects(): KubernetesObject[] {
@@ -58,4 +63,40 @@ export function runtimeStateFor(
     mcp: { enabled: false, transport: 'sse', port: 8090 },
     startedAt: new Date('2026-11-22T11:00:00.000Z'),
   };
+}
+
+/** The controller's HTTP app serving `cluster`, synced, at FIXED_NOW, silent; `overrides` on top. */
+export function fixtureControllerApp(
+  cluster: IndexedCluster,
+  overrides: Partial<ControllerAppDependencies> = {},
+): ReturnType<typeof createControllerApp> {
+  return createControllerApp({
+    index: cluster.index,
+    runtimeState: () => runtimeStateFor(cluster, syncedSource()),
+    configuredDetailLevel: 'full',
+    clock: () => FIXED_NOW,
+    logger: silentLogger(),
+    ...overrides,
+  });
+}
+
+/**
+ * The same at `summary` with `--api-auth=tokenreview`: unredacted only for a token of
+ * `webhookServiceAccount` (namespace/name), reviewed by `apiServer`'s TokenReview API.
+ */
+export function tokenReviewControllerApp(
+  cluster: IndexedCluster,
+  apiServer: KubernetesApiTestServer,
+  webhookServiceAccount: string,
+): ReturnType<typeof createControllerApp> {
+  return fixtureControllerApp(cluster, {
+    configuredDetailLevel: 'summary',
+    apiAccess: createApiAccess({
+      mode: 'tokenreview',
+      configuredDetailLevel: 'summary',
+      webhookServiceAccount,
+      reviewToken: kubernetesTokenReviewer(apiServer.kubeConfig()),
+      logger: silentLogger(),
+    }),
+  });
 }

@@ -15,7 +15,7 @@ import {
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
 import { KubernetesApiTestServer } from './kubernetes-api-server';
-import { errorBody, errorCode, waitUntil } from './kubernetes-api/wait-until';
+import { errorBody, errorCode, waitUntil, rejection } from './kubernetes-api/wait-until';
 
 // Discovery documents and CustomResourceDefinitions, read with the real client: a cluster source
 // decides what to watch from exactly these answers, so their shape must be the real server's.
@@ -32,15 +32,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await server.stop();
 });
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the request to fail');
-}
 
 function ciliumPolicyDefinition(): V1CustomResourceDefinition {
   return {

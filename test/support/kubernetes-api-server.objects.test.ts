@@ -1,6 +1,6 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { KubernetesApiTestServer } from './kubernetes-api-server';
-import { errorBody, errorCode } from './kubernetes-api/wait-until';
+import { errorBody, errorCode, rejection } from './kubernetes-api/wait-until';
 
 // Reads with selectors and pagination, the programmatic object API, and the namespace lifecycle,
 // through the real client-node where a client is involved.
@@ -17,15 +17,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await server.stop();
 });
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the request to fail');
-}
 
 describe('KubernetesApiTestServer objects and queries', () => {
   test('lists with label selectors, field selectors and pagination', async () => {

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubernetesApiTestServer } from './kubernetes-api-server';
-import { errorBody, errorCode } from './kubernetes-api/wait-until';
+import { errorBody, errorCode, rejection } from './kubernetes-api/wait-until';
 
 // CRUD against the test server through the real @kubernetes/client-node typed clients: what the
 // library sends must be understood, and what the server answers must deserialize and carry the
@@ -31,15 +31,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await server.stop();
 });
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the request to fail');
-}
 
 function deployment(name: string, replicas: number): V1Deployment {
   return {

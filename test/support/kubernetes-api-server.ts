@@ -2,7 +2,6 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { stringify as toYaml } from 'yaml';
 import { ApiStatusError } from './kubernetes-api/api-status';
 import { builtInResourceTypes } from './kubernetes-api/builtin-resources';
 import {
@@ -12,10 +11,12 @@ import {
   type HangRule,
   type RecordedRequest,
 } from './kubernetes-api/fault-injection';
+import { testServerKubeConfigYaml } from './kubernetes-api/kubeconfig';
 import { toApiObject, type ApiObject, type ObjectInput } from './kubernetes-api/api-object';
 import { objectField, stringField, toJsonObject, type JsonObject } from './kubernetes-api/json';
 import { ObjectStore } from './kubernetes-api/object-store';
-import { RequestRouter, sendStatusError } from './kubernetes-api/request-router';
+import { sendStatusError } from './kubernetes-api/http-bodies';
+import { RequestRouter } from './kubernetes-api/request-router';
 import { ResourceRegistry, splitApiVersion, type ResourceType } from './kubernetes-api/resource-registry';
 import { ObjectFilter } from './kubernetes-api/selectors';
 import { WatchHub, type WatchMatcher } from './kubernetes-api/watch-stream';
@@ -203,19 +204,7 @@ export class KubernetesApiTestServer {
 
   /** The same configuration as a kubeconfig file, for processes started with `--kubeconfig FILE`. */
   kubeConfigYaml(): string {
-    return toYaml({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [{ name: 'forewarn-test', cluster: { server: this.url, 'insecure-skip-tls-verify': true } }],
-      users: [{ name: 'forewarn-test', user: { token: this.token } }],
-      contexts: [
-        {
-          name: 'forewarn-test',
-          context: { cluster: 'forewarn-test', user: 'forewarn-test', namespace: 'default' },
-        },
-      ],
-      'current-context': 'forewarn-test',
-    });
+    return testServerKubeConfigYaml(this.url, this.token);
   }
 
   // ---- objects, through the same store and watch events as HTTP ------------------------------

@@ -1,13 +1,6 @@
 import request from 'supertest';
 import type { ConstraintDraft } from '../../model/constraint';
-import { silentLogger } from '../../logging/logger';
-import {
-  FIXED_NOW,
-  indexObjects,
-  runtimeStateFor,
-  syncedSource,
-} from '../../../test/support/controller-fixtures';
-import { createControllerApp } from './app';
+import { fixtureControllerApp, indexObjects } from '../../../test/support/controller-fixtures';
 import { ADMISSION_MEMO_MAX_BODY_BYTES, AdmissionCheckMemo } from './admission-check-memo';
 
 const deployment = {
@@ -51,13 +44,7 @@ describe('admission-check memo', () => {
 
   it('answers an identical body anew once the index revision changed', async () => {
     const cluster = indexObjects([]);
-    const app = createControllerApp({
-      index: cluster.index,
-      runtimeState: () => runtimeStateFor(cluster, syncedSource()),
-      configuredDetailLevel: 'summary',
-      clock: () => FIXED_NOW,
-      logger: silentLogger(),
-    });
+    const app = fixtureControllerApp(cluster, { configuredDetailLevel: 'summary' });
     const check = async () =>
       (await request(app).post('/api/v1/admission-check').send({ object: deployment }).expect(200))
         .body as Checked;
@@ -71,12 +58,8 @@ describe('admission-check memo', () => {
     const cluster = indexObjects([denyAll]);
     let evaluations = 0;
     let inventoryRevision = 0;
-    const app = createControllerApp({
-      index: cluster.index,
-      runtimeState: () => runtimeStateFor(cluster, syncedSource()),
+    const app = fixtureControllerApp(cluster, {
       configuredDetailLevel: 'summary',
-      clock: () => FIXED_NOW,
-      logger: silentLogger(),
       prospectiveFindings: (): ConstraintDraft[] => {
         evaluations++;
         return [];

@@ -3,15 +3,12 @@ import { silentLogger } from '../../logging/logger';
 import { KubernetesApiTestServer } from '../../../test/support/kubernetes-api-server';
 import {
   demoClusterObjects,
-  FIXED_NOW,
   indexObjects,
-  runtimeStateFor,
-  syncedSource,
+  tokenReviewControllerApp,
 } from '../../../test/support/controller-fixtures';
 import { buildConstraintList } from '../views/constraint-list';
-import { createApiAccess, tokenExpiryMs, WebhookIdentityCheck, type ReviewToken } from './api-auth';
+import { tokenExpiryMs, WebhookIdentityCheck, type ReviewToken } from './api-auth';
 import { createControllerApp } from './app';
-import { kubernetesTokenReviewer } from './token-review';
 
 // `--api-auth=tokenreview` (issue 13 item 5, DESIGN.md 5): `/api/v1/constraints` is unredacted for
 // the webhook's projected token alone, checked with a real TokenReview call against the test API
@@ -29,20 +26,7 @@ describe('/api/v1/constraints with --api-auth=tokenreview', () => {
 
   beforeAll(async () => {
     await apiServer.start();
-    app = createControllerApp({
-      index: demo.index,
-      runtimeState: () => runtimeStateFor(demo, syncedSource()),
-      configuredDetailLevel: 'summary',
-      clock: () => FIXED_NOW,
-      logger: silentLogger(),
-      apiAccess: createApiAccess({
-        mode: 'tokenreview',
-        configuredDetailLevel: 'summary',
-        webhookServiceAccount: `${WEBHOOK.namespace}/${WEBHOOK.serviceAccount}`,
-        reviewToken: kubernetesTokenReviewer(apiServer.kubeConfig()),
-        logger: silentLogger(),
-      }),
-    });
+    app = tokenReviewControllerApp(demo, apiServer, `${WEBHOOK.namespace}/${WEBHOOK.serviceAccount}`);
   });
 
   afterAll(async () => {

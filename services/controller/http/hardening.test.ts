@@ -1,25 +1,15 @@
 import request from 'supertest';
-import { createControllerApp } from './app';
-import { silentLogger } from '../../logging/logger';
 import {
   demoClusterObjects,
-  FIXED_NOW,
+  fixtureControllerApp,
   indexObjects,
-  runtimeStateFor,
-  syncedSource,
 } from '../../../test/support/controller-fixtures';
 
 // Hostile and odd requests found by probing the controller (issue 13, items 1 and 4): each must be a
 // JSON 4xx, never a crash, and a request that asks for a lower detail level must get it.
 
 const demo = indexObjects(demoClusterObjects());
-const app = createControllerApp({
-  index: demo.index,
-  runtimeState: () => runtimeStateFor(demo, syncedSource()),
-  configuredDetailLevel: 'full',
-  clock: () => FIXED_NOW,
-  logger: silentLogger(),
-});
+const app = fixtureControllerApp(demo);
 
 describe('POST /resources with hostile parameters', () => {
   it.each([

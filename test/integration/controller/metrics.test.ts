@@ -5,9 +5,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { parseControllerConfig } from '../../../services/controller/config';
 import { startController, type RunningController } from '../../../services/controller/runtime';
-import { ClusterSource } from '../../../services/controller/sources/cluster/cluster-source';
 import { ManifestFileSource } from '../../../services/controller/sources/manifest-files';
 import { silentLogger } from '../../../services/logging/logger';
+import { startClusterController } from '../../support/cluster-controller';
 import { KubernetesApiTestServer } from '../../support/kubernetes-api-server';
 import { waitUntil } from '../../support/kubernetes-api/wait-until';
 
@@ -194,25 +194,15 @@ describe('controller /metrics with the cluster source', () => {
       metadata: { name: 'deny-in', namespace: 'default' },
       spec: { podSelector: {}, policyTypes: ['Ingress'] },
     });
-    const config = parseControllerConfig(['--address', '127.0.0.1', '--port', '0', '--mcp=false'], {});
-    controller = await startController(config, silentLogger(), {
-      source: (sink, registry, watchObserver) =>
-        new ClusterSource({
-          kubeConfig: server.kubeConfig(),
-          sink,
-          registry,
-          logger: silentLogger(),
-          rescanIntervalMs: 60_000,
-          timing: {
-            backoffInitialMs: 20,
-            backoffMaxMs: 100,
-            watchTimeoutSeconds: 30,
-            inactivityMs: 5_000,
-            listPageSize: 50,
-          },
-          syncWaitMs: 2_000,
-          watchObserver,
-        }),
+    controller = await startClusterController(server, {
+      timing: {
+        backoffInitialMs: 20,
+        backoffMaxMs: 100,
+        watchTimeoutSeconds: 30,
+        inactivityMs: 5_000,
+        listPageSize: 50,
+      },
+      syncWaitMs: 2_000,
     });
   });
 

@@ -3,18 +3,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { silentLogger } from '../../../services/logging/logger';
-import { createApiAccess } from '../../../services/controller/http/api-auth';
-import { createControllerApp } from '../../../services/controller/http/app';
-import { kubernetesTokenReviewer } from '../../../services/controller/http/token-review';
 import { createControllerClient } from '../../../services/webhook/controller-client';
 import { tokenFileReader } from '../../../services/webhook/token-file';
 import { KubernetesApiTestServer } from '../../support/kubernetes-api-server';
 import {
   demoClusterObjects,
-  FIXED_NOW,
   indexObjects,
-  runtimeStateFor,
-  syncedSource,
+  tokenReviewControllerApp,
 } from '../../support/controller-fixtures';
 
 // The webhook shows the controller its projected ServiceAccount token (read from the file the
@@ -29,20 +24,7 @@ let directory: string;
 beforeAll(async () => {
   await apiServer.start();
   directory = mkdtempSync(path.join(tmpdir(), 'forewarn-token-'));
-  const app = createControllerApp({
-    index: demo.index,
-    runtimeState: () => runtimeStateFor(demo, syncedSource()),
-    configuredDetailLevel: 'summary',
-    clock: () => FIXED_NOW,
-    logger: silentLogger(),
-    apiAccess: createApiAccess({
-      mode: 'tokenreview',
-      configuredDetailLevel: 'summary',
-      webhookServiceAccount: 'forewarn-system/forewarn-webhook',
-      reviewToken: kubernetesTokenReviewer(apiServer.kubeConfig()),
-      logger: silentLogger(),
-    }),
-  });
+  const app = tokenReviewControllerApp(demo, apiServer, 'forewarn-system/forewarn-webhook');
   controller = await new Promise<Server>((resolve) => {
     const server = createServer(app).listen(0, '127.0.0.1', () => resolve(server));
   });

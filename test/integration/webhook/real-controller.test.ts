@@ -54,18 +54,9 @@ beforeAll(async () => {
       '  versions: [{ name: v1, served: true, storage: true }]',
     ].join('\n'),
   );
+  const loopback = ['--port', '0', '--address', '127.0.0.1', '--mcp=false'];
   const config = parseControllerConfig(
-    [
-      '--manifests',
-      directory,
-      '--port',
-      '0',
-      '--address',
-      '127.0.0.1',
-      '--mcp=false',
-      '--missing-debounce',
-      '0s',
-    ],
+    ['--manifests', directory, ...loopback, '--missing-debounce', '0s'],
     {},
   );
   controller = await startController(config, silentLogger());

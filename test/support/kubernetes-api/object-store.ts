@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { alreadyExists, ApiStatusError, badRequest, conflict, notFound } from './api-status';
+import { alreadyExists, badRequest, conflict, notFound } from './api-status';
 import { CRD_GROUP, CRD_PLURAL, NAMESPACE_PLURAL } from './builtin-resources';
 import { resourceTypeFromCrd } from './custom-resource-definitions';
 import { cloneJson, jsonEqual, objectField, stringField, type JsonObject, type JsonValue } from './json';
 import { applyMergePatch, applyPatch } from './patches';
+import { EventHistory, type ChangeType, type StoredEvent } from './event-history';
 import { groupVersion, keyOf, type ResourceRegistry, type ResourceType } from './resource-registry';
 import type { ObjectFilter } from './selectors';
 import {
@@ -17,20 +18,9 @@ import {
 
 // The etcd of the test server: objects by resource type, one global revision counter that every
 // write advances (so resourceVersions are comparable across kinds, as with etcd), and a bounded
-// history of change events from which watches replay. A watch from a revision older than the history
-// window gets 410 Expired, exactly the case client-go and client-node must recover from by relisting.
+// history of change events from which watches replay (event-history.ts).
 
-export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
-
-export interface StoredEvent {
-  type: ChangeType;
-  resourceKey: string;
-  /** The new state; for DELETED the last state, stamped with the deletion's resourceVersion. */
-  object: JsonObject;
-  /** The state before a MODIFIED, so watches with selectors can tell objects entering or leaving. */
-  previous: JsonObject | undefined;
-  resourceVersion: number;
-}
+export type { ChangeType, StoredEvent } from './event-history';
 
 export interface StoreObserver {
   objectChanged(event: StoredEvent): void;
@@ -61,15 +51,15 @@ function specPart(object: JsonObject): JsonObject {
 export class ObjectStore {
   private revision = 1000;
   private readonly objects = new Map<string, Map<string, JsonObject>>();
-  private history: StoredEvent[] = [];
-  /** Watches may start from this revision or later; older ones get 410 Expired. */
-  private compactedThrough = this.revision;
+  private readonly history: EventHistory;
   private readonly observers = new Set<StoreObserver>();
 
   constructor(
     readonly registry: ResourceRegistry,
     private readonly options: StoreOptions,
-  ) {}
+  ) {
+    this.history = new EventHistory(options.historyLimit, this.revision);
+  }
 
   get resourceVersion(): number {
     return this.revision;
@@ -81,31 +71,22 @@ export class ObjectStore {
   }
 
   setHistoryLimit(limit: number): void {
-    this.options.historyLimit = limit;
-    this.trimHistory();
+    this.history.setLimit(limit);
   }
 
   /** Forgets every past event, like an etcd compaction: only watches from now on can resume. */
   expireHistory(): void {
-    this.history = [];
-    this.compactedThrough = this.revision;
+    this.history.expire(this.revision);
   }
 
   /** Events after `resourceVersion`, oldest first; 410 Expired when the window no longer has them. */
   eventsSince(resourceVersion: number): StoredEvent[] {
-    if (resourceVersion < this.compactedThrough) {
-      throw new ApiStatusError(
-        410,
-        `too old resource version: ${resourceVersion} (${this.compactedThrough})`,
-        'Expired',
-      );
-    }
-    return this.history.filter((event) => event.resourceVersion > resourceVersion);
+    return this.history.since(resourceVersion);
   }
 
   /** The compaction point of a continue token is checked against the same window. */
   assertNotCompacted(resourceVersion: number, message: string): void {
-    if (resourceVersion < this.compactedThrough) throw new ApiStatusError(410, message, 'Expired');
+    this.history.assertNotCompacted(resourceVersion, message);
   }
 
   get(type: ResourceType, namespace: string | undefined, name: string): JsonObject | undefined {
@@ -355,8 +336,7 @@ export class ObjectStore {
       previous,
       resourceVersion: this.revision,
     };
-    this.history.push(event);
-    this.trimHistory();
+    this.history.record(event);
     if (type.group === CRD_GROUP && type.plural === CRD_PLURAL && change !== 'DELETED') {
       const defined = resourceTypeFromCrd(stored);
       const existing = defined && this.registry.byKey(keyOf(defined));
@@ -366,13 +346,6 @@ export class ObjectStore {
     }
     for (const observer of this.observers) observer.objectChanged(event);
     return cloneJson(stored);
-  }
-
-  private trimHistory(): void {
-    const excess = this.history.length - this.options.historyLimit;
-    if (excess <= 0) return;
-    const removed = this.history.splice(0, excess);
-    this.compactedThrough = removed[removed.length - 1].resourceVersion;
   }
 
   /** The namespace controller's job, done at once: nothing outlives its namespace. */

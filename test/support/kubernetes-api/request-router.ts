@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiStatusError, badRequest, failureStatus, successStatus } from './api-status';
+import { readBody, readObjectBody, sendJson, sendStatusError } from './http-bodies';
 import { isJsonObject, stringField, type JsonObject, type JsonValue } from './json';
 import type { DeletePreconditions, ObjectStore } from './object-store';
 import { PATCH_CONTENT_TYPES } from './patches';
@@ -7,7 +8,6 @@ import { groupVersion, type ResourceRegistry, type ResourceType } from './resour
 import { FieldSelectorQuery, LabelSelectorQuery, ObjectFilter } from './selectors';
 import type { WatchHub } from './watch-stream';
 import type { TokenAuthority } from './token-reviews';
-import { errorMessage } from '../../../services/model/error-message';
 
 // The REST surface: discovery documents and the resource paths
 //   /api/v1[/namespaces/{ns}]/{plural}[/{name}[/status]]
@@ -25,64 +25,12 @@ export interface RouterContext {
   tokens: TokenAuthority;
 }
 
-const MAX_BODY_BYTES = 3 * 1024 * 1024;
 const ANONYMOUS_PATHS = new Set(['/version', '/healthz', '/livez', '/readyz']);
-
-export function sendJson(response: ServerResponse, code: number, body: JsonValue): void {
-  const payload = JSON.stringify(body);
-  response.writeHead(code, {
-    'Content-Type': 'application/json',
-    'Content-Length': Buffer.byteLength(payload),
-    'Cache-Control': 'no-cache, private',
-  });
-  response.end(payload);
-}
-
-export function sendStatusError(response: ServerResponse, error: ApiStatusError): void {
-  sendJson(response, error.code, error.toStatus());
-}
 
 const notServed = () =>
   new ApiStatusError(404, 'the server could not find the requested resource', 'NotFound');
 const methodNotAllowed = (method: string) =>
   new ApiStatusError(405, `the server does not allow this method on the requested resource (${method})`);
-
-/** A POST or PUT body; the server decodes JSON (a missing Content-Type defaults to it, as upstream). */
-async function readObjectBody(request: IncomingMessage): Promise<JsonObject> {
-  const contentType = (request.headers['content-type'] ?? 'application/json')
-    .split(';')[0]
-    .trim()
-    .toLowerCase();
-  if (contentType !== 'application/json') {
-    request.resume();
-    throw new ApiStatusError(
-      415,
-      'the body of the request was in an unknown format - accepted media types include: application/json',
-    );
-  }
-  const body = await readBody(request);
-  if (!isJsonObject(body)) throw badRequest('the request body must be a JSON object');
-  return body;
-}
-
-async function readBody(request: IncomingMessage): Promise<JsonValue | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-    size += buffer.length;
-    if (size > MAX_BODY_BYTES)
-      throw new ApiStatusError(413, 'request entity too large', 'RequestEntityTooLarge');
-    chunks.push(buffer);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') return undefined;
-  try {
-    return JSON.parse(text) as JsonValue;
-  } catch (error) {
-    throw badRequest(`couldn't get version/kind; json parse error: ${errorMessage(error)}`);
-  }
-}
 
 /** Where a resource request points, once the path has been taken apart. */
 interface ResourceTarget {
@@ -196,59 +144,81 @@ export class RequestRouter {
     url: URL,
     target: ResourceTarget,
   ): Promise<void> {
+    const query = url.searchParams;
+    if (query.has('dryRun')) throw badRequest('dryRun is not supported by the Forewarn test API server');
+    const watch = target.legacyWatch || query.get('watch') === 'true' || query.get('watch') === '1';
+    if (target.name === undefined || (watch && target.legacyWatch))
+      return this.serveCollection(request, response, url, target, watch);
+    return this.serveObject(request, response, target, target.name);
+  }
+
+  /** List, watch, create in, or delete a whole collection (a legacy `/watch/` path names one object). */
+  private async serveCollection(
+    request: IncomingMessage,
+    response: ServerResponse,
+    url: URL,
+    target: ResourceTarget,
+    watch: boolean,
+  ): Promise<void> {
     const { store } = this.context;
     const { type, version, namespace, name } = target;
     const method = request.method ?? 'GET';
     const query = url.searchParams;
-    if (query.has('dryRun')) throw badRequest('dryRun is not supported by the Forewarn test API server');
-    const watch = target.legacyWatch || query.get('watch') === 'true' || query.get('watch') === '1';
-
-    if (name === undefined || (watch && target.legacyWatch)) {
-      const filter = this.filter(type, namespace, query, name);
-      if (method === 'GET' && watch) {
-        const resourceVersion = query.get('resourceVersion') ?? undefined;
-        if (resourceVersion !== undefined && resourceVersion !== '' && !/^\d+$/.test(resourceVersion))
-          throw badRequest(`invalid resource version: ${resourceVersion}`);
-        const timeout = query.get('timeoutSeconds');
-        this.context.watches.open(
-          {
-            type,
-            version,
-            filter,
-            resourceVersion: resourceVersion === '' ? undefined : resourceVersion,
-            allowBookmarks: query.get('allowWatchBookmarks') === 'true',
-            timeoutSeconds: timeout !== null && /^\d+$/.test(timeout) ? Number(timeout) : undefined,
-            path: url.pathname,
-          },
-          request,
-          response,
-        );
-        return;
-      }
-      if (method === 'GET') return sendJson(response, 200, this.listResponse(type, version, filter, query));
-      if (method === 'POST') {
-        if (type.namespaced && namespace === undefined) throw methodNotAllowed(method);
-        const body = await readObjectBody(request);
-        return sendJson(
-          response,
-          201,
-          this.present(type, version, store.create(type, version, body, namespace)),
-        );
-      }
-      if (method === 'DELETE') {
-        const deleted = store
-          .deleteCollection(type, filter)
-          .map((object) => this.present(type, version, object));
-        return sendJson(response, 200, {
-          apiVersion: groupVersion(type.group, version),
-          kind: type.listKind,
-          metadata: { resourceVersion: String(store.resourceVersion) },
-          items: deleted,
-        });
-      }
-      throw methodNotAllowed(method);
+    const filter = this.filter(type, namespace, query, name);
+    if (method === 'GET' && watch) {
+      const resourceVersion = query.get('resourceVersion') ?? undefined;
+      if (resourceVersion !== undefined && resourceVersion !== '' && !/^\d+$/.test(resourceVersion))
+        throw badRequest(`invalid resource version: ${resourceVersion}`);
+      const timeout = query.get('timeoutSeconds');
+      this.context.watches.open(
+        {
+          type,
+          version,
+          filter,
+          resourceVersion: resourceVersion === '' ? undefined : resourceVersion,
+          allowBookmarks: query.get('allowWatchBookmarks') === 'true',
+          timeoutSeconds: timeout !== null && /^\d+$/.test(timeout) ? Number(timeout) : undefined,
+          path: url.pathname,
+        },
+        request,
+        response,
+      );
+      return;
     }
+    if (method === 'GET') return sendJson(response, 200, this.listResponse(type, version, filter, query));
+    if (method === 'POST') {
+      if (type.namespaced && namespace === undefined) throw methodNotAllowed(method);
+      const body = await readObjectBody(request);
+      return sendJson(
+        response,
+        201,
+        this.present(type, version, store.create(type, version, body, namespace)),
+      );
+    }
+    if (method === 'DELETE') {
+      const deleted = store
+        .deleteCollection(type, filter)
+        .map((object) => this.present(type, version, object));
+      return sendJson(response, 200, {
+        apiVersion: groupVersion(type.group, version),
+        kind: type.listKind,
+        metadata: { resourceVersion: String(store.resourceVersion) },
+        items: deleted,
+      });
+    }
+    throw methodNotAllowed(method);
+  }
 
+  /** Read, replace, patch or delete one object (or its status). */
+  private async serveObject(
+    request: IncomingMessage,
+    response: ServerResponse,
+    target: ResourceTarget,
+    name: string,
+  ): Promise<void> {
+    const { store } = this.context;
+    const { type, version, namespace } = target;
+    const method = request.method ?? 'GET';
     const subresource = target.subresource === 'status' ? 'status' : 'object';
     if (method === 'GET')
       return sendJson(response, 200, this.present(type, version, store.require(type, namespace, name)));

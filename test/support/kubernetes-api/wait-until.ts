@@ -44,3 +44,13 @@ export function errorCode(error: unknown): number | undefined {
     ? error.code
     : undefined;
 }
+
+/** The error a request that must fail was rejected with (for errorCode and errorBody). */
+export async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected the request to fail');
+}

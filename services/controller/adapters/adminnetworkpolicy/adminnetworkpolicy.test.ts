@@ -2,14 +2,15 @@ import path from 'node:path';
 import { AdapterParseError } from '../../../model/constraint';
 import { renderFullText, renderText } from '../../../model/text';
 import { scopeAdmits } from '../../index/constraint-index';
-import { renderConstraintTexts, testAdapterContext } from '../../../../test/support/render-constraint';
-import { fixture, loadFixtureObjects } from '../../../../test/support/yaml-fixtures';
+import { renderConstraintTexts } from '../../../../test/support/render-constraint';
 import { AdapterRegistry } from '../registry';
 import { adminNetworkPolicyAdapter } from './adminnetworkpolicy';
+import { fixtureConstraints } from '../../../../test/support/adapter-fixtures';
 
-const fixtures = loadFixtureObjects(path.join(__dirname, 'fixtures/adminnetworkpolicies.yaml'));
-const constraintsOf = (name: string) =>
-  adminNetworkPolicyAdapter.toConstraints(fixture(fixtures, name), testAdapterContext());
+const constraintsOf = fixtureConstraints(
+  adminNetworkPolicyAdapter.toConstraints,
+  path.join(__dirname, 'fixtures/adminnetworkpolicies.yaml'),
+);
 
 describe('adminnetworkpolicy adapter', () => {
   it('makes an ANP with Deny rules Critical in both directions, scoped by its subject', () => {

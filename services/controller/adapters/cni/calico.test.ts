@@ -7,10 +7,10 @@ import { renderConstraintTexts, testAdapterContext } from '../../../../test/supp
 import { fixture, loadFixtureObjects } from '../../../../test/support/yaml-fixtures';
 import { AdapterRegistry } from '../registry';
 import { cniAdapter } from './cni';
+import { fixtureConstraints } from '../../../../test/support/adapter-fixtures';
 
 const fixtures = loadFixtureObjects(path.join(__dirname, 'fixtures/calico-policies.yaml'));
-const constraintsOf = (name: string) =>
-  cniAdapter.toConstraints(fixture(fixtures, name), testAdapterContext());
+const constraintsOf = fixtureConstraints(cniAdapter.toConstraints, fixtures);
 
 describe('cni adapter (Calico)', () => {
   it('reads an ordered allow-list in a tier, with its selector kept as a Calico expression', () => {

@@ -2,17 +2,15 @@ import path from 'node:path';
 import { AdapterParseError } from '../../../model/constraint';
 import { WORKLOAD_RESOURCES } from '../../../model/resources';
 import { renderFullText, renderText } from '../../../model/text';
-import { fixture, loadFixtureObjects } from '../../../../test/support/yaml-fixtures';
 import { renderConstraintTexts } from '../../../../test/support/render-constraint';
 import { limitRangeToConstraints } from './limitrange';
+import { fixtureConstraints, onlyConstraint } from '../../../../test/support/adapter-fixtures';
 
-const fixtures = loadFixtureObjects(path.join(__dirname, 'fixtures/limitranges.yaml'));
-const constraintsOf = (name: string) => limitRangeToConstraints(fixture(fixtures, name));
-const onlyConstraintOf = (name: string) => {
-  const constraints = constraintsOf(name);
-  expect(constraints).toHaveLength(1);
-  return constraints[0];
-};
+const constraintsOf = fixtureConstraints(
+  limitRangeToConstraints,
+  path.join(__dirname, 'fixtures/limitranges.yaml'),
+);
+const onlyConstraintOf = (name: string) => onlyConstraint(constraintsOf(name));
 
 describe('limitrange adapter', () => {
   it('turns a LimitRange into one Info limit constraint without metrics', () => {

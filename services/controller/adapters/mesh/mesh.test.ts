@@ -5,6 +5,7 @@ import { renderConstraintTexts, testAdapterContext } from '../../../../test/supp
 import { fixture, loadFixtureObjects } from '../../../../test/support/yaml-fixtures';
 import { meshAdapter } from './mesh';
 import { AdapterRegistry } from '../registry';
+import { expectNoLeaks } from '../../../../test/support/adapter-fixtures';
 
 const fixtures = loadFixtureObjects(path.join(__dirname, 'fixtures/istio-policies.yaml'));
 const constraintOf = (name: string, meshRootNamespace = 'istio-system') => {
@@ -174,17 +175,19 @@ describe('mesh adapter (Istio)', () => {
       'issuer.example.com',
       'app=',
     ];
-    for (const name of [
+    const names = [
       'deny-admin',
       'api-callers',
       'global-deny-legacy',
       'egress-limits',
       'metrics-scrapers',
       'default',
-    ]) {
-      const rendered = renderConstraintTexts(constraintOf(name), viewer);
-      for (const leak of leaks) expect(rendered).not.toContain(leak);
-    }
+    ];
+    expectNoLeaks(
+      names.map((name) => constraintOf(name)),
+      viewer,
+      leaks,
+    );
     const full = ['api-callers', 'global-deny-legacy', 'egress-limits']
       .map((name) => renderConstraintTexts(constraintOf(name), { level: 'full', namespace: 'some-other-ns' }))
       .join('\n');

@@ -6,10 +6,10 @@ import { fixture, loadFixtureObjects } from '../../../../test/support/yaml-fixtu
 import { scopeAdmits } from '../../index/constraint-index';
 import { policyEngineAdapter } from './policyengine';
 import { AdapterRegistry } from '../registry';
+import { fixtureConstraints } from '../../../../test/support/adapter-fixtures';
 
 const fixtures = loadFixtureObjects(path.join(__dirname, 'fixtures/gatekeeper.yaml'));
-const constraintsOf = (name: string) =>
-  policyEngineAdapter.toConstraints(fixture(fixtures, name), testAdapterContext());
+const constraintsOf = fixtureConstraints(policyEngineAdapter.toConstraints, fixtures);
 
 describe('policyengine adapter: Gatekeeper constraints', () => {
   it('turns the default action (deny) into Critical deny, with kinds, exclusions and labels', () => {

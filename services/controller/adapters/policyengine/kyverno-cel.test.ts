@@ -3,14 +3,15 @@ import { AdapterParseError } from '../../../model/constraint';
 import { readableTextViolations } from '../../../model/summary-rules';
 import { renderFullText, renderText } from '../../../model/text';
 import { scopeAdmits } from '../../index/constraint-index';
-import { renderConstraintTexts, testAdapterContext } from '../../../../test/support/render-constraint';
-import { fixture, loadFixtureObjects } from '../../../../test/support/yaml-fixtures';
+import { renderConstraintTexts } from '../../../../test/support/render-constraint';
 import { AdapterRegistry } from '../registry';
 import { policyEngineAdapter } from './policyengine';
+import { fixtureConstraints } from '../../../../test/support/adapter-fixtures';
 
-const fixtures = loadFixtureObjects(path.join(__dirname, 'fixtures/kyverno-cel.yaml'));
-const constraintsOf = (name: string) =>
-  policyEngineAdapter.toConstraints(fixture(fixtures, name), testAdapterContext());
+const constraintsOf = fixtureConstraints(
+  policyEngineAdapter.toConstraints,
+  path.join(__dirname, 'fixtures/kyverno-cel.yaml'),
+);
 const only = (name: string) => {
   const [constraint, ...rest] = constraintsOf(name);
   expect(rest).toHaveLength(0);

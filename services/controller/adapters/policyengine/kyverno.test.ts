@@ -1,16 +1,17 @@
 import path from 'node:path';
 import { AdapterParseError } from '../../../model/constraint';
 import { renderFullText, renderText } from '../../../model/text';
-import { renderConstraintTexts, testAdapterContext } from '../../../../test/support/render-constraint';
-import { fixture, loadFixtureObjects } from '../../../../test/support/yaml-fixtures';
+import { renderConstraintTexts } from '../../../../test/support/render-constraint';
 import { scopeAdmits } from '../../index/constraint-index';
 import { parseKyvernoKind } from './kyverno-match';
 import { policyEngineAdapter } from './policyengine';
 import { AdapterRegistry } from '../registry';
+import { expectNoLeaks, fixtureConstraints } from '../../../../test/support/adapter-fixtures';
 
-const fixtures = loadFixtureObjects(path.join(__dirname, 'fixtures/kyverno.yaml'));
-const constraintsOf = (name: string) =>
-  policyEngineAdapter.toConstraints(fixture(fixtures, name), testAdapterContext());
+const constraintsOf = fixtureConstraints(
+  policyEngineAdapter.toConstraints,
+  path.join(__dirname, 'fixtures/kyverno.yaml'),
+);
 const byName = (name: string) => {
   const [policy] = name.split('/');
   const found = constraintsOf(policy).find((constraint) => constraint.name === name);
@@ -185,12 +186,7 @@ describe('policyengine adapter: Kyverno policies', () => {
       'wiki.internal',
       'ghcr.io',
     ];
-    for (const policy of ['baseline', 'supply-chain']) {
-      for (const constraint of constraintsOf(policy)) {
-        const rendered = renderConstraintTexts(constraint, viewer);
-        for (const leak of leaks) expect(rendered).not.toContain(leak);
-      }
-    }
+    expectNoLeaks(['baseline', 'supply-chain'].flatMap(constraintsOf), viewer, leaks);
     const full = renderConstraintTexts(byName('baseline/no-host-ports'), {
       level: 'full',
       namespace: 'some-other-ns',

@@ -1,17 +1,15 @@
 import path from 'node:path';
 import { AdapterParseError } from '../../../model/constraint';
 import { renderFullText, renderText } from '../../../model/text';
-import { fixture, loadFixtureObjects } from '../../../../test/support/yaml-fixtures';
 import { renderConstraintTexts } from '../../../../test/support/render-constraint';
 import { resourceQuotaToConstraints } from './resourcequota';
+import { fixtureConstraints, onlyConstraint } from '../../../../test/support/adapter-fixtures';
 
-const fixtures = loadFixtureObjects(path.join(__dirname, 'fixtures/resourcequotas.yaml'));
-const constraintsOf = (name: string) => resourceQuotaToConstraints(fixture(fixtures, name));
-const onlyConstraintOf = (name: string) => {
-  const constraints = constraintsOf(name);
-  expect(constraints).toHaveLength(1);
-  return constraints[0];
-};
+const constraintsOf = fixtureConstraints(
+  resourceQuotaToConstraints,
+  path.join(__dirname, 'fixtures/resourcequotas.yaml'),
+);
+const onlyConstraintOf = (name: string) => onlyConstraint(constraintsOf(name));
 
 describe('resourcequota adapter', () => {
   it('turns a quota into one ResourceLimit constraint named after it, with exact metrics', () => {
