@@ -1,4 +1,5 @@
 import { chmod, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { HOSTILE_FILE_PROBLEMS, writeHostileFiles } from '../../../test/support/hostile-manifests';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { AdapterRegistry } from '../adapters/registry';
@@ -20,16 +21,6 @@ class NameSink implements KubernetesObjectSink {
   delete(object: KubernetesObject): void {
     this.names.delete(object.metadata?.name ?? '');
   }
-}
-
-function aliasBomb(): string {
-  const levels = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
-  for (let level = 1; level < 10; level++) {
-    const previous = String.fromCharCode(97 + level - 1);
-    const name = String.fromCharCode(97 + level);
-    levels.push(`${name}: &${name} [${Array(9).fill(`*${previous}`).join(',')}]`);
-  }
-  return levels.join('\n') + '\n';
 }
 
 async function withinDeadline<T>(work: Promise<T>, what: string): Promise<T> {
@@ -74,32 +65,20 @@ describe('ManifestFileSource with hostile files', () => {
   }
 
   it('completes the first sync with a tab-indented file, an alias bomb, a deep sequence and link loops', async () => {
-    await writeFile(
-      path.join(directory, 'tab.yaml'),
-      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n\tname: x\n',
-    );
-    await writeFile(path.join(directory, 'bomb.yaml'), aliasBomb());
-    await writeFile(path.join(directory, 'deep.yaml'), `${'['.repeat(100_000)}${']'.repeat(100_000)}\n`);
+    await writeHostileFiles(directory);
     await writeFile(
       path.join(directory, 'good.yaml'),
       'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: good\n',
     );
-    await mkdir(path.join(directory, 'sub'));
     await writeFile(
       path.join(directory, 'sub/inner.yaml'),
       'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: inner\n',
     );
-    await symlink('.', path.join(directory, 'loop'));
-    await symlink('..', path.join(directory, 'sub/up'));
     const sink = new NameSink();
     const running = await start(sink);
     expect([...sink.names].sort()).toEqual(['good', 'inner']);
     const problems = running.status().problems.map((problem) => `${problem.source} ${problem.message}`);
-    expect(problems).toEqual([
-      expect.stringMatching(/^manifests: bomb\.yaml:1 .*alias/),
-      expect.stringMatching(/^manifests: deep\.yaml:1 .*nests deeper/),
-      expect.stringMatching(/^manifests: tab\.yaml:4 .*[Tt]ab/),
-    ]);
+    expect(problems).toEqual(HOSTILE_FILE_PROBLEMS.map((pattern) => expect.stringMatching(pattern)));
   });
 
   it('reads a file reached through a link to a directory once', async () => {
