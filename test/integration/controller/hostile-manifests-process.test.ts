@@ -11,10 +11,10 @@ import {
 } from '../../support/controller-process';
 
 // Issue 13, item 3, on the real process: a `--manifests` directory holding the hostile files of
-// test/support/hostile-manifests.ts and a file of mode 000. The
-// first sync completes, every rejected or unreadable file is in health, the good files are served,
-// and the process's peak resident memory stays under 600 MB. Root reads a mode-000 file anyway, so
-// when the tests run as root the controller runs as `nobody`, for whom the file is unreadable.
+// test/support/hostile-manifests.ts and a file of mode 000. The first sync completes, every rejected
+// or unreadable file is in health, the good files are served, and the process's peak resident memory
+// stays under 600 MB. Root reads a mode-000 file anyway, so when the tests run as root the controller
+// runs as `nobody`, for whom the file is unreadable.
 
 const PEAK_RSS_LIMIT_BYTES = 600 * 1024 * 1024;
 const NOBODY: ProcessIdentity = { uid: 65534, gid: 65534 };
