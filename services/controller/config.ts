@@ -6,22 +6,26 @@ import { parseBoolean, parseDuration } from '../flags/values';
 import { MISSING_RULES, type MissingRuleName } from './missing/finding';
 import { parseRescanInterval } from '../flags/rescan-interval';
 import {
+  parseExemptNamespaces,
+  parseExemptRuntimeClasses,
   parsePodSecurityDefaults,
   PodSecurityValueError,
-  type PodSecurityDefaults,
 } from '../model/pod-security';
 
 // Controller flags (DESIGN.md 2), each also settable as a FOREWARN_* environment variable, declared
 // once in CONTROLLER_FLAGS (services/flags/command-line.ts). Parsing is a pure function of argv and
 // env so it is tested without a process.
 
-function parsePodSecurityDefaultFlag(value: string): PodSecurityDefaults {
-  try {
-    return parsePodSecurityDefaults(value);
-  } catch (error) {
-    if (error instanceof PodSecurityValueError) throw new InvalidArgumentError(error.message);
-    throw error;
-  }
+/** A Pod Security value parser whose errors are usage errors naming the flag. */
+function podSecurityFlag<T>(parse: (value: string) => T): (value: string) => T {
+  return (value) => {
+    try {
+      return parse(value);
+    } catch (error) {
+      if (error instanceof PodSecurityValueError) throw new InvalidArgumentError(error.message);
+      throw error;
+    }
+  };
 }
 
 export function parsePort(value: string): number {
@@ -147,7 +151,23 @@ export const CONTROLLER_FLAGS = {
     flags: '--pod-security-default <level>',
     help: "the cluster's Pod Security Admission default for unlabelled namespaces (AdmissionConfiguration): LEVEL[:VERSION] for enforce, or mode=LEVEL[:VERSION],... ; unknown to Forewarn otherwise",
     env: 'FOREWARN_POD_SECURITY_DEFAULT',
-    parse: parsePodSecurityDefaultFlag,
+    parse: podSecurityFlag(parsePodSecurityDefaults),
+  }),
+  podSecurityExemptNamespaces: flag({
+    flags: '--pod-security-exempt-namespaces <names>',
+    help: "namespaces the cluster's Pod Security Admission exempts (AdmissionConfiguration exemptions.namespaces), comma-separated: no Pod Security constraint is reported there",
+    env: 'FOREWARN_POD_SECURITY_EXEMPT_NAMESPACES',
+    parse: podSecurityFlag(parseExemptNamespaces),
+    default: [] as string[],
+    defaultText: 'none',
+  }),
+  podSecurityExemptRuntimeClasses: flag({
+    flags: '--pod-security-exempt-runtime-classes <names>',
+    help: "RuntimeClasses the cluster's Pod Security Admission exempts (exemptions.runtimeClasses), comma-separated: pods using them pass",
+    env: 'FOREWARN_POD_SECURITY_EXEMPT_RUNTIME_CLASSES',
+    parse: podSecurityFlag(parseExemptRuntimeClasses),
+    default: [] as string[],
+    defaultText: 'none',
   }),
   missingDebounceMs: flag({
     flags: '--missing-debounce <duration>',

@@ -148,6 +148,10 @@ function createIngestion(config: ControllerConfig, logger: Logger, clock: () => 
       ownWebhookName: config.ownWebhook,
       meshRootNamespace: config.meshRootNamespace,
       podSecurityDefaults: config.podSecurityDefaults,
+      podSecurityExemptions: {
+        namespaces: config.podSecurityExemptNamespaces,
+        runtimeClasses: config.podSecurityExemptRuntimeClasses,
+      },
     },
     clock,
   );
