@@ -1,12 +1,18 @@
-// Pieces shared by the controller and the webhook: labels, metadata, pod hardening and scheduling.
-import type * as k8s from '@pulumi/kubernetes';
+// Pieces shared by the controller and the webhook: labels, metadata, pod hardening and scheduling,
+// and the ServiceAccount, container and Deployment each process runs as.
+import * as k8s from '@pulumi/kubernetes';
 import type * as pulumi from '@pulumi/pulumi';
 import type { ResolvedForewarn, ResolvedResources } from './resolve';
 
+type Container = k8s.types.input.core.v1.Container;
+type ContainerPort = k8s.types.input.core.v1.ContainerPort;
 type ObjectMeta = k8s.types.input.meta.v1.ObjectMeta;
+type ServicePort = k8s.types.input.core.v1.ServicePort;
 type PodSpec = k8s.types.input.core.v1.PodSpec;
+type Probe = k8s.types.input.core.v1.Probe;
 type SecurityContext = k8s.types.input.core.v1.SecurityContext;
 type Volume = k8s.types.input.core.v1.Volume;
+type VolumeMount = k8s.types.input.core.v1.VolumeMount;
 
 /** The two processes Forewarn deploys; the value is the `app.kubernetes.io/component` label. */
 export type Part = 'controller' | 'webhook';
@@ -64,7 +70,7 @@ export function clusterMeta(ctx: BuildContext, name: string, part?: Part): Objec
 }
 
 /** Container hardening of both processes: non-root, read-only root filesystem, no capabilities. */
-export function containerSecurityContext(): SecurityContext {
+function containerSecurityContext(): SecurityContext {
   return {
     runAsNonRoot: true,
     runAsUser: RUN_AS_USER,
@@ -99,13 +105,119 @@ export function podSpecBase(ctx: BuildContext, extraVolumes: Volume[] = []): Omi
 }
 
 /** The /tmp mount matching podSpecBase's `tmp` volume. */
-export const TMP_MOUNT = { name: 'tmp', mountPath: '/tmp' };
+const TMP_MOUNT = { name: 'tmp', mountPath: '/tmp' };
 
-export function containerResources(
-  resources: ResolvedResources,
-): k8s.types.input.core.v1.ResourceRequirements {
+function containerResources(resources: ResolvedResources): k8s.types.input.core.v1.ResourceRequirements {
   return {
     requests: { cpu: resources.requests.cpu, memory: resources.requests.memory },
     limits: { cpu: resources.limits.cpu, memory: resources.limits.memory },
   };
+}
+
+/** A part's ServiceAccount, named like the part's Deployment. */
+export function createServiceAccount(
+  ctx: BuildContext,
+  name: string,
+  part: Part,
+): k8s.core.v1.ServiceAccount {
+  return new k8s.core.v1.ServiceAccount(name, { metadata: namespacedMeta(ctx, name, part) }, ctx.opts);
+}
+
+/** What sets one process's container apart; image, pull policy, hardening, probes and /tmp are shared. */
+export interface ProcessContainer {
+  command: string[];
+  args: pulumi.Input<string[]>;
+  ports: ContainerPort[];
+  /** The named port `/healthz` and `/readyz` are asked on, and its scheme when it serves only HTTPS. */
+  probePort: string;
+  probeScheme?: 'HTTPS';
+  resources: ResolvedResources;
+  /** Mounts besides /tmp. */
+  extraMounts?: VolumeMount[];
+}
+
+function httpProbe(path: string, container: ProcessContainer, seconds: number): Probe {
+  const port = container.probePort;
+  return {
+    httpGet: container.probeScheme ? { path, port, scheme: container.probeScheme } : { path, port },
+    initialDelaySeconds: seconds,
+    periodSeconds: seconds,
+  };
+}
+
+/** The container of a part. Both processes are not ready until they can answer (the controller: its first sync). */
+export function processContainer(ctx: BuildContext, part: Part, container: ProcessContainer): Container {
+  const { config } = ctx;
+  return {
+    name: part,
+    image: config.images[part],
+    imagePullPolicy: config.images.pullPolicy,
+    command: container.command,
+    args: container.args,
+    ports: container.ports,
+    livenessProbe: httpProbe('/healthz', container, 10),
+    readinessProbe: httpProbe('/readyz', container, 5),
+    resources: containerResources(container.resources),
+    securityContext: containerSecurityContext(),
+    volumeMounts: [TMP_MOUNT, ...(container.extraMounts ?? [])],
+  };
+}
+
+/** What sets one process's pods apart. */
+export interface ProcessPods {
+  replicas: number;
+  serviceAccount: k8s.core.v1.ServiceAccount;
+  container: Container;
+  /** Volumes besides /tmp. */
+  extraVolumes?: Volume[];
+  /** Pod fields only this process sets. */
+  podFields?: Omit<PodSpec, 'containers' | 'volumes' | 'serviceAccountName'>;
+}
+
+/** A part's Deployment, started once `dependsOn` exists. */
+export function createProcessDeployment(
+  ctx: BuildContext,
+  name: string,
+  part: Part,
+  pods: ProcessPods,
+  dependsOn: pulumi.Input<pulumi.Resource>[],
+): k8s.apps.v1.Deployment {
+  const { config } = ctx;
+  return new k8s.apps.v1.Deployment(
+    name,
+    {
+      metadata: namespacedMeta(ctx, name, part),
+      spec: {
+        replicas: pods.replicas,
+        selector: { matchLabels: selectorLabels(config, part) },
+        template: {
+          metadata: { labels: objectLabels(config, part) },
+          spec: {
+            ...podSpecBase(ctx, pods.extraVolumes),
+            serviceAccountName: pods.serviceAccount.metadata.name,
+            ...pods.podFields,
+            containers: [pods.container],
+          },
+        },
+      },
+    },
+    { ...ctx.opts, dependsOn },
+  );
+}
+
+/** A part's ClusterIP Service in front of its pods. */
+export function createProcessService(
+  ctx: BuildContext,
+  name: string,
+  part: Part,
+  ports: ServicePort[],
+): k8s.core.v1.Service {
+  return new k8s.core.v1.Service(
+    name,
+    {
+      metadata: namespacedMeta(ctx, name, part),
+      spec: { type: 'ClusterIP', selector: selectorLabels(ctx.config, part), ports },
+    },
+    ctx.opts,
+  );
 }

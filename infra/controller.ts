@@ -2,13 +2,10 @@
 import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
 import {
-  TMP_MOUNT,
-  containerResources,
-  containerSecurityContext,
-  namespacedMeta,
-  objectLabels,
-  podSpecBase,
-  selectorLabels,
+  createProcessDeployment,
+  createProcessService,
+  createServiceAccount,
+  processContainer,
   type BuildContext,
 } from './common';
 import { createControllerRbac } from './rbac';
@@ -49,13 +46,8 @@ export interface ControllerResources {
 export function createController(ctx: BuildContext): ControllerResources {
   const { config } = ctx;
   const name = config.names.controller;
-  const selector = selectorLabels(config, 'controller');
 
-  const serviceAccount = new k8s.core.v1.ServiceAccount(
-    name,
-    { metadata: namespacedMeta(ctx, name, 'controller') },
-    ctx.opts,
-  );
+  const serviceAccount = createServiceAccount(ctx, name, 'controller');
   const binding = createControllerRbac(ctx, serviceAccount);
 
   const ports = [{ name: 'http', containerPort: CONTROLLER_HTTP_PORT, protocol: 'TCP' }];
@@ -63,66 +55,33 @@ export function createController(ctx: BuildContext): ControllerResources {
     ports.push({ name: 'mcp', containerPort: CONTROLLER_MCP_PORT, protocol: 'TCP' });
   }
 
-  const deployment = new k8s.apps.v1.Deployment(
+  // Not ready until the index completed its first sync: the Service sends no traffic before.
+  const container = processContainer(ctx, 'controller', {
+    command: CONTROLLER_COMMAND,
+    args: controllerArgs(ctx),
+    ports,
+    probePort: 'http',
+    resources: config.controller.resources,
+  });
+  // Start once its permissions exist, so the first list calls do not fail with 403.
+  const deployment = createProcessDeployment(
+    ctx,
     name,
-    {
-      metadata: namespacedMeta(ctx, name, 'controller'),
-      spec: {
-        replicas: config.controller.replicas,
-        selector: { matchLabels: selector },
-        template: {
-          metadata: { labels: objectLabels(config, 'controller') },
-          spec: {
-            ...podSpecBase(ctx),
-            serviceAccountName: serviceAccount.metadata.name,
-            containers: [
-              {
-                name: 'controller',
-                image: config.images.controller,
-                imagePullPolicy: config.images.pullPolicy,
-                command: CONTROLLER_COMMAND,
-                args: controllerArgs(ctx),
-                ports,
-                livenessProbe: {
-                  httpGet: { path: '/healthz', port: 'http' },
-                  initialDelaySeconds: 10,
-                  periodSeconds: 10,
-                },
-                // Not ready until the index completed its first sync: the Service sends no traffic before.
-                readinessProbe: {
-                  httpGet: { path: '/readyz', port: 'http' },
-                  initialDelaySeconds: 5,
-                  periodSeconds: 5,
-                },
-                resources: containerResources(config.controller.resources),
-                securityContext: containerSecurityContext(),
-                volumeMounts: [TMP_MOUNT],
-              },
-            ],
-          },
-        },
-      },
-    },
-    // Start once its permissions exist, so the first list calls do not fail with 403.
-    { ...ctx.opts, dependsOn: [binding] },
+    'controller',
+    { replicas: config.controller.replicas, serviceAccount, container },
+    [binding],
   );
 
-  const service = new k8s.core.v1.Service(
+  const service = createProcessService(
+    ctx,
     name,
-    {
-      metadata: namespacedMeta(ctx, name, 'controller'),
-      spec: {
-        type: 'ClusterIP',
-        selector,
-        ports: ports.map((port) => ({
-          name: port.name,
-          port: port.containerPort,
-          targetPort: port.name,
-          protocol: 'TCP',
-        })),
-      },
-    },
-    ctx.opts,
+    'controller',
+    ports.map((port) => ({
+      name: port.name,
+      port: port.containerPort,
+      targetPort: port.name,
+      protocol: 'TCP',
+    })),
   );
   return { service, deployment };
 }

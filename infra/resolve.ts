@@ -9,8 +9,6 @@ import {
   FailurePolicy,
   ImagePullPolicy,
   IssuerKind,
-  TaintEffect,
-  TolerationOperator,
   type ForewarnArgs,
   type IssuerRefArgs,
   type ResourceRequirements,
@@ -20,8 +18,10 @@ import {
   DNS1035_LABEL,
   MAX_COMPONENT_NAME_LENGTH,
   QUANTITY,
+  checkDurations,
   checkLabel,
   checkSubdomain,
+  checkTolerations,
   isInteger,
   isOneOf,
   parseGoDuration,
@@ -169,68 +169,26 @@ function resolveIssuerRef(
   return { name: issuer.issuerName, kind: issuer.issuerKind };
 }
 
-function checkDurations(duration: string, renewBefore: string, errors: string[]): void {
-  const durationMs = parseGoDuration(duration);
-  const renewBeforeMs = parseGoDuration(renewBefore);
-  if (durationMs === undefined) {
-    errors.push(
-      `admissionWebhook.certIssuer.duration must be a Go duration such as "8760h" (got ${show(duration)})`,
-    );
-  }
-  if (renewBeforeMs === undefined) {
-    errors.push(
-      `admissionWebhook.certIssuer.renewBefore must be a Go duration such as "720h" (got ${show(renewBefore)})`,
-    );
-  }
-  if (durationMs !== undefined && renewBeforeMs !== undefined && renewBeforeMs >= durationMs) {
-    errors.push(
-      `admissionWebhook.certIssuer.renewBefore (${renewBefore}) must be shorter than duration (${duration}), ` +
-        'or cert-manager would renew the certificate continuously',
-    );
-  }
-}
-
-function checkTolerations(tolerations: Toleration[], errors: string[]): void {
-  tolerations.forEach((toleration, index) => {
-    if (toleration.operator !== undefined && !isOneOf(TolerationOperator, toleration.operator)) {
-      errors.push(
-        `tolerations[${index}].operator must be one of ${quoted(TolerationOperator)} (got ${show(toleration.operator)})`,
-      );
-    }
-    if (toleration.effect !== undefined && !isOneOf(TaintEffect, toleration.effect)) {
-      errors.push(
-        `tolerations[${index}].effect must be one of ${quoted(TaintEffect)} (got ${show(toleration.effect)})`,
-      );
-    }
-  });
-}
-
-/**
- * Applies the defaults of ForewarnArgs and checks every rule. Returns every problem found (empty when the
- * arguments are valid), which the component turns into one ResourceError, and warnings about valid but
- * risky values, which it logs.
- */
-// eslint-disable-next-line max-lines-per-function -- wiring in one sequence; splitting it is left from issue 14
-export function resolveForewarnArgs(
-  name: string,
-  args: ForewarnArgs,
-): { config: ResolvedForewarn; errors: string[]; warnings: string[] } {
-  const errors: string[] = [];
-  const warnings: string[] = [];
+function checkComponentName(name: string, errors: string[]): void {
   if (!DNS1035_LABEL.test(name) || name.length > MAX_COMPONENT_NAME_LENGTH) {
     errors.push(
       `the component name ${show(name)} must be a DNS-1035 label (lowercase letters, digits and "-", starting ` +
         `with a letter) of at most ${MAX_COMPONENT_NAME_LENGTH} characters: every object name is derived from it`,
     );
   }
-  const namespace = args.namespace?.name ?? name;
-  checkLabel('namespace.name', namespace, errors);
-  const names = forewarnNames(name, namespace);
+}
 
-  const controllerArgs = args.controller ?? {};
-  const controllerReplicas = controllerArgs.replicas ?? DEFAULTS.controller.replicas;
-  if (!isInteger(controllerReplicas) || controllerReplicas < 1) {
-    errors.push(`controller.replicas must be an integer of at least 1 (got ${show(controllerReplicas)})`);
+type ControllerArgs = NonNullable<ForewarnArgs['controller']>;
+type WebhookArgs = NonNullable<ForewarnArgs['admissionWebhook']>;
+
+/** The controller's checked settings; its resources are resolved with the webhook's, last. */
+function resolveControllerSettings(
+  controllerArgs: ControllerArgs,
+  errors: string[],
+): Pick<ResolvedForewarn['controller'], 'replicas' | 'detailLevel'> {
+  const replicas = controllerArgs.replicas ?? DEFAULTS.controller.replicas;
+  if (!isInteger(replicas) || replicas < 1) {
+    errors.push(`controller.replicas must be an integer of at least 1 (got ${show(replicas)})`);
   }
   const detailLevel = controllerArgs.detailLevel ?? DEFAULTS.controller.detailLevel;
   if (!isOneOf(DetailLevel, detailLevel)) {
@@ -245,12 +203,14 @@ export function resolveForewarnArgs(
         `controller.rescanInterval must be a duration of at least 1s such as "5m" (got ${show(controllerArgs.rescanInterval)}): ${problem}`,
       );
   }
+  return { replicas, detailLevel };
+}
 
-  const webhookArgs = args.admissionWebhook ?? {};
-  const webhookReplicas = webhookArgs.replicas ?? DEFAULTS.admissionWebhook.replicas;
-  if (!isInteger(webhookReplicas) || webhookReplicas < 1) {
-    errors.push(`admissionWebhook.replicas must be an integer of at least 1 (got ${show(webhookReplicas)})`);
-  }
+/** Failure policy and timeout: what the API server does while the webhook is slow or down. */
+function resolveWebhookFailure(
+  webhookArgs: WebhookArgs,
+  errors: string[],
+): Pick<ResolvedForewarn['webhook'], 'failurePolicy' | 'timeoutSeconds'> {
   const failurePolicy = webhookArgs.failurePolicy ?? DEFAULTS.admissionWebhook.failurePolicy;
   if (failurePolicy !== FailurePolicy.Ignore) {
     errors.push(
@@ -265,6 +225,15 @@ export function resolveForewarnArgs(
         'server waits that long on every admission request, so it stays under 10 seconds',
     );
   }
+  return { failurePolicy, timeoutSeconds };
+}
+
+/** How the serving certificate is issued: the mode, the issuer and the lifetimes cert-manager uses. */
+function resolveWebhookCertificate(
+  args: ForewarnArgs,
+  errors: string[],
+): Pick<ResolvedForewarn['webhook'], 'certManagement' | 'issuerRef' | 'duration' | 'renewBefore'> {
+  const webhookArgs = args.admissionWebhook ?? {};
   const certManagement = webhookArgs.certManagement ?? DEFAULTS.admissionWebhook.certManagement;
   if (!isOneOf(CertManagement, certManagement)) {
     errors.push(
@@ -277,45 +246,109 @@ export function resolveForewarnArgs(
   if (certManagement === CertManagement.Managed) {
     checkDurations(duration, renewBefore, errors);
   }
-  const pdbEnabled = webhookArgs.pdb?.enabled ?? DEFAULTS.admissionWebhook.pdb.enabled;
+  return { certManagement, issuerRef, duration, renewBefore };
+}
+
+function resolvePodDisruptionBudget(
+  webhookArgs: WebhookArgs,
+  replicas: number,
+  errors: string[],
+  warnings: string[],
+): ResolvedForewarn['webhook']['pdb'] {
+  const enabled = webhookArgs.pdb?.enabled ?? DEFAULTS.admissionWebhook.pdb.enabled;
   const minAvailable = webhookArgs.pdb?.minAvailable ?? DEFAULTS.admissionWebhook.pdb.minAvailable;
   if (!isInteger(minAvailable) || minAvailable < 0) {
     errors.push(
       `admissionWebhook.pdb.minAvailable must be an integer of at least 0 (got ${show(minAvailable)})`,
     );
-  } else if (pdbEnabled && minAvailable >= webhookReplicas) {
+  } else if (enabled && minAvailable >= replicas) {
     // Valid, but a node drain could then never evict a webhook pod.
     warnings.push(
       `admissionWebhook.pdb.minAvailable (${minAvailable}) is not lower than admissionWebhook.replicas ` +
-        `(${webhookReplicas}): node drains will wait forever for the webhook pods; raise replicas or disable the PDB`,
+        `(${replicas}): node drains will wait forever for the webhook pods; raise replicas or disable the PDB`,
     );
   }
+  return { enabled, minAvailable };
+}
+
+/** The webhook's checked settings, in the order its problems are reported; its resources come last. */
+function resolveWebhookSettings(
+  args: ForewarnArgs,
+  namespace: string,
+  errors: string[],
+  warnings: string[],
+): Omit<ResolvedForewarn['webhook'], 'resources' | 'extraArgs'> {
+  const webhookArgs = args.admissionWebhook ?? {};
+  const replicas = webhookArgs.replicas ?? DEFAULTS.admissionWebhook.replicas;
+  if (!isInteger(replicas) || replicas < 1) {
+    errors.push(`admissionWebhook.replicas must be an integer of at least 1 (got ${show(replicas)})`);
+  }
+  const failure = resolveWebhookFailure(webhookArgs, errors);
+  const certificate = resolveWebhookCertificate(args, errors);
+  const pdb = resolvePodDisruptionBudget(webhookArgs, replicas, errors, warnings);
   const extraExcluded = webhookArgs.excludedNamespaces ?? [];
   extraExcluded.forEach((excluded, index) =>
     checkLabel(`admissionWebhook.excludedNamespaces[${index}]`, excluded, errors),
   );
+  return {
+    enabled: webhookArgs.enabled ?? DEFAULTS.admissionWebhook.enabled,
+    replicas,
+    ...failure,
+    ...certificate,
+    pdb,
+    excludedNamespaces: [...new Set([...ALWAYS_EXCLUDED_NAMESPACES, namespace, ...extraExcluded])],
+  };
+}
 
+/** Scheduling and image settings both processes share. */
+function resolvePodSettings(
+  args: ForewarnArgs,
+  errors: string[],
+): Pick<ResolvedForewarn, 'images' | 'tolerations' | 'imagePullSecrets'> {
   const pullPolicy = args.images?.pullPolicy ?? DEFAULTS.imagePullPolicy;
   if (!isOneOf(ImagePullPolicy, pullPolicy)) {
     errors.push(`images.pullPolicy must be one of ${quoted(ImagePullPolicy)} (got ${show(pullPolicy)})`);
   }
   const tolerations = args.tolerations ?? [];
   checkTolerations(tolerations, errors);
-  (args.imagePullSecrets ?? []).forEach((secret, index) =>
-    checkSubdomain(`imagePullSecrets[${index}]`, secret, errors),
-  );
-
+  const imagePullSecrets = args.imagePullSecrets ?? [];
+  imagePullSecrets.forEach((secret, index) => checkSubdomain(`imagePullSecrets[${index}]`, secret, errors));
   const controllerImage = args.images?.controller ?? DEFAULTS.image;
+  return {
+    images: { controller: controllerImage, webhook: args.images?.webhook ?? controllerImage, pullPolicy },
+    tolerations,
+    imagePullSecrets,
+  };
+}
+
+/**
+ * Applies the defaults of ForewarnArgs and checks every rule. Returns every problem found (empty when the
+ * arguments are valid), which the component turns into one ResourceError, and warnings about valid but
+ * risky values, which it logs.
+ */
+export function resolveForewarnArgs(
+  name: string,
+  args: ForewarnArgs,
+): { config: ResolvedForewarn; errors: string[]; warnings: string[] } {
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  checkComponentName(name, errors);
+  const namespace = args.namespace?.name ?? name;
+  checkLabel('namespace.name', namespace, errors);
+  const controllerArgs = args.controller ?? {};
+  const controller = resolveControllerSettings(controllerArgs, errors);
+  const webhookArgs = args.admissionWebhook ?? {};
+  const webhook = resolveWebhookSettings(args, namespace, errors, warnings);
+  const pods = resolvePodSettings(args, errors);
   const config: ResolvedForewarn = {
     name,
-    names,
+    names: forewarnNames(name, namespace),
     createNamespace: args.namespace?.create ?? DEFAULTS.createNamespace,
     namespaceLabels: args.namespace?.labels ?? {},
     namespaceAnnotations: args.namespace?.annotations ?? {},
-    images: { controller: controllerImage, webhook: args.images?.webhook ?? controllerImage, pullPolicy },
+    images: pods.images,
     controller: {
-      replicas: controllerReplicas,
-      detailLevel,
+      ...controller,
       mcp: controllerArgs.mcp ?? DEFAULTS.controller.mcp,
       flowobserverAddress: controllerArgs.flowobserverAddress,
       contact: controllerArgs.contact,
@@ -329,16 +362,7 @@ export function resolveForewarnArgs(
       extraArgs: controllerArgs.extraArgs ?? [],
     },
     webhook: {
-      enabled: webhookArgs.enabled ?? DEFAULTS.admissionWebhook.enabled,
-      replicas: webhookReplicas,
-      failurePolicy,
-      timeoutSeconds,
-      certManagement,
-      issuerRef,
-      duration,
-      renewBefore,
-      pdb: { enabled: pdbEnabled, minAvailable },
-      excludedNamespaces: [...new Set([...ALWAYS_EXCLUDED_NAMESPACES, namespace, ...extraExcluded])],
+      ...webhook,
       resources: resolveResources(
         'admissionWebhook.resources',
         webhookArgs.resources,
@@ -350,9 +374,9 @@ export function resolveForewarnArgs(
     labels: args.labels ?? {},
     annotations: args.annotations ?? {},
     nodeSelector: args.nodeSelector ?? {},
-    tolerations,
+    tolerations: pods.tolerations,
     priorityClassName: args.priorityClassName,
-    imagePullSecrets: args.imagePullSecrets ?? [],
+    imagePullSecrets: pods.imagePullSecrets,
   };
   return { config, errors, warnings };
 }

@@ -12,20 +12,11 @@ import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
 import * as tls from '@pulumi/tls';
 import { namespacedMeta, type BuildContext } from './common';
+import { serviceDnsNames } from '../services/model/kubernetes';
 
 /** 1 year, as the webhook's own certificates (spec section 5). */
 export const SELF_SIGNED_VALIDITY_HOURS = 8760;
 export const RSA_BITS = 2048;
-
-/** The four names the API server may use for the webhook Service (spec section 5). */
-export function webhookDnsNames(serviceName: string, namespace: string): string[] {
-  return [
-    serviceName,
-    `${serviceName}.${namespace}`,
-    `${serviceName}.${namespace}.svc`,
-    `${serviceName}.${namespace}.svc.cluster.local`,
-  ];
-}
 
 export interface SelfSignedTls {
   secret: k8s.core.v1.Secret;
@@ -46,7 +37,7 @@ function handedOverToWebhook(ctx: BuildContext, paths: string[]): pulumi.CustomR
 
 export function createSelfSignedTls(ctx: BuildContext): SelfSignedTls {
   const { names } = ctx.config;
-  const dnsNames = webhookDnsNames(names.webhook, names.namespace);
+  const dnsNames = serviceDnsNames(names.webhook, names.namespace);
 
   const caKey = new tls.PrivateKey(`${names.webhook}-ca`, { algorithm: 'RSA', rsaBits: RSA_BITS }, ctx.opts);
   // The provider marks the key secret in a real deployment; wrapping it again keeps it secret everywhere
@@ -139,7 +130,7 @@ export function createManagedCertificate(ctx: BuildContext): k8s.apiextensions.C
         secretTemplate: { labels: meta.labels },
         duration: webhook.duration,
         renewBefore: webhook.renewBefore,
-        dnsNames: webhookDnsNames(names.webhook, names.namespace),
+        dnsNames: serviceDnsNames(names.webhook, names.namespace),
         issuerRef: webhook.issuerRef,
         privateKey: { algorithm: 'RSA', size: RSA_BITS, rotationPolicy: 'Always' },
         usages: ['server auth', 'digital signature', 'key encipherment'],

@@ -4,20 +4,24 @@ import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
 import { CertManagement } from './args';
 import {
-  TMP_MOUNT,
   clusterMeta,
-  containerResources,
-  containerSecurityContext,
+  createProcessDeployment,
+  createProcessService,
+  createServiceAccount,
   namespacedMeta,
-  objectLabels,
-  podSpecBase,
+  processContainer,
   selectorLabels,
   type BuildContext,
 } from './common';
 import { CONTROLLER_HTTP_PORT } from './controller';
 import { createWebhookRbac, groupResources } from './rbac';
 import { WEBHOOK_RESOURCES } from '../services/model/resources';
-import { createManagedCertificate, createSelfSignedTls, selfSignedRegistrationOptions } from './tls';
+import {
+  createManagedCertificate,
+  createSelfSignedTls,
+  selfSignedRegistrationOptions,
+  type SelfSignedTls,
+} from './tls';
 
 export const WEBHOOK_PORT = 8443;
 export const WEBHOOK_SERVICE_PORT = 443;
@@ -48,6 +52,7 @@ const controllerTokenVolume = {
   },
 };
 
+type Container = k8s.types.input.core.v1.Container;
 type RuleWithOperations = k8s.types.input.admissionregistration.v1.RuleWithOperations;
 
 /** What the webhook intercepts (spec 4.4): CREATE and UPDATE of namespaced workloads and their companions. */
@@ -88,122 +93,99 @@ export function webhookArgs(ctx: BuildContext): string[] {
   ];
 }
 
-// eslint-disable-next-line max-lines-per-function -- wiring in one sequence; splitting it is left from issue 14
-export function createWebhook(ctx: BuildContext): WebhookResources {
+/** The webhook's serving certificate: created here (self-signed) or by cert-manager (managed). */
+interface WebhookCertificate {
+  selfSignedTls?: SelfSignedTls;
+  managed?: pulumi.Resource;
+}
+
+/** The container: HTTPS only, with the controller's token and, in managed mode, cert-manager's files. */
+function webhookContainer(ctx: BuildContext, selfSigned: boolean): Container {
+  const tokenMount = { name: controllerTokenVolume.name, mountPath: CONTROLLER_TOKEN_DIR, readOnly: true };
+  return processContainer(ctx, 'webhook', {
+    command: WEBHOOK_COMMAND,
+    args: webhookArgs(ctx),
+    ports: [{ name: 'https', containerPort: WEBHOOK_PORT, protocol: 'TCP' }],
+    probePort: 'https',
+    probeScheme: 'HTTPS',
+    resources: ctx.config.webhook.resources,
+    extraMounts: selfSigned
+      ? [tokenMount]
+      : [tokenMount, { name: 'certs', mountPath: MANAGED_CERT_DIR, readOnly: true }],
+  });
+}
+
+/** The pods start with their permissions and their certificate already in place. */
+function createWebhookDeployment(
+  ctx: BuildContext,
+  serviceAccount: k8s.core.v1.ServiceAccount,
+  certificate: WebhookCertificate,
+  bindings: pulumi.Resource[],
+): k8s.apps.v1.Deployment {
   const { config } = ctx;
   const { names, webhook } = config;
   const selfSigned = webhook.certManagement === CertManagement.SelfSigned;
-  const selector = selectorLabels(config, 'webhook');
-
-  const serviceAccount = new k8s.core.v1.ServiceAccount(
-    names.webhook,
-    { metadata: namespacedMeta(ctx, names.webhook, 'webhook') },
-    ctx.opts,
-  );
-  // In managed mode the webhook only reads mounted files: it gets no permission at all.
-  const bindings = selfSigned ? createWebhookRbac(ctx, serviceAccount) : [];
-  const selfSignedTls = selfSigned ? createSelfSignedTls(ctx) : undefined;
-  const certificate = selfSigned ? undefined : createManagedCertificate(ctx);
-
   // Managed mode: the Secret cert-manager writes is mounted; its files change in place on renewal.
   const certVolumes = selfSigned ? [] : [{ name: 'certs', secret: { secretName: names.tlsSecret } }];
-  const tokenMount = { name: controllerTokenVolume.name, mountPath: CONTROLLER_TOKEN_DIR, readOnly: true };
-  const volumeMounts = selfSigned
-    ? [TMP_MOUNT, tokenMount]
-    : [TMP_MOUNT, tokenMount, { name: 'certs', mountPath: MANAGED_CERT_DIR, readOnly: true }];
-
-  const deployment = new k8s.apps.v1.Deployment(
-    names.webhook,
-    {
-      metadata: namespacedMeta(ctx, names.webhook, 'webhook'),
-      spec: {
-        replicas: webhook.replicas,
-        selector: { matchLabels: selector },
-        template: {
-          metadata: { labels: objectLabels(config, 'webhook') },
-          spec: {
-            ...podSpecBase(ctx, [...certVolumes, controllerTokenVolume]),
-            serviceAccountName: serviceAccount.metadata.name,
-            // Managed mode needs no API access: no API token at all, only the controller's audience
-            // token above. Self-signed mode keeps it to write its Secret and its registration.
-            automountServiceAccountToken: selfSigned,
-            // Preferred, not required: a one-node cluster still runs every replica.
-            affinity: {
-              podAntiAffinity: {
-                preferredDuringSchedulingIgnoredDuringExecution: [
-                  {
-                    weight: 100,
-                    podAffinityTerm: {
-                      topologyKey: 'kubernetes.io/hostname',
-                      labelSelector: { matchLabels: selector },
-                    },
-                  },
-                ],
+  const pods = {
+    replicas: webhook.replicas,
+    serviceAccount,
+    container: webhookContainer(ctx, selfSigned),
+    extraVolumes: [...certVolumes, controllerTokenVolume],
+    podFields: {
+      // Managed mode needs no API access: no API token at all, only the controller's audience
+      // token above. Self-signed mode keeps it to write its Secret and its registration.
+      automountServiceAccountToken: selfSigned,
+      // Preferred, not required: a one-node cluster still runs every replica.
+      affinity: {
+        podAntiAffinity: {
+          preferredDuringSchedulingIgnoredDuringExecution: [
+            {
+              weight: 100,
+              podAffinityTerm: {
+                topologyKey: 'kubernetes.io/hostname',
+                labelSelector: { matchLabels: selectorLabels(config, 'webhook') },
               },
             },
-            containers: [
-              {
-                name: 'webhook',
-                image: config.images.webhook,
-                imagePullPolicy: config.images.pullPolicy,
-                command: WEBHOOK_COMMAND,
-                args: webhookArgs(ctx),
-                ports: [{ name: 'https', containerPort: WEBHOOK_PORT, protocol: 'TCP' }],
-                livenessProbe: {
-                  httpGet: { path: '/healthz', port: 'https', scheme: 'HTTPS' },
-                  initialDelaySeconds: 10,
-                  periodSeconds: 10,
-                },
-                readinessProbe: {
-                  httpGet: { path: '/readyz', port: 'https', scheme: 'HTTPS' },
-                  initialDelaySeconds: 5,
-                  periodSeconds: 5,
-                },
-                resources: containerResources(webhook.resources),
-                securityContext: containerSecurityContext(),
-                volumeMounts,
-              },
-            ],
-          },
+          ],
         },
       },
     },
-    // The pods start with their permissions and their certificate already in place.
-    {
-      ...ctx.opts,
-      dependsOn: [
-        ...bindings,
-        ...(selfSignedTls ? [selfSignedTls.secret] : []),
-        ...(certificate ? [certificate] : []),
-      ],
-    },
-  );
+  };
+  return createProcessDeployment(ctx, names.webhook, 'webhook', pods, [
+    ...bindings,
+    ...(certificate.selfSignedTls ? [certificate.selfSignedTls.secret] : []),
+    ...(certificate.managed ? [certificate.managed] : []),
+  ]);
+}
 
-  const service = new k8s.core.v1.Service(
+function createWebhookDisruptionBudget(ctx: BuildContext): k8s.policy.v1.PodDisruptionBudget | undefined {
+  const { names, webhook } = ctx.config;
+  if (!webhook.pdb.enabled) return undefined;
+  return new k8s.policy.v1.PodDisruptionBudget(
     names.webhook,
     {
       metadata: namespacedMeta(ctx, names.webhook, 'webhook'),
       spec: {
-        type: 'ClusterIP',
-        selector,
-        ports: [{ name: 'https', port: WEBHOOK_SERVICE_PORT, targetPort: 'https', protocol: 'TCP' }],
+        minAvailable: webhook.pdb.minAvailable,
+        selector: { matchLabels: selectorLabels(ctx.config, 'webhook') },
       },
     },
     ctx.opts,
   );
+}
 
-  const podDisruptionBudget = webhook.pdb.enabled
-    ? new k8s.policy.v1.PodDisruptionBudget(
-        names.webhook,
-        {
-          metadata: namespacedMeta(ctx, names.webhook, 'webhook'),
-          spec: { minAvailable: webhook.pdb.minAvailable, selector: { matchLabels: selector } },
-        },
-        ctx.opts,
-      )
-    : undefined;
-
-  const configuration = new k8s.admissionregistration.v1.ValidatingWebhookConfiguration(
+/** Registered once the pods serve, so the API server's first calls already get warnings back. */
+function createWebhookRegistration(
+  ctx: BuildContext,
+  service: k8s.core.v1.Service,
+  deployment: k8s.apps.v1.Deployment,
+  selfSignedTls: SelfSignedTls | undefined,
+): k8s.admissionregistration.v1.ValidatingWebhookConfiguration {
+  const { config } = ctx;
+  const { names, webhook } = config;
+  const selfSigned = webhook.certManagement === CertManagement.SelfSigned;
+  return new k8s.admissionregistration.v1.ValidatingWebhookConfiguration(
     names.webhookConfiguration,
     {
       metadata: {
@@ -242,15 +224,30 @@ export function createWebhook(ctx: BuildContext): WebhookResources {
         },
       ],
     },
-    // Registered once the pods serve, so the API server's first calls already get warnings back.
     selfSigned ? selfSignedRegistrationOptions(ctx, [deployment]) : { ...ctx.opts, dependsOn: [deployment] },
   );
+}
 
+export function createWebhook(ctx: BuildContext): WebhookResources {
+  const { names, webhook } = ctx.config;
+  const selfSigned = webhook.certManagement === CertManagement.SelfSigned;
+  const serviceAccount = createServiceAccount(ctx, names.webhook, 'webhook');
+  // In managed mode the webhook only reads mounted files: it gets no permission at all.
+  const bindings = selfSigned ? createWebhookRbac(ctx, serviceAccount) : [];
+  const certificate: WebhookCertificate = selfSigned
+    ? { selfSignedTls: createSelfSignedTls(ctx) }
+    : { managed: createManagedCertificate(ctx) };
+  const deployment = createWebhookDeployment(ctx, serviceAccount, certificate, bindings);
+  const service = createProcessService(ctx, names.webhook, 'webhook', [
+    { name: 'https', port: WEBHOOK_SERVICE_PORT, targetPort: 'https', protocol: 'TCP' },
+  ]);
+  const podDisruptionBudget = createWebhookDisruptionBudget(ctx);
+  const configuration = createWebhookRegistration(ctx, service, deployment, certificate.selfSignedTls);
   return {
     service,
     deployment,
     configuration,
     podDisruptionBudget,
-    caCertificate: selfSignedTls?.caCertPem,
+    caCertificate: certificate.selfSignedTls?.caCertPem,
   };
 }

@@ -1,7 +1,7 @@
 import { groupOf, versionOf } from '../model/kubernetes';
 import type { AdmissionQuery } from '../controller/check/manifest-check';
-import { parseAdmissionReview } from '../webhook/admission';
-import { admissionCheckBody, type ConstraintQuery } from '../model/admission-query';
+import { constraintQueryOf, parseAdmissionReview } from '../webhook/admission';
+import type { ConstraintQuery } from '../model/admission-query';
 
 // `forewarn check --url`: the exact query the webhook would send for an object. The object is
 // wrapped in the AdmissionReview the API server would send on CREATE and read by the webhook's own
@@ -25,22 +25,5 @@ export function webhookQueryFor(query: AdmissionQuery): ConstraintQuery {
   };
   const parsed = parseAdmissionReview(review);
   if (!parsed.ok) return { namespace: query.namespace, resource: query.resource, labels: query.labels };
-  const admitted = parsed.request;
-  return {
-    namespace: admitted.namespace,
-    resource: admitted.resource,
-    labels: admitted.labels,
-    // As the webhook server does: companion hints travel with the kind and name of the object.
-    subject:
-      admitted.companions && admitted.kind && admitted.name
-        ? { kind: admitted.kind.kind, name: admitted.name, ...admitted.companions }
-        : undefined,
-    checkBody: admitted.kind
-      ? admissionCheckBody(admitted.operation, admitted.object, admitted.oldObject, {
-          apiVersion: object.apiVersion ?? '',
-          kind: admitted.kind.kind,
-          namespace: admitted.namespace,
-        })
-      : undefined,
-  };
+  return constraintQueryOf(parsed.request);
 }

@@ -1,35 +1,31 @@
-import { Command, InvalidArgumentError } from 'commander';
-import type { LevelWithSilent } from 'pino';
+import { InvalidArgumentError, type Command } from 'commander';
 import { DETAIL_LEVELS, isDetailLevel, type DetailLevel } from '../model/api';
-import {
-  addFlags,
-  flag,
-  parseFlags,
-  parseLogLevel,
-  UsageError,
-  type FlagValues,
-} from '../flags/command-line';
+import { flag, flagCommand, LOG_LEVEL_FLAG, parseFlags, type FlagValues } from '../flags/command-line';
 import { API_AUTH_MODES, type ApiAuthMode } from './http/api-auth';
 import { parseBoolean, parseDuration } from '../flags/values';
 import { MISSING_RULES, type MissingRuleName } from './missing/finding';
 import { parseRescanInterval } from '../flags/rescan-interval';
 import {
+  parseExemptNamespaces,
+  parseExemptRuntimeClasses,
   parsePodSecurityDefaults,
   PodSecurityValueError,
-  type PodSecurityDefaults,
 } from '../model/pod-security';
 
 // Controller flags (DESIGN.md 2), each also settable as a FOREWARN_* environment variable, declared
 // once in CONTROLLER_FLAGS (services/flags/command-line.ts). Parsing is a pure function of argv and
 // env so it is tested without a process.
 
-function parsePodSecurityDefaultFlag(value: string): PodSecurityDefaults {
-  try {
-    return parsePodSecurityDefaults(value);
-  } catch (error) {
-    if (error instanceof PodSecurityValueError) throw new InvalidArgumentError(error.message);
-    throw error;
-  }
+/** A Pod Security value parser whose errors are usage errors naming the flag. */
+function podSecurityFlag<T>(parse: (value: string) => T): (value: string) => T {
+  return (value) => {
+    try {
+      return parse(value);
+    } catch (error) {
+      if (error instanceof PodSecurityValueError) throw new InvalidArgumentError(error.message);
+      throw error;
+    }
+  };
 }
 
 export function parsePort(value: string): number {
@@ -155,7 +151,23 @@ export const CONTROLLER_FLAGS = {
     flags: '--pod-security-default <level>',
     help: "the cluster's Pod Security Admission default for unlabelled namespaces (AdmissionConfiguration): LEVEL[:VERSION] for enforce, or mode=LEVEL[:VERSION],... ; unknown to Forewarn otherwise",
     env: 'FOREWARN_POD_SECURITY_DEFAULT',
-    parse: parsePodSecurityDefaultFlag,
+    parse: podSecurityFlag(parsePodSecurityDefaults),
+  }),
+  podSecurityExemptNamespaces: flag({
+    flags: '--pod-security-exempt-namespaces <names>',
+    help: "namespaces the cluster's Pod Security Admission exempts (AdmissionConfiguration exemptions.namespaces), comma-separated: no Pod Security constraint is reported there",
+    env: 'FOREWARN_POD_SECURITY_EXEMPT_NAMESPACES',
+    parse: podSecurityFlag(parseExemptNamespaces),
+    default: [] as string[],
+    defaultText: 'none',
+  }),
+  podSecurityExemptRuntimeClasses: flag({
+    flags: '--pod-security-exempt-runtime-classes <names>',
+    help: "RuntimeClasses the cluster's Pod Security Admission exempts (exemptions.runtimeClasses), comma-separated: pods using them pass",
+    env: 'FOREWARN_POD_SECURITY_EXEMPT_RUNTIME_CLASSES',
+    parse: podSecurityFlag(parseExemptRuntimeClasses),
+    default: [] as string[],
+    defaultText: 'none',
   }),
   missingDebounceMs: flag({
     flags: '--missing-debounce <duration>',
@@ -172,13 +184,7 @@ export const CONTROLLER_FLAGS = {
     parse: collectMissingRule,
     default: [] as MissingRuleName[],
   }),
-  logLevel: flag({
-    flags: '--log-level <level>',
-    help: 'log level',
-    env: 'FOREWARN_LOG_LEVEL',
-    parse: parseLogLevel,
-    default: 'info' as LevelWithSilent,
-  }),
+  logLevel: LOG_LEVEL_FLAG,
   /** Who reads `/api/v1/constraints` unredacted (DESIGN.md 5); unset: see `effectiveApiAuth`. */
   apiAuth: flag({
     flags: '--api-auth <mode>',
@@ -219,10 +225,11 @@ export function effectiveApiAuth(config: Pick<ControllerConfig, 'apiAuth' | 'man
 export type ControllerConfig = FlagValues<typeof CONTROLLER_FLAGS>;
 
 export function buildControllerCommand(): Command {
-  const command = new Command('forewarn-controller').description(
+  return flagCommand(
+    'forewarn-controller',
     'Indexes the policies that constrain each namespace and serves them read-only over HTTP and MCP.',
+    CONTROLLER_FLAGS,
   );
-  return addFlags(command, CONTROLLER_FLAGS).allowExcessArguments(false);
 }
 
 /** Parses argv (without node and script) and env; throws UsageError for help and invalid flags. */
@@ -230,11 +237,9 @@ export function parseControllerConfig(
   argv: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
 ): ControllerConfig {
-  const config = parseFlags(buildControllerCommand(), CONTROLLER_FLAGS, argv, env);
-  if (config.apiAuth === 'tokenreview' && config.manifests !== undefined)
-    throw new UsageError(
-      '--api-auth=tokenreview needs a cluster to ask; with --manifests use --api-auth=none',
-      2,
-    );
-  return config;
+  return parseFlags(buildControllerCommand(), CONTROLLER_FLAGS, argv, env, (config) =>
+    config.apiAuth === 'tokenreview' && config.manifests !== undefined
+      ? '--api-auth=tokenreview needs a cluster to ask; with --manifests use --api-auth=none'
+      : undefined,
+  );
 }

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Logger } from '../logging/logger';
 import { AdapterRegistry } from './adapters/registry';
 import { effectiveApiAuth, type ControllerConfig } from './config';
@@ -14,7 +14,7 @@ import type { ObjectSource, SourceStatus } from './sources/source';
 import { COMPANION_CANDIDATES } from './sources/cluster/discovery';
 import { MissingResourceTracker } from './missing/tracker';
 import { prospectiveFindings, prospectiveFindingsForObject } from './missing/prospective';
-import { startMcpService, type RunningMcpService } from './mcp/mcp-service';
+import { startMcpService, type McpServiceOptions, type RunningMcpService } from './mcp/mcp-service';
 import type { WatchObserver } from './sources/cluster/reflector';
 import type { FlowObserverState, McpState, RuntimeState } from './views/health';
 import { answerClientErrorsAsJson } from '../net/client-error';
@@ -128,14 +128,8 @@ function listen(server: Server, port: number, address: string): Promise<number> 
   });
 }
 
-// eslint-disable-next-line max-lines-per-function -- wiring in one sequence; splitting it is left from issue 14
-export async function startController(
-  config: ControllerConfig,
-  logger: Logger,
-  overrides: ControllerOverrides = {},
-): Promise<RunningController> {
-  const clock = overrides.clock ?? (() => new Date());
-  const startedAt = clock();
+/** The index and the ingestion that fills it, logging each object it cannot read. */
+function createIngestion(config: ControllerConfig, logger: Logger, clock: () => Date) {
   const registry = new AdapterRegistry();
   const index = new ConstraintIndex();
   const parseErrors = new ParseErrorCounter();
@@ -154,17 +148,24 @@ export async function startController(
       ownWebhookName: config.ownWebhook,
       meshRootNamespace: config.meshRootNamespace,
       podSecurityDefaults: config.podSecurityDefaults,
+      podSecurityExemptions: {
+        namespaces: config.podSecurityExemptNamespaces,
+        runtimeClasses: config.podSecurityExemptRuntimeClasses,
+      },
     },
     clock,
   );
-  let mcpService: RunningMcpService | undefined;
-  // Created before the source so its watch counters see the first list; read only at scrape time.
-  const metrics = createControllerMetrics(index, () => runtimeState(), {
-    mcpSessions: () => mcpService?.sessionCounts(),
-  });
-  const source = overrides.source
-    ? overrides.source(ingestor, registry, metrics.watchObserver)
-    : createSource(config, ingestor, registry, logger, metrics.watchObserver);
+  return { registry, index, parseErrors, ingestor };
+}
+
+/** The companion-resource tracker, fed by every ingested change; it only judges kinds the source sees. */
+function trackMissingResources(
+  config: ControllerConfig,
+  ingestor: Ingestor,
+  index: ConstraintIndex,
+  source: ObjectSource,
+  clock: () => Date,
+): MissingResourceTracker {
   const missingResources = new MissingResourceTracker(
     index,
     {
@@ -177,18 +178,76 @@ export async function startController(
     clock,
   );
   ingestor.onChange((object, removed) => missingResources.observe(object, removed));
-  const flowObserver: FlowObserverState = {
+  return missingResources;
+}
+
+async function startFlowObserver(config: ControllerConfig, logger: Logger) {
+  const state: FlowObserverState = {
     enabled: config.flowobserverAddress !== undefined,
     connected: false,
     address: config.flowobserverAddress ?? '',
   };
-  const flowObserverMonitor = new FlowObserverMonitor(flowObserver, logger);
-  await flowObserverMonitor.start();
+  const monitor = new FlowObserverMonitor(state, logger);
+  await monitor.start();
+  return { state, monitor };
+}
+
+async function startHttpServer(config: ControllerConfig, logger: Logger, app: RequestListener) {
+  const httpServer = createServer(app);
+  httpServer.keepAliveTimeout = 65_000;
+  answerClientErrorsAsJson(httpServer);
+  const port = await listen(httpServer, config.port, config.address);
+  logger.info({ port, address: config.address }, 'HTTP API listening');
+  return { httpServer, port };
+}
+
+/** The MCP server when `--mcp` is on; if it cannot start, the HTTP server is closed too. */
+async function startMcpIfEnabled(
+  config: ControllerConfig,
+  logger: Logger,
+  state: McpState,
+  dependencies: McpServiceOptions['dependencies'],
+  httpServer: Server,
+): Promise<RunningMcpService | undefined> {
+  if (!config.mcp) return undefined;
+  try {
+    return await startMcpService({
+      address: config.address,
+      port: config.mcpPort,
+      state,
+      logger,
+      dependencies,
+    });
+  } catch (error) {
+    await new Promise<void>((resolve) => httpServer.close(() => resolve()));
+    throw error;
+  }
+}
+
+export async function startController(
+  config: ControllerConfig,
+  logger: Logger,
+  overrides: ControllerOverrides = {},
+): Promise<RunningController> {
+  const clock = overrides.clock ?? (() => new Date());
+  const startedAt = clock();
+  const { registry, index, parseErrors, ingestor } = createIngestion(config, logger, clock);
+  // Set once MCP is up; the metrics read it at scrape time, which may come before.
+  let mcpService: RunningMcpService | undefined = undefined;
+  // Created before the source so its watch counters see the first list; read only at scrape time.
+  const metrics = createControllerMetrics(index, () => runtimeState(), {
+    mcpSessions: () => mcpService?.sessionCounts(),
+  });
+  const source = overrides.source
+    ? overrides.source(ingestor, registry, metrics.watchObserver)
+    : createSource(config, ingestor, registry, logger, metrics.watchObserver);
+  const missingResources = trackMissingResources(config, ingestor, index, source, clock);
+  const flowObserver = await startFlowObserver(config, logger);
   const mcp: McpState = { enabled: false, transport: 'sse', port: config.mcpPort };
   const runtimeState = (): RuntimeState => ({
     source: withMissingResourceAdapter(source.status(), source),
     parseErrors,
-    flowObserver,
+    flowObserver: flowObserver.state,
     mcp,
     startedAt,
   });
@@ -205,32 +264,21 @@ export async function startController(
     requestObserver: metrics.requestObserver,
     apiAccess: apiAccessFor(config, logger, overrides),
   });
-  const httpServer = createServer(app);
-  httpServer.keepAliveTimeout = 65_000;
-  answerClientErrorsAsJson(httpServer);
-  const port = await listen(httpServer, config.port, config.address);
-  logger.info({ port, address: config.address }, 'HTTP API listening');
-  if (config.mcp) {
-    try {
-      mcpService = await startMcpService({
-        address: config.address,
-        port: config.mcpPort,
-        state: mcp,
-        logger,
-        dependencies: {
-          index,
-          runtimeState,
-          configuredDetailLevel: config.detailLevel,
-          clock,
-          findMissingCompanions: (object, namespace) =>
-            prospectiveFindingsForObject(missingResources, object, namespace),
-        },
-      });
-    } catch (error) {
-      await new Promise<void>((resolve) => httpServer.close(() => resolve()));
-      throw error;
-    }
-  }
+  const { httpServer, port } = await startHttpServer(config, logger, app);
+  mcpService = await startMcpIfEnabled(
+    config,
+    logger,
+    mcp,
+    {
+      index,
+      runtimeState,
+      configuredDetailLevel: config.detailLevel,
+      clock,
+      findMissingCompanions: (object, namespace) =>
+        prospectiveFindingsForObject(missingResources, object, namespace),
+    },
+    httpServer,
+  );
   await source.start();
   logger.info({ constraints: index.totalConstraints() }, 'first sync complete; ready');
 
@@ -244,7 +292,7 @@ export async function startController(
     runtimeState,
     close: async () => {
       await mcpService?.close();
-      flowObserverMonitor.stop();
+      flowObserver.monitor.stop();
       missingResources.stop();
       await source.stop();
       await new Promise<void>((resolve) => {

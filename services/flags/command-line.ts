@@ -116,15 +116,22 @@ export function applyEnvironment(command: Command, table: FlagTable, env: NodeJS
   }
 }
 
+/** A process's command: the table's flags, no positional arguments. */
+export function flagCommand(name: string, description: string, table: FlagTable): Command {
+  return addFlags(new Command(name).description(description), table).allowExcessArguments(false);
+}
+
 /**
  * Parses argv (without node and script) and the environment into the table's values. Throws
- * UsageError for --help (exit 0, the help as output) and for invalid flags (exit 2).
+ * UsageError for --help (exit 0, the help as output) and for invalid flags (exit 2), including a
+ * problem `crossFlagProblem` finds between valid flags (e.g. two that cannot go together).
  */
 export function parseFlags<T extends FlagTable>(
   command: Command,
   table: T,
   argv: readonly string[],
   env: NodeJS.ProcessEnv,
+  crossFlagProblem: (values: FlagValues<T>) => string | undefined = () => undefined,
 ): FlagValues<T> {
   let output = '';
   command
@@ -139,7 +146,10 @@ export function parseFlags<T extends FlagTable>(
     throw new UsageError(message, 2, output || error.message);
   }
   applyEnvironment(command, table, env);
-  return flagValues(command, table);
+  const values = flagValues(command, table);
+  const problem = crossFlagProblem(values);
+  if (problem !== undefined) throw new UsageError(problem, 2);
+  return values;
 }
 
 /** The table's values as the command holds them after parsing (and applyEnvironment). */
@@ -155,3 +165,12 @@ export function parseLogLevel(text: string): LevelWithSilent {
     throw new InvalidArgumentError('expected fatal, error, warn, info, debug, trace or silent');
   return text;
 }
+
+/** `--log-level`, the same in every process. */
+export const LOG_LEVEL_FLAG = flag({
+  flags: '--log-level <level>',
+  help: 'log level',
+  env: 'FOREWARN_LOG_LEVEL',
+  parse: parseLogLevel,
+  default: 'info' as LevelWithSilent,
+});

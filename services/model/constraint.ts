@@ -8,7 +8,7 @@ import type {
   Severity,
 } from './api';
 import type { KubernetesObject, ResourceTarget } from './kubernetes';
-import type { PodSecurityDefaults } from './pod-security';
+import type { PodSecurityDefaults, PodSecurityExemptions } from './pod-security';
 import type { Selector } from './selector';
 import type { QuotaScopeRequirement } from './quota-scope';
 import type { Text } from './text';
@@ -127,6 +127,8 @@ export interface AdapterContext {
   meshRootNamespace: string;
   /** Pod Security Admission defaults of the cluster (`--pod-security-default`); unknown when absent. */
   podSecurityDefaults?: PodSecurityDefaults;
+  /** What the cluster's Pod Security Admission exempts (`--pod-security-exempt-*`); none when absent. */
+  podSecurityExemptions?: PodSecurityExemptions;
   /** Related objects retained by the ingest layer (e.g. a ValidatingAdmissionPolicy for its binding). */
   lookup(apiVersionKind: { group: string; kind: string }, namespace: string | null, name: string): unknown;
   /** Every retained object of one kind in a namespace (null: cluster-scoped), e.g. a Server's authorizations. */

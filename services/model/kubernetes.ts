@@ -106,3 +106,32 @@ const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 export function isDns1123Label(value: string): boolean {
   return value.length <= 63 && DNS1123_LABEL.test(value);
 }
+
+/** API groups kube-apiserver serves itself: their kinds never need a CRD. */
+export const BUILT_IN_API_GROUPS: ReadonlySet<string> = new Set([
+  '',
+  'apps',
+  'batch',
+  'autoscaling',
+  'policy',
+  'networking.k8s.io',
+  'admissionregistration.k8s.io',
+  'apiextensions.k8s.io',
+  'rbac.authorization.k8s.io',
+  'coordination.k8s.io',
+  'discovery.k8s.io',
+  'storage.k8s.io',
+  'scheduling.k8s.io',
+  'node.k8s.io',
+  'certificates.k8s.io',
+]);
+
+/** The four DNS names a Service answers to in the cluster, shortest first (spec 5: the webhook's). */
+export function serviceDnsNames(serviceName: string, namespace: string): string[] {
+  return [
+    serviceName,
+    `${serviceName}.${namespace}`,
+    `${serviceName}.${namespace}.svc`,
+    `${serviceName}.${namespace}.svc.cluster.local`,
+  ];
+}

@@ -1,6 +1,7 @@
 // Pod Security Admission (built into kube-apiserver since 1.25): levels, modes and versions as the
 // namespace labels `pod-security.kubernetes.io/<mode>[-version]` write them, and the defaults an
-// AdmissionConfiguration may set for namespaces without labels (`--pod-security-default`).
+// AdmissionConfiguration may set for namespaces without labels (`--pod-security-default`) and the
+// exemptions it may grant (`--pod-security-exempt-namespaces`, `--pod-security-exempt-runtime-classes`).
 
 export const POD_SECURITY_LEVELS = ['privileged', 'baseline', 'restricted'] as const;
 export type PodSecurityLevel = (typeof POD_SECURITY_LEVELS)[number];
@@ -16,6 +17,19 @@ export interface PodSecurityPolicy {
 
 /** What the cluster's AdmissionConfiguration sets for unlabelled namespaces; unknown modes are absent. */
 export type PodSecurityDefaults = Partial<Record<PodSecurityMode, PodSecurityPolicy>>;
+
+/**
+ * What the cluster's AdmissionConfiguration exempts (`exemptions`): Pod Security Admission evaluates
+ * no pod in these namespaces and no pod with one of these runtime classes. Exempt usernames depend on
+ * who makes the request, which Forewarn does not know.
+ */
+export interface PodSecurityExemptions {
+  namespaces: readonly string[];
+  runtimeClasses: readonly string[];
+}
+
+/** The tag a `pod-security/<mode>` constraint carries for each exempt runtime class. */
+export const EXEMPT_RUNTIME_CLASS_TAG_PREFIX = 'exempt-runtime-class:';
 
 export class PodSecurityValueError extends Error {}
 
@@ -78,4 +92,35 @@ export function podSecurityPolicyOfTags(tags: readonly string[]): PodSecurityPol
   const level = tags.find(isPodSecurityLevel);
   const version = tags.find(isPodSecurityVersion);
   return level === undefined ? undefined : { level, version: version ?? 'latest' };
+}
+
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+function parseNameList(value: string, what: string, valid: RegExp, maxLength: number): string[] {
+  const names = value
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  for (const name of names)
+    if (name.length > maxLength || !valid.test(name))
+      throw new PodSecurityValueError(`${JSON.stringify(name)} is not a valid ${what} name`);
+  return [...new Set(names)];
+}
+
+/** `--pod-security-exempt-namespaces`: comma-separated namespace names. */
+export function parseExemptNamespaces(value: string): string[] {
+  return parseNameList(value, 'namespace', DNS_LABEL, 63);
+}
+
+/** `--pod-security-exempt-runtime-classes`: comma-separated RuntimeClass names. */
+export function parseExemptRuntimeClasses(value: string): string[] {
+  return parseNameList(value, 'RuntimeClass', DNS_SUBDOMAIN, 253);
+}
+
+/** Exempt runtime classes named by a constraint's tags (see EXEMPT_RUNTIME_CLASS_TAG_PREFIX). */
+export function exemptRuntimeClassesOfTags(tags: readonly string[]): string[] {
+  return tags
+    .filter((tag) => tag.startsWith(EXEMPT_RUNTIME_CLASS_TAG_PREFIX))
+    .map((tag) => tag.slice(EXEMPT_RUNTIME_CLASS_TAG_PREFIX.length));
 }

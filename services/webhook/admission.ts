@@ -2,6 +2,7 @@ import { isRecord, readPath, type Labels } from '../model/kubernetes';
 import { companionAnnotations, describeWorkload } from '../model/workload';
 import { workloadLabels } from '../model/workload-kinds';
 import { errorMessage } from '../model/error-message';
+import { admissionCheckBody, type ConstraintQuery } from '../model/admission-query';
 
 // The admission core (spec 4.5, DESIGN.md 7): pure functions from an untrusted request body to the
 // query the webhook makes, and from the controller's answer to the AdmissionReview it returns.
@@ -50,22 +51,22 @@ export type ParsedReview =
   /** `uid` is `''` when the review did not carry one we could read. */
   | { ok: false; uid: string; reviewApiVersion: string; problem: string };
 
-function readGroupVersionResource(value: unknown): GroupVersionResource | null {
-  if (!isRecord(value) || typeof value.resource !== 'string' || value.resource === '') return null;
+/** `group` and `version` of a GroupVersionResource or GroupVersionKind; absent ones are ''. */
+function groupVersionOf(value: Record<string, unknown>): { group: string; version: string } {
   return {
     group: typeof value.group === 'string' ? value.group : '',
     version: typeof value.version === 'string' ? value.version : '',
-    resource: value.resource,
   };
+}
+
+function readGroupVersionResource(value: unknown): GroupVersionResource | null {
+  if (!isRecord(value) || typeof value.resource !== 'string' || value.resource === '') return null;
+  return { ...groupVersionOf(value), resource: value.resource };
 }
 
 function readGroupVersionKind(value: unknown): GroupVersionKind | null {
   if (!isRecord(value) || typeof value.kind !== 'string' || value.kind === '') return null;
-  return {
-    group: typeof value.group === 'string' ? value.group : '',
-    version: typeof value.version === 'string' ? value.version : '',
-    kind: value.kind,
-  };
+  return { ...groupVersionOf(value), kind: value.kind };
 }
 
 /** `apps/v1` + `Deployment` from an object, for reviews that lack `request.kind`. */
@@ -155,6 +156,27 @@ function companionHintsOf(
   const workload = describeWorkload({ ...object, kind: kind.kind });
   if (!workload) return null;
   return { annotations: companionAnnotations(workload.annotations), portNames: workload.portNames };
+}
+
+/** The controller query for an admitted request: what the webhook sends, and `forewarn check --url` shows. */
+export function constraintQueryOf(review: AdmissionRequestSummary): ConstraintQuery {
+  return {
+    namespace: review.namespace,
+    resource: review.resource,
+    labels: review.labels,
+    // Companion hints travel with the kind and name of the object.
+    subject:
+      review.companions && review.kind && review.name
+        ? { kind: review.kind.kind, name: review.name, ...review.companions }
+        : undefined,
+    checkBody: review.kind
+      ? admissionCheckBody(review.operation, review.object, review.oldObject, {
+          apiVersion: review.kind.group ? `${review.kind.group}/${review.kind.version}` : review.kind.version,
+          kind: review.kind.kind,
+          namespace: review.namespace,
+        })
+      : undefined,
+  };
 }
 
 /** JSON text to a parsed review; text that is not JSON is a malformed review, not an exception. */

@@ -10,13 +10,9 @@ import {
 } from './certs/certificate-check';
 import { caBundlePatch } from './certs/ca-injector';
 import { backoffDelay } from './certs/backoff';
+import { serviceDnsNames } from '../model/kubernetes';
 import { bundleFromSecret, secretData } from './certs/secret-store';
-import {
-  generateSelfSignedBundle,
-  serviceDnsNames,
-  subjectAltNames,
-  type CertificateBundle,
-} from './certs/self-signed';
+import { generateSelfSignedBundle, subjectAltNames, type CertificateBundle } from './certs/self-signed';
 
 const DAY = 24 * 60 * 60 * 1000;
 const NOW = new Date('2026-11-22T12:00:00.000Z');

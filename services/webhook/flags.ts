@@ -1,14 +1,6 @@
 import { isIP } from 'node:net';
-import { Command, InvalidArgumentError } from 'commander';
-import type { LevelWithSilent } from 'pino';
-import {
-  addFlags,
-  flag,
-  parseFlags,
-  parseLogLevel,
-  UsageError,
-  type FlagValues,
-} from '../flags/command-line';
+import { InvalidArgumentError } from 'commander';
+import { flag, flagCommand, LOG_LEVEL_FLAG, parseFlags, type FlagValues } from '../flags/command-line';
 import { parseBoolean, parseDuration } from '../flags/values';
 import { isDns1123Label } from '../model/kubernetes';
 import { MAX_TIMER_MS } from './certs/rotation';
@@ -159,13 +151,7 @@ const WEBHOOK_FLAGS = {
     help: 'projected ServiceAccount token (audience forewarn-controller) sent to the controller as a Bearer token',
     env: 'FOREWARN_CONTROLLER_TOKEN_FILE',
   }),
-  logLevel: flag({
-    flags: '--log-level <level>',
-    help: 'log level',
-    env: 'FOREWARN_LOG_LEVEL',
-    parse: parseLogLevel,
-    default: 'info' as LevelWithSilent,
-  }),
+  logLevel: LOG_LEVEL_FLAG,
   rotationCheckIntervalMs: flag({
     flags: '--rotation-check-interval <duration>',
     help: 'self-signed certificate check interval',
@@ -190,17 +176,16 @@ export type WebhookConfig = Omit<
 };
 
 export function parseWebhookFlags(args: readonly string[], env: NodeJS.ProcessEnv): WebhookConfig {
-  const table = WEBHOOK_FLAGS;
-  const command = addFlags(
-    new Command('forewarn-webhook').description(
-      'Admission warning webhook: turns constraints into admission warnings, never rejects',
-    ),
-    table,
-  ).allowExcessArguments(false);
-  const flags = parseFlags(command, table, args, env);
-  if (!flags.selfSigned && (!flags.tlsCertFile || !flags.tlsKeyFile)) {
-    throw new UsageError('--tls-cert-file and --tls-key-file are required with --self-signed=false', 2);
-  }
+  const command = flagCommand(
+    'forewarn-webhook',
+    'Admission warning webhook: turns constraints into admission warnings, never rejects',
+    WEBHOOK_FLAGS,
+  );
+  const flags = parseFlags(command, WEBHOOK_FLAGS, args, env, (values) =>
+    !values.selfSigned && (!values.tlsCertFile || !values.tlsKeyFile)
+      ? '--tls-cert-file and --tls-key-file are required with --self-signed=false'
+      : undefined,
+  );
   return {
     ...flags,
     namespace: flags.namespace ?? (env.POD_NAMESPACE || 'forewarn-system'),

@@ -8,11 +8,11 @@ import { buildWarnings } from '../model/warnings';
 import {
   ADMISSION_V1,
   buildAdmissionResponse,
+  constraintQueryOf,
   parseAdmissionReviewText,
   uidFromReviewPrefix,
   type AdmissionRequestSummary,
 } from './admission';
-import { admissionCheckBody, type ConstraintQuery } from '../model/admission-query';
 import type { ConstraintSource } from './controller-client';
 import { pairIdentity, type ServingPair } from './certs/certificate-check';
 import { readRequestBody } from './request-body';
@@ -81,26 +81,6 @@ function routePath(url: string | undefined): string {
   return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
 }
 
-/** What one parsed review asks of the controller (spec 4.2, DESIGN.md 7b). */
-function controllerQueryOf(review: AdmissionRequestSummary): ConstraintQuery {
-  return {
-    namespace: review.namespace,
-    resource: review.resource,
-    labels: review.labels,
-    subject:
-      review.companions && review.kind && review.name
-        ? { kind: review.kind.kind, name: review.name, ...review.companions }
-        : undefined,
-    checkBody: review.kind
-      ? admissionCheckBody(review.operation, review.object, review.oldObject, {
-          apiVersion: review.kind.group ? `${review.kind.group}/${review.kind.version}` : review.kind.version,
-          kind: review.kind.kind,
-          namespace: review.namespace,
-        })
-      : undefined,
-  };
-}
-
 /** Warnings for one parsed review, or the reason there are none; never throws for a failed query. */
 async function reviewWarnings(
   options: WebhookAppOptions,
@@ -108,7 +88,7 @@ async function reviewWarnings(
 ): Promise<{ facts: AdmissionFacts; warnings: string[] }> {
   const { constraints, logger, metrics } = options;
   const queryStarted = performance.now();
-  const result = await constraints.query(controllerQueryOf(review));
+  const result = await constraints.query(constraintQueryOf(review));
   metrics?.observeControllerQuery(
     result.ok ? 'ok' : result.reason,
     (performance.now() - queryStarted) / 1000,

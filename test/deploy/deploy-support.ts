@@ -2,6 +2,7 @@
 // directory, and small readers of Kubernetes objects fetched with kubectl.
 import { copyFile, mkdir, symlink } from 'node:fs/promises';
 import path from 'node:path';
+import { BUILT_IN_API_GROUPS } from '../../services/model/kubernetes';
 import { COMPANION_KINDS, INVENTORY_KINDS, POLICY_SOURCE_KINDS } from '../../services/model/watched-kinds';
 import type { Cluster } from '../e2e/harness';
 import { asJsonObject, isJsonObject, repositoryRoot, type JsonObject } from '../e2e/forewarn-support';
@@ -14,25 +15,6 @@ export interface CrdDescription {
   namespaced: boolean;
 }
 
-/** API groups kube-apiserver serves itself; every other group the controller reads needs a CRD. */
-const BUILT_IN_GROUPS = new Set([
-  '',
-  'apps',
-  'batch',
-  'autoscaling',
-  'policy',
-  'networking.k8s.io',
-  'admissionregistration.k8s.io',
-  'apiextensions.k8s.io',
-  'rbac.authorization.k8s.io',
-  'coordination.k8s.io',
-  'discovery.k8s.io',
-  'storage.k8s.io',
-  'scheduling.k8s.io',
-  'node.k8s.io',
-  'certificates.k8s.io',
-]);
-
 /**
  * CRDs of every kind the controller may watch, from the model's registry of watched kinds (so a new
  * policy source is covered automatically), one constraint kind for each dynamic group (Gatekeeper),
@@ -42,7 +24,7 @@ export function watchedKindCrds(): CrdDescription[] {
   const sources = Object.values(POLICY_SOURCE_KINDS);
   const kinds = [...sources.flatMap((source) => source.kinds), ...INVENTORY_KINDS, ...COMPANION_KINDS];
   const crds: CrdDescription[] = kinds
-    .filter((kind) => !BUILT_IN_GROUPS.has(kind.group))
+    .filter((kind) => !BUILT_IN_API_GROUPS.has(kind.group))
     .map((kind) => ({ ...kind, version: kind.versions[0] }));
   for (const group of sources.flatMap((source) => source.dynamicGroups ?? [])) {
     crds.push({

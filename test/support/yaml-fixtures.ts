@@ -22,14 +22,3 @@ export function fixture(objects: Map<string, KubernetesObject>, name: string): K
   if (!object) throw new Error(`no fixture named ${name}`);
   return object;
 }
-
-/** A "billion laughs" YAML document: ten levels of aliases, each repeating the one before nine times. */
-export function yamlAliasBomb(): string {
-  const levels = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
-  for (let level = 1; level < 10; level++) {
-    const previous = String.fromCharCode(97 + level - 1);
-    const name = String.fromCharCode(97 + level);
-    levels.push(`${name}: &${name} [${Array(9).fill(`*${previous}`).join(',')}]`);
-  }
-  return levels.join('\n') + '\n';
-}

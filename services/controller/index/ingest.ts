@@ -20,7 +20,7 @@ import {
   type WorkloadKind,
 } from '../../model/workload-kinds';
 import { describeObject } from '../adapters/shared/object-fields';
-import type { PodSecurityDefaults } from '../../model/pod-security';
+import type { PodSecurityDefaults, PodSecurityExemptions } from '../../model/pod-security';
 import type { AdapterRegistry } from '../adapters/registry';
 import type { ConstraintIndex } from './constraint-index';
 import { scopeReachingTargets } from '../../model/resource-scope';
@@ -38,6 +38,7 @@ export interface IngestSettings {
   ownWebhookName: string;
   meshRootNamespace: string;
   podSecurityDefaults?: PodSecurityDefaults;
+  podSecurityExemptions?: PodSecurityExemptions;
 }
 
 export const DEFAULT_INGEST_SETTINGS: IngestSettings = {
@@ -239,6 +240,7 @@ export class Ingestor {
       ownWebhookName: this.settings.ownWebhookName,
       meshRootNamespace: this.settings.meshRootNamespace,
       podSecurityDefaults: this.settings.podSecurityDefaults,
+      podSecurityExemptions: this.settings.podSecurityExemptions,
       lookup: (groupKind, namespace, name) =>
         this.retained.get(referenceKey({ group: groupKind.group, kind: groupKind.kind, namespace, name })),
       lookupAll: (groupKind, namespace) => {

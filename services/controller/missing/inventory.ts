@@ -1,4 +1,5 @@
 import {
+  BUILT_IN_API_GROUPS,
   groupOf,
   isRecord,
   isStringRecord,
@@ -26,23 +27,6 @@ export interface InventoryRecord {
   /** PeerAuthentication / other selector-carrying kinds: whether a workload selector is set. */
   hasWorkloadSelector?: boolean;
 }
-
-/** API groups served by every Kubernetes API server: their kinds never need a CRD. */
-const BUILT_IN_GROUPS = new Set([
-  '',
-  'apps',
-  'batch',
-  'autoscaling',
-  'policy',
-  'networking.k8s.io',
-  'rbac.authorization.k8s.io',
-  'storage.k8s.io',
-  'scheduling.k8s.io',
-  'admissionregistration.k8s.io',
-  'apiextensions.k8s.io',
-  'coordination.k8s.io',
-  'discovery.k8s.io',
-]);
 
 export function toInventoryRecord(object: KubernetesObject): InventoryRecord | undefined {
   const name = object.metadata?.name;
@@ -147,7 +131,7 @@ export class Inventory {
   /** Whether the kind exists here: built in, its CRD was seen, or objects of it were. */
   hasKind(group: string, kind: string): boolean {
     return (
-      BUILT_IN_GROUPS.has(group) ||
+      BUILT_IN_API_GROUPS.has(group) ||
       this.definedKinds.has(`${group}/${kind}`) ||
       (this.byKind.get(`${group}/${kind}`)?.size ?? 0) > 0
     );

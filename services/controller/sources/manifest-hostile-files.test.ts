@@ -1,4 +1,5 @@
 import { chmod, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { HOSTILE_FILE_PROBLEMS, writeHostileFiles } from '../../../test/support/hostile-manifests';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { AdapterRegistry } from '../adapters/registry';
@@ -6,7 +7,6 @@ import { silentLogger } from '../../logging/logger';
 import type { KubernetesObject } from '../../model/kubernetes';
 import { ManifestFileSource } from './manifest-files';
 import type { KubernetesObjectSink } from './source';
-import { yamlAliasBomb } from '../../../test/support/yaml-fixtures';
 
 // A `--manifests` directory an attacker or an unlucky user filled (issue 13, item 3): the first
 // sync completes, every rejected or unreadable file is in health, and the good files are indexed.
@@ -65,32 +65,20 @@ describe('ManifestFileSource with hostile files', () => {
   }
 
   it('completes the first sync with a tab-indented file, an alias bomb, a deep sequence and link loops', async () => {
-    await writeFile(
-      path.join(directory, 'tab.yaml'),
-      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n\tname: x\n',
-    );
-    await writeFile(path.join(directory, 'bomb.yaml'), yamlAliasBomb());
-    await writeFile(path.join(directory, 'deep.yaml'), `${'['.repeat(100_000)}${']'.repeat(100_000)}\n`);
+    await writeHostileFiles(directory);
     await writeFile(
       path.join(directory, 'good.yaml'),
       'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: good\n',
     );
-    await mkdir(path.join(directory, 'sub'));
     await writeFile(
       path.join(directory, 'sub/inner.yaml'),
       'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: inner\n',
     );
-    await symlink('.', path.join(directory, 'loop'));
-    await symlink('..', path.join(directory, 'sub/up'));
     const sink = new NameSink();
     const running = await start(sink);
     expect([...sink.names].sort()).toEqual(['good', 'inner']);
     const problems = running.status().problems.map((problem) => `${problem.source} ${problem.message}`);
-    expect(problems).toEqual([
-      expect.stringMatching(/^manifests: bomb\.yaml:1 .*alias/),
-      expect.stringMatching(/^manifests: deep\.yaml:1 .*nests deeper/),
-      expect.stringMatching(/^manifests: tab\.yaml:4 .*[Tt]ab/),
-    ]);
+    expect(problems).toEqual(HOSTILE_FILE_PROBLEMS.map((pattern) => expect.stringMatching(pattern)));
   });
 
   it('reads a file reached through a link to a directory once', async () => {

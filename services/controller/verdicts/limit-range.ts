@@ -1,10 +1,11 @@
 import type { ConstraintDraft as Constraint } from '../../model/constraint';
 import { isRecord, type KubernetesObject } from '../../model/kubernetes';
-import { compareQuantities, divideQuantities, parseQuantity, type Quantity } from '../../model/quantity';
+import { compareQuantities, divideQuantities, type Quantity } from '../../model/quantity';
 import { detail, text, type Text } from '../../model/text';
 import {
   podShapeOf,
   podTotalsOf,
+  readResourceMap,
   type ContainerResources,
   type PodShape,
   type ResourceMap,
@@ -29,20 +30,6 @@ interface LimitRangeItem {
   maxLimitRequestRatio: ResourceMap;
 }
 
-function quantities(value: unknown): ResourceMap {
-  const map: ResourceMap = new Map();
-  if (!isRecord(value)) return map;
-  for (const [resource, raw] of Object.entries(value))
-    if (typeof raw === 'string' || typeof raw === 'number') {
-      try {
-        map.set(resource, parseQuantity(String(raw)));
-      } catch {
-        // A LimitRange the API server accepted parses; a broken one is the adapter's parse error.
-      }
-    }
-  return map;
-}
-
 // One parse per LimitRange revision: the index keeps one object per revision.
 const parsedItems = new WeakMap<KubernetesObject, LimitRangeItem[]>();
 
@@ -61,11 +48,11 @@ function parseLimitRangeItems(limitRange: KubernetesObject): LimitRangeItem[] {
   return limits.map((item) => {
     const parsed: LimitRangeItem = {
       type: typeof item.type === 'string' ? item.type : '',
-      max: quantities(item.max),
-      min: quantities(item.min),
-      default: quantities(item.default),
-      defaultRequest: quantities(item.defaultRequest),
-      maxLimitRequestRatio: quantities(item.maxLimitRequestRatio),
+      max: readResourceMap(item.max),
+      min: readResourceMap(item.min),
+      default: readResourceMap(item.default),
+      defaultRequest: readResourceMap(item.defaultRequest),
+      maxLimitRequestRatio: readResourceMap(item.maxLimitRequestRatio),
     };
     if (parsed.type === 'Container') {
       for (const [resource, value] of parsed.max)
@@ -114,52 +101,61 @@ function requirement(resource: string, quantity: Quantity): Text {
   return [detail(showQuantity(resource, quantity), 'the LimitRange’s figure')];
 }
 
+type ResourceField = 'requests' | 'limits';
+
+/** `min` binds requests (and limits), `max` binds limits (and requests), each in its direction. */
+const BOUNDS = [
+  {
+    key: 'min',
+    word: 'minimum',
+    required: 'requests',
+    other: 'limits',
+    breaks: (order: number) => order < 0,
+  },
+  {
+    key: 'max',
+    word: 'maximum',
+    required: 'limits',
+    other: 'requests',
+    breaks: (order: number) => order > 0,
+  },
+] as const;
+
+/** `requests 100m cpu` or `has a cpu limit of 1`. */
+function valueText(field: ResourceField, resource: string, quantity: Quantity): Text {
+  return field === 'requests'
+    ? text`requests ${showQuantity(resource, quantity)} ${resource}`
+    : text`has a ${resource} limit of ${showQuantity(resource, quantity)}`;
+}
+
 function checkBounds(subject: Subject, item: LimitRangeItem): Evidence[] {
   const evidence: Evidence[] = [];
-  for (const [resource, min] of item.min) {
-    const request = subject.requests.get(resource);
-    const limit = subject.limits.get(resource);
-    const path = `${subject.path}.resources`;
-    if (!request)
-      evidence.push({
-        path: `${path}.requests.${resource}`,
-        message: text`${subject.label} sets no ${resource} request; the minimum per ${subject.per} is ${requirement(resource, min)}`,
-      });
-    else if (compareQuantities(request, min) < 0)
-      evidence.push({
-        path: `${path}.requests.${resource}`,
-        message: text`${subject.label} requests ${showQuantity(resource, request)} ${resource}; the minimum per ${subject.per} is ${requirement(resource, min)}`,
-      });
-    if (limit && compareQuantities(limit, min) < 0)
-      evidence.push({
-        path: `${path}.limits.${resource}`,
-        message: text`${subject.label} has a ${resource} limit of ${showQuantity(resource, limit)}; the minimum per ${subject.per} is ${requirement(resource, min)}`,
-      });
-  }
-  for (const [resource, max] of item.max) {
-    const request = subject.requests.get(resource);
-    const limit = subject.limits.get(resource);
-    const path = `${subject.path}.resources`;
-    if (!limit)
-      evidence.push({
-        path: `${path}.limits.${resource}`,
-        message: text`${subject.label} sets no ${resource} limit; the maximum per ${subject.per} is ${requirement(resource, max)}`,
-      });
-    else if (compareQuantities(limit, max) > 0)
-      evidence.push({
-        path: `${path}.limits.${resource}`,
-        message: text`${subject.label} has a ${resource} limit of ${showQuantity(resource, limit)}; the maximum per ${subject.per} is ${requirement(resource, max)}`,
-      });
-    if (request && compareQuantities(request, max) > 0)
-      evidence.push({
-        path: `${path}.requests.${resource}`,
-        message: text`${subject.label} requests ${showQuantity(resource, request)} ${resource}; the maximum per ${subject.per} is ${requirement(resource, max)}`,
-      });
+  const path = `${subject.path}.resources`;
+  for (const bound of BOUNDS) {
+    for (const [resource, figure] of item[bound.key]) {
+      const required = subject[bound.required].get(resource);
+      const other = subject[bound.other].get(resource);
+      const limitText = text`the ${bound.word} per ${subject.per} is ${requirement(resource, figure)}`;
+      if (!required)
+        evidence.push({
+          path: `${path}.${bound.required}.${resource}`,
+          message: text`${subject.label} sets no ${resource} ${bound.required === 'requests' ? 'request' : 'limit'}; ${limitText}`,
+        });
+      else if (bound.breaks(compareQuantities(required, figure)))
+        evidence.push({
+          path: `${path}.${bound.required}.${resource}`,
+          message: text`${subject.label} ${valueText(bound.required, resource, required)}; ${limitText}`,
+        });
+      if (other && bound.breaks(compareQuantities(other, figure)))
+        evidence.push({
+          path: `${path}.${bound.other}.${resource}`,
+          message: text`${subject.label} ${valueText(bound.other, resource, other)}; ${limitText}`,
+        });
+    }
   }
   for (const [resource, ratio] of item.maxLimitRequestRatio) {
     const limit = subject.limits.get(resource);
     const request = subject.requests.get(resource);
-    const path = `${subject.path}.resources`;
     if (!limit || !request || request.numerator === 0n) {
       evidence.push({
         path,
@@ -193,8 +189,8 @@ function checkPersistentVolumeClaim(object: KubernetesObject, items: readonly Li
   const subject: Subject = {
     label: 'the claim',
     path: 'spec',
-    requests: quantities(resources.requests),
-    limits: quantities(resources.limits),
+    requests: readResourceMap(resources.requests),
+    limits: readResourceMap(resources.limits),
     per: 'PersistentVolumeClaim',
   };
   return items

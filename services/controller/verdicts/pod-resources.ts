@@ -41,7 +41,8 @@ export interface PodShape {
   countIsPerNode: boolean;
 }
 
-function readResourceMap(value: unknown): ResourceMap {
+/** `{cpu: '100m', ...}` → quantities; a figure that does not parse is left out. */
+export function readResourceMap(value: unknown): ResourceMap {
   const map: ResourceMap = new Map();
   if (!isRecord(value)) return map;
   for (const [resource, raw] of Object.entries(value)) {

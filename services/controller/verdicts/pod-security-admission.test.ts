@@ -115,4 +115,40 @@ describe('Pod Security Admission verdicts', () => {
     expect(byName['pod-security/warn'].evidence.length).toBeGreaterThan(1);
     expect(renderFullText(byName['pod-security/warn'].rule ?? [])).toBe('PodSecurity "restricted:latest"');
   });
+
+  it('reports nothing for an exempt namespace and lets pods of an exempt runtime class pass', () => {
+    const labels = { 'pod-security.kubernetes.io/enforce': 'baseline' };
+    const namespace: KubernetesObject = {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: 'team', labels },
+    };
+    const exemptions = { namespaces: ['team'], runtimeClasses: [] };
+    expect(
+      podSecurityToConstraints(namespace, { ...adapterContext, podSecurityExemptions: exemptions }),
+    ).toEqual([]);
+    const [enforce] = podSecurityToConstraints(namespace, {
+      ...adapterContext,
+      podSecurityExemptions: { namespaces: ['other'], runtimeClasses: ['gvisor'] },
+    });
+    const sandboxed: KubernetesObject = {
+      ...deployment,
+      spec: {
+        template: { spec: { runtimeClassName: 'gvisor', hostNetwork: true, containers: [{ name: 'web' }] } },
+      },
+    };
+    const [exempt] = evaluateVerdicts([enforce], context(sandboxed, labels));
+    expect(exempt.verdict.verdict).toBe('passes');
+    expect(renderFullText(exempt.verdict.reason ?? [])).toBe(
+      'its runtime class gvisor is exempt from Pod Security Admission',
+    );
+    // Another runtime class is not exempt: the same template is checked.
+    const otherTemplate: KubernetesObject = {
+      ...deployment,
+      spec: {
+        template: { spec: { runtimeClassName: 'kata', hostNetwork: true, containers: [{ name: 'web' }] } },
+      },
+    };
+    expect(evaluateVerdicts([enforce], context(otherTemplate, labels))[0].verdict.verdict).toBe('violates');
+  });
 });

@@ -36,34 +36,28 @@ function hasCrossNamespaceAffinity(shape: PodShape): boolean {
   });
 }
 
+/** The scopes that are a property of the pod (an expression's `DoesNotExist` negates them). */
+const POD_SCOPES: Record<string, (shape: PodShape) => boolean> = {
+  Terminating: isTerminating,
+  NotTerminating: (shape) => !isTerminating(shape),
+  BestEffort: isBestEffort,
+  NotBestEffort: (shape) => !isBestEffort(shape),
+  CrossNamespacePodAffinity: hasCrossNamespaceAffinity,
+};
+
 function scopeHolds(scope: string, operator: string, values: readonly string[], shape: PodShape): boolean {
-  const priorityClass = typeof shape.spec.priorityClassName === 'string' ? shape.spec.priorityClassName : '';
-  let holds: boolean;
-  switch (scope) {
-    case 'Terminating':
-      holds = isTerminating(shape);
-      break;
-    case 'NotTerminating':
-      holds = !isTerminating(shape);
-      break;
-    case 'BestEffort':
-      holds = isBestEffort(shape);
-      break;
-    case 'NotBestEffort':
-      holds = !isBestEffort(shape);
-      break;
-    case 'CrossNamespacePodAffinity':
-      holds = hasCrossNamespaceAffinity(shape);
-      break;
-    case 'PriorityClass':
-      if (operator === 'In') return values.includes(priorityClass);
-      if (operator === 'NotIn') return !values.includes(priorityClass);
-      if (operator === 'DoesNotExist') return priorityClass === '';
-      return priorityClass !== '';
-    default:
-      // VolumeAttributesClass and future scopes count no pods.
-      return false;
+  if (scope === 'PriorityClass') {
+    const priorityClass =
+      typeof shape.spec.priorityClassName === 'string' ? shape.spec.priorityClassName : '';
+    if (operator === 'In') return values.includes(priorityClass);
+    if (operator === 'NotIn') return !values.includes(priorityClass);
+    if (operator === 'DoesNotExist') return priorityClass === '';
+    return priorityClass !== '';
   }
+  // VolumeAttributesClass and future scopes count no pods.
+  const property = Object.hasOwn(POD_SCOPES, scope) ? POD_SCOPES[scope] : undefined;
+  if (property === undefined) return false;
+  const holds = property(shape);
   return operator === 'DoesNotExist' ? !holds : holds;
 }
 

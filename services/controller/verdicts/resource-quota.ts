@@ -4,7 +4,6 @@ import {
   addQuantities,
   compareQuantities,
   multiplyQuantity,
-  parseQuantity,
   subtractQuantities,
   ZERO_QUANTITY,
   type Quantity,
@@ -13,7 +12,7 @@ import { pluralOfKind } from '../../model/resources';
 import { groupOf } from '../../model/kubernetes';
 import { detail, text } from '../../model/text';
 import { applyLimitRangeDefaults } from './limit-range';
-import { containersWithout, podShapeOf, podTotalsOf, type PodShape, type ResourceMap } from './pod-resources';
+import { containersWithout, podShapeOf, podTotalsOf, readResourceMap, type PodShape } from './pod-resources';
 import { showQuantity } from './quantity-text';
 import { podInQuotaScope } from './quota-scopes';
 import type { Evidence, VerdictContext, VerdictOutcome } from './types';
@@ -44,20 +43,6 @@ const LEGACY_COUNT_KEYS: Record<string, string> = {
   resourcequotas: 'resourcequotas',
 };
 
-function quantityMap(value: unknown): ResourceMap {
-  const map: ResourceMap = new Map();
-  if (!isRecord(value)) return map;
-  for (const [resource, raw] of Object.entries(value))
-    if (typeof raw === 'string' || typeof raw === 'number') {
-      try {
-        map.set(resource, parseQuantity(String(raw)));
-      } catch {
-        // Unreadable figures are the adapter's parse error; the verdict skips them.
-      }
-    }
-  return map;
-}
-
 /** What one key of the quota would be charged for the object's pods. */
 function podCharge(key: string, shape: PodShape): Quantity | undefined {
   if (key === 'pods' || key === 'count/pods') return { numerator: BigInt(shape.podCount), denominator: 1n };
@@ -85,7 +70,7 @@ function claimCharge(key: string, object: KubernetesObject): Quantity | undefine
   if (object.kind !== 'PersistentVolumeClaim' || !/(^|\/)requests\.storage$/.test(key)) return undefined;
   const spec = isRecord(object.spec) ? object.spec : {};
   const requests = isRecord(spec.resources)
-    ? quantityMap(spec.resources.requests)
+    ? readResourceMap(spec.resources.requests)
     : new Map<string, Quantity>();
   return requests.get('storage');
 }
@@ -136,8 +121,8 @@ export function evaluateResourceQuota(
   const shape = shapeWithDefaults(object, context);
   const scoped = (Array.isArray(spec.scopes) && spec.scopes.length > 0) || isRecord(spec.scopeSelector);
   if (scoped && (!shape || !podInQuotaScope(shape, spec))) return NOT_APPLICABLE;
-  const hard = quantityMap(spec.hard);
-  const used = quantityMap(isRecord(source.status) ? source.status.used : undefined);
+  const hard = readResourceMap(spec.hard);
+  const used = readResourceMap(isRecord(source.status) ? source.status.used : undefined);
   const oldShape = operation === 'UPDATE' ? shapeWithDefaults(oldObject, context) : undefined;
   const evidence: Evidence[] = [];
   let rejectsObject = false;

@@ -2,6 +2,7 @@ import { generateKeyPair, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { promisify } from 'node:util';
 import forge from 'node-forge';
+import { serviceDnsNames } from '../../model/kubernetes';
 
 // Self-signed mode (spec 5): a fresh CA and a server certificate it signs, both RSA-2048, valid one
 // year. node-forge builds and signs the X.509 structures; the RSA keys come from Node's native
@@ -36,16 +37,6 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 // Nodes' clocks drift from the API server's; a certificate that starts "now" could be rejected as
 // not yet valid by a peer a few seconds behind.
 const CLOCK_SKEW_ALLOWANCE_MS = 5 * 60 * 1000;
-
-/** The four DNS names the API server may use for the webhook Service (spec 5). */
-export function serviceDnsNames(serviceName: string, namespace: string): string[] {
-  return [
-    serviceName,
-    `${serviceName}.${namespace}`,
-    `${serviceName}.${namespace}.svc`,
-    `${serviceName}.${namespace}.svc.cluster.local`,
-  ];
-}
 
 /** Service names first, then extra names, without duplicates. */
 export function subjectAltNames(

@@ -9,14 +9,13 @@ import {
 import type { LabelSelector } from '../../../model/kubernetes';
 import type { KubernetesObject } from '../../../model/kubernetes';
 import { isEmptySelector } from '../../../model/label-selector';
-import { WORKLOAD_RESOURCES } from '../../../model/resources';
 import { joinText, objectName, text, type Text } from '../../../model/text';
 import { readRecord, readSelector, requireSpec, sourceOf } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
 import { clusterScope, podsText, quoted, scopeText } from '../shared/scope-text';
 import { readAnpRules, type AnpAction, type AnpDirection, type AnpRule } from './anp-rules';
 import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
-import { networkDirectionIdentity } from '../shared/network-direction';
+import { networkDirectionDraft } from '../shared/network-direction';
 
 // policy.networking.k8s.io AdminNetworkPolicy (ANP) and BaselineAdminNetworkPolicy (BANP), both
 // cluster-scoped → one NetworkIngress / NetworkEgress constraint per direction with rules. Neither
@@ -63,6 +62,32 @@ function describeRules(rules: readonly AnpRule[]): Text {
   return more > 0 ? [...joinText(shown, '; '), `; and ${more} more`] : joinText(shown, '; ');
 }
 
+/** Deny rules decide before any NetworkPolicy in an ANP (Critical) and after them in a BANP (Warning). */
+function outcomeOf(
+  rules: readonly AnpRule[],
+  baseline: boolean,
+): { denies: boolean; severity: Severity; effect: Effect } {
+  const denies = rules.some((rule) => rule.action === 'Deny');
+  return {
+    denies,
+    severity: denies ? (baseline ? 'Warning' : 'Critical') : 'Info',
+    effect: denies ? 'deny' : 'restrict',
+  };
+}
+
+/** What one direction's rules do, in the order they decide: Deny first, as it is what surprises. */
+function describeActions(rules: readonly AnpRule[], direction: AnpDirection): Text[] {
+  const peerWord = direction === 'ingress' ? 'from' : 'to';
+  return (['Deny', 'Allow', 'Pass'] as const)
+    .map((action) => ({ action, matching: rules.filter((rule) => rule.action === action) }))
+    .filter(({ matching }) => matching.length > 0)
+    .map(({ action, matching }) =>
+      action === 'Pass'
+        ? text`leaves ${direction} ${peerWord} ${describeRules(matching)} to NetworkPolicies`
+        : text`${action === 'Deny' ? 'denies' : 'allows'} ${direction} ${peerWord}: ${describeRules(matching)}`,
+    );
+}
+
 function buildConstraint(
   source: SourceObject,
   subject: Subject,
@@ -73,47 +98,32 @@ function buildConstraint(
 ): ConstraintDraft {
   const baseline = source.kind === BANP_KIND;
   const policy = objectName(source.name, null);
-  const peerWord = direction === 'ingress' ? 'from' : 'to';
-  const denies = rules.some((rule) => rule.action === 'Deny');
-  const severity: Severity = denies ? (baseline ? 'Warning' : 'Critical') : 'Info';
-  const effect: Effect = denies ? 'deny' : 'restrict';
-  // In the order the rules decide: Deny first in the summary, as it is what surprises.
-  const parts = (['Deny', 'Allow', 'Pass'] as const)
-    .map((action) => ({ action, matching: rules.filter((rule) => rule.action === action) }))
-    .filter(({ matching }) => matching.length > 0)
-    .map(({ action, matching }) =>
-      action === 'Pass'
-        ? text`leaves ${direction} ${peerWord} ${describeRules(matching)} to NetworkPolicies`
-        : text`${action === 'Deny' ? 'denies' : 'allows'} ${direction} ${peerWord}: ${describeRules(matching)}`,
-    );
+  const outcome = outcomeOf(rules, baseline);
   // Priority says which admin policy decides first: precedence, not a rule detail.
   const priorityText = priority === undefined ? '' : ` (priority ${priority})`;
-  const summary = text`${source.kind} "${policy}"${priorityText} for ${podsText(subject.podSelector)} ${scopeText(subject.scope)} ${joinText(parts, '; ')}`;
-  const remediationHint = !denies
+  const summary = text`${source.kind} "${policy}"${priorityText} for ${podsText(subject.podSelector)} ${scopeText(subject.scope)} ${joinText(describeActions(rules, direction), '; ')}`;
+  const remediationHint = !outcome.denies
     ? text`nothing to change: ${source.kind} "${policy}" denies no ${direction} traffic`
     : baseline
       ? text`add a NetworkPolicy in your namespace that allows the ${direction} traffic you need; ${source.kind} "${policy}" denies it only where no NetworkPolicy decides`
       : text`ask the cluster admins to allow the ${direction} traffic your pods need; no NetworkPolicy can override ${source.kind} "${policy}"`;
-  const draft: ConstraintDraft = {
-    ...networkDirectionIdentity(source.name, policy, direction, bothDirections),
-    severity,
-    effect,
-    adapter: 'adminnetworkpolicy',
-    source,
-    scope: subject.scope,
-    resourceTargets: [...WORKLOAD_RESOURCES],
-    tags: [
-      'network',
-      baseline ? 'baseline-admin-network-policy' : 'admin-network-policy',
-      direction,
-      ...(denies ? ['deny-rules'] : []),
-      ...(rules.some((rule) => rule.action === 'Pass') ? ['pass'] : []),
-      'clusterwide',
-    ],
-    summary,
-    remediationHint,
-    remediation: {
-      summary: remediationHint,
+  return networkDirectionDraft(
+    { source, policy, direction, bothDirections },
+    {
+      adapter: 'adminnetworkpolicy',
+      severity: outcome.severity,
+      effect: outcome.effect,
+      scope: subject.scope,
+      tags: [
+        'network',
+        baseline ? 'baseline-admin-network-policy' : 'admin-network-policy',
+        direction,
+        ...(outcome.denies ? ['deny-rules'] : []),
+        ...(rules.some((rule) => rule.action === 'Pass') ? ['pass'] : []),
+        'clusterwide',
+      ],
+      summary,
+      remediationHint,
       steps: [
         inspectSourceStep(source, baseline ? 'baselineadminnetworkpolicy' : 'adminnetworkpolicy'),
         askOwnerStep(
@@ -121,10 +131,9 @@ function buildConstraint(
           'cluster-admin',
         ),
       ],
+      workloadSelector: subject.podSelector,
     },
-  };
-  if (subject.podSelector !== undefined) draft.workloadSelector = subject.podSelector;
-  return draft;
+  );
 }
 
 export function adminNetworkPolicyToConstraints(object: KubernetesObject): ConstraintDraft[] {

@@ -1,4 +1,3 @@
-import type { Effect, Severity } from '../../../model/api';
 import {
   AdapterParseError,
   type Adapter,
@@ -18,18 +17,13 @@ import { detail, objectName, text, type Text } from '../../../model/text';
 import {
   describeOperations,
   describeTargets,
-  readAdmissionRules,
-  type AdmissionRules,
+  NO_ADMISSION_RULES,
+  readMatchResources,
+  withoutExcluded,
+  type MatchResources,
 } from '../shared/admission-rules';
-import {
-  readOptionalString,
-  readRecord,
-  readRecordList,
-  readSelector,
-  readStringList,
-  requireSpec,
-  sourceOf,
-} from '../shared/object-fields';
+import { readValidationActions, type ValidationOutcomes } from '../shared/validation-actions';
+import { readOptionalString, readRecordList, requireSpec, sourceOf } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
 import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
 
@@ -42,24 +36,12 @@ const GROUP = 'admissionregistration.k8s.io';
 const POLICY_KIND = 'ValidatingAdmissionPolicy';
 const BINDING_KIND = 'ValidatingAdmissionPolicyBinding';
 
-const ACTIONS = ['Deny', 'Warn', 'Audit'] as const;
-type ValidationAction = (typeof ACTIONS)[number];
-
 /** Per action, strongest first: what the binding does to a request that fails the policy. */
-const ACTION_OUTCOMES: Record<ValidationAction, { severity: Severity; effect: Effect; verb: string }> = {
+const ACTION_OUTCOMES: ValidationOutcomes = {
   Deny: { severity: 'Critical', effect: 'deny', verb: 'rejects' },
   Warn: { severity: 'Warning', effect: 'warn', verb: 'warns about' },
   Audit: { severity: 'Info', effect: 'audit', verb: 'audits' },
 };
-
-/** `matchConstraints` of a policy or `matchResources` of a binding (the same MatchResources type). */
-interface MatchResources {
-  namespaceSelector?: LabelSelector;
-  objectSelector?: LabelSelector;
-  /** undefined when `resourceRules` is absent: a binding without rules does not narrow the policy. */
-  rules?: AdmissionRules;
-  excluded: ResourceTarget[];
-}
 
 /** What the binding finally intercepts. */
 interface AppliedMatch {
@@ -75,23 +57,6 @@ interface PolicyFacts {
   match: MatchResources;
   messages: string[];
   validationCount: number;
-}
-
-function readOptionalSelector(value: unknown, where: string): LabelSelector | undefined {
-  return value === undefined || value === null ? undefined : readSelector(value, where);
-}
-
-function readMatchResources(value: unknown, where: string): MatchResources {
-  const match = readRecord(value, where);
-  return {
-    namespaceSelector: readOptionalSelector(match.namespaceSelector, `${where}.namespaceSelector`),
-    objectSelector: readOptionalSelector(match.objectSelector, `${where}.objectSelector`),
-    rules:
-      match.resourceRules === undefined || match.resourceRules === null
-        ? undefined
-        : readAdmissionRules(match.resourceRules, `${where}.resourceRules`),
-    excluded: readAdmissionRules(match.excludeResourceRules, `${where}.excludeResourceRules`).targets,
-  };
 }
 
 function readPolicy(policy: KubernetesObject): PolicyFacts {
@@ -168,12 +133,7 @@ function bothOperations(policy: readonly string[], binding: readonly string[]): 
  * written as a target list, so it stays a wildcard (over-reporting rather than hiding a policy).
  */
 function narrow(policy: MatchResources, binding: MatchResources): AppliedMatch {
-  const policyRules = policy.rules ?? {
-    targets: [],
-    operations: [],
-    skippedSubresources: false,
-    skippedClusterScoped: false,
-  };
+  const policyRules = policy.rules ?? NO_ADMISSION_RULES;
   const targets = binding.rules
     ? bothTargets(policyRules.targets, binding.rules.targets)
     : policyRules.targets;
@@ -185,32 +145,13 @@ function narrow(policy: MatchResources, binding: MatchResources): AppliedMatch {
     namespaceSelector: bothSelectors(policy.namespaceSelector, binding.namespaceSelector),
     objectSelector: bothSelectors(policy.objectSelector, binding.objectSelector),
     // A request must match both rule sets: with no operation in common, nothing is intercepted.
-    targets: targets.filter(
-      (target) =>
-        operations.length > 0 &&
-        !excluded.some(
-          (exclusion) => exclusion.group === target.group && exclusion.resource === target.resource,
-        ),
-    ),
+    targets: operations.length > 0 ? withoutExcluded(targets, excluded) : [],
     operations,
     clusterScopedOnly:
       policyRules.targets.length === 0 &&
       policyRules.skippedClusterScoped &&
       !policyRules.skippedSubresources,
   };
-}
-
-function readActions(spec: Record<string, unknown>): ValidationAction[] {
-  const actions = readStringList(spec.validationActions, 'spec.validationActions').map((action, index) => {
-    if (!(ACTIONS as readonly string[]).includes(action))
-      throw new AdapterParseError(
-        `spec.validationActions[${index}] is ${JSON.stringify(action)}, expected Deny, Warn or Audit`,
-      );
-    return action as ValidationAction;
-  });
-  if (actions.length === 0)
-    throw new AdapterParseError('spec.validationActions must name Deny, Warn or Audit');
-  return ACTIONS.filter((action) => actions.includes(action));
 }
 
 /** The bound policy's facts; its parse errors are reported on the binding with the policy named. */
@@ -229,7 +170,7 @@ function bindingToConstraints(object: KubernetesObject, context: AdapterContext)
   const spec = requireSpec(object);
   const policyName = readOptionalString(spec.policyName, 'spec.policyName');
   if (!policyName) throw new AdapterParseError('spec.policyName must be a non-empty string');
-  const actions = readActions(spec);
+  const actions = readValidationActions(spec);
   const bindingMatch = readMatchResources(spec.matchResources, 'spec.matchResources');
   const policyObject = context.lookup({ group: GROUP, kind: POLICY_KIND }, null, policyName);
   // A binding whose policy is not there (yet) enforces nothing; it is evaluated again when it arrives.

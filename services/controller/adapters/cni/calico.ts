@@ -7,14 +7,13 @@ import {
 } from '../../../model/constraint';
 import { selectsOnlyGlobal } from '../../../model/calico-selector';
 import { groupOf, type KubernetesObject } from '../../../model/kubernetes';
-import { WORKLOAD_RESOURCES } from '../../../model/resources';
 import { selectsEverything, type CalicoExpressionSelector } from '../../../model/selector';
 import { joinText, objectName, text, type Text } from '../../../model/text';
 import { readCalicoRule, readCalicoSelector, type CalicoDirection, type CalicoRule } from './calico-rules';
 import { readList, readStringList, requireSpec, sourceOf } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep, ownerPrivilege } from '../shared/remediation';
 import { clusterScope, podsText, quoted, scopeText } from '../shared/scope-text';
-import { networkDirectionIdentity } from '../shared/network-direction';
+import { networkDirectionDraft } from '../shared/network-direction';
 
 // Calico NetworkPolicy (namespaced) and GlobalNetworkPolicy (cluster-scoped), served as
 // projectcalico.org/v3 by the Calico API server or as crd.projectcalico.org/v1 CRDs → one
@@ -148,26 +147,23 @@ function buildConstraint(facts: PolicyFacts, plan: DirectionPlan, bothDirections
       : classification.severity === 'Info'
         ? text`nothing to change: ${kindText} "${policy}" blocks no ${direction} traffic itself; later tiers decide`
         : text`send ${direction} traffic only ${peerWord} the allowed peers and ports, or ask the owner of ${kindText} "${policy}" to extend it`;
-  const draft: ConstraintDraft = {
-    ...networkDirectionIdentity(source.name, policy, direction, bothDirections),
-    severity: classification.severity,
-    effect: classification.effect,
-    adapter: 'cni',
-    source,
-    scope: facts.scope,
-    resourceTargets: [...WORKLOAD_RESOURCES],
-    tags: [
-      'network',
-      'calico',
-      direction,
-      classification.tag,
-      ...(source.namespace === null ? ['clusterwide'] : []),
-      ...(facts.serviceAccounts ? ['service-account-selector'] : []),
-    ],
-    summary,
-    remediationHint,
-    remediation: {
-      summary: remediationHint,
+  return networkDirectionDraft(
+    { source, policy, direction, bothDirections },
+    {
+      adapter: 'cni',
+      severity: classification.severity,
+      effect: classification.effect,
+      scope: facts.scope,
+      tags: [
+        'network',
+        'calico',
+        direction,
+        classification.tag,
+        ...(source.namespace === null ? ['clusterwide'] : []),
+        ...(facts.serviceAccounts ? ['service-account-selector'] : []),
+      ],
+      summary,
+      remediationHint,
       steps: [
         inspectSourceStep(
           source,
@@ -178,10 +174,9 @@ function buildConstraint(facts: PolicyFacts, plan: DirectionPlan, bothDirections
           ownerPrivilege(source),
         ),
       ],
+      workloadSelector: selectsEverything(facts.selector) ? undefined : facts.selector,
     },
-  };
-  if (!selectsEverything(facts.selector)) draft.workloadSelector = facts.selector;
-  return draft;
+  );
 }
 
 function readOrder(value: unknown): number | undefined {

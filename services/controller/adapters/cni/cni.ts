@@ -8,7 +8,6 @@ import {
 } from '../../../model/constraint';
 import { groupOf, type KubernetesObject, type LabelSelector } from '../../../model/kubernetes';
 import { formatLabelSelector } from '../../../model/label-selector';
-import { WORKLOAD_RESOURCES } from '../../../model/resources';
 import { joinLimited } from '../../../model/summary-rules';
 import { detail, objectName, text, type Text } from '../../../model/text';
 import {
@@ -25,7 +24,7 @@ import { describeObject, readList, readRecord, requireSpec, sourceOf } from '../
 import { askOwnerStep, inspectSourceStep, ownerPrivilege } from '../shared/remediation';
 import { clusterScope, commonValue, podsText, quoted, scopeText, uniqueSorted } from '../shared/scope-text';
 import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
-import { networkDirectionIdentity } from '../shared/network-direction';
+import { networkDirectionDraft } from '../shared/network-direction';
 
 // CNI network policies: Cilium here, Calico in calico.ts (routed by API group).
 // cilium.io/v2 CiliumNetworkPolicy (namespaced) and CiliumClusterwideNetworkPolicy (cluster-scoped)
@@ -201,19 +200,16 @@ function buildConstraint(
   }
 
   const tags = tagsOf(plan, { deniesAll, open, clusterwide });
-  const draft: ConstraintDraft = {
-    ...networkDirectionIdentity(source.name, policy, direction, bothDirections),
-    severity,
-    effect,
-    adapter: 'cni',
-    source,
-    scope: plan.scope,
-    resourceTargets: [...WORKLOAD_RESOURCES],
-    tags,
-    summary,
-    remediationHint,
-    remediation: {
-      summary: remediationHint,
+  return networkDirectionDraft(
+    { source, policy, direction, bothDirections },
+    {
+      adapter: 'cni',
+      severity,
+      effect,
+      scope: plan.scope,
+      tags,
+      summary,
+      remediationHint,
       steps: [
         inspectSourceStep(source, clusterwide ? 'ciliumclusterwidenetworkpolicy' : 'ciliumnetworkpolicy'),
         askOwnerStep(
@@ -221,10 +217,9 @@ function buildConstraint(
           ownerPrivilege(source),
         ),
       ],
+      workloadSelector: plan.podSelector,
     },
-  };
-  if (plan.podSelector !== undefined) draft.workloadSelector = plan.podSelector;
-  return draft;
+  );
 }
 
 export function ciliumPolicyToConstraints(object: KubernetesObject): ConstraintDraft[] {

@@ -9,6 +9,7 @@ import {
 } from '../../../model/constraint';
 import { isStringRecord, type KubernetesObject } from '../../../model/kubernetes';
 import {
+  EXEMPT_RUNTIME_CLASS_TAG_PREFIX,
   isPodSecurityLevel,
   isPodSecurityVersion,
   POD_SECURITY_MODES,
@@ -24,7 +25,9 @@ import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
 // not `privileged`, read from the Namespace's labels `pod-security.kubernetes.io/<mode>[-version]`,
 // or from the cluster default (`--pod-security-default`) when the namespace sets no level. As
 // Pod Security Admission does, an invalid level is evaluated as `restricted` and an invalid version
-// as `latest`. Named `pod-security/<mode>`, source kind Namespace (DESIGN.md section 3).
+// as `latest`. Named `pod-security/<mode>`, source kind Namespace (DESIGN.md section 3). A namespace
+// the cluster exempts (`--pod-security-exempt-namespaces`) has none; exempt runtime classes
+// (`--pod-security-exempt-runtime-classes`) travel as tags to the verdict, which lets their pods pass.
 
 const LABEL_PREFIX = 'pod-security.kubernetes.io/';
 
@@ -116,7 +119,11 @@ function steps(policy: ModePolicy, source: SourceObject, namespace: Text): Remed
   ];
 }
 
-function buildConstraint(policy: ModePolicy, source: SourceObject & { namespace: string }): ConstraintDraft {
+function buildConstraint(
+  policy: ModePolicy,
+  source: SourceObject & { namespace: string },
+  exemptRuntimeClasses: readonly string[],
+): ConstraintDraft {
   const namespace: Text = [namespaceName(source.namespace)];
   const remediationHint = text`make every container meet ${policy.level}: ${REQUIREMENTS[policy.level]}`;
   return {
@@ -139,6 +146,7 @@ function buildConstraint(policy: ModePolicy, source: SourceObject & { namespace:
       policy.version,
       ...(policy.origin === 'default' ? ['cluster-default'] : []),
       ...(policy.origin === 'invalid-level' ? ['invalid-label'] : []),
+      ...exemptRuntimeClasses.map((runtimeClass) => `${EXEMPT_RUNTIME_CLASS_TAG_PREFIX}${runtimeClass}`),
     ],
     summary: describe(policy, namespace),
     remediationHint,
@@ -158,9 +166,11 @@ export function podSecurityToConstraints(
   // The Namespace is cluster-scoped, but its constraints belong to the namespace itself: its name is
   // the viewer's own namespace, never a foreign one.
   const source = { kind: 'Namespace', apiVersion: 'v1', name, namespace: name };
+  const exemptions = context.podSecurityExemptions;
+  if (exemptions?.namespaces.includes(name)) return [];
   return POD_SECURITY_MODES.map((mode) => readModePolicy(labels, mode, context))
     .filter((policy): policy is ModePolicy => policy !== undefined)
-    .map((policy) => buildConstraint(policy, source));
+    .map((policy) => buildConstraint(policy, source, exemptions?.runtimeClasses ?? []));
 }
 
 export const podSecurityAdapter: Adapter = {

@@ -8,6 +8,7 @@ import { readRecord, readRecordList, readSelector, readStringList, sourceOf } fr
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
 import { clusterScope, readChoice, scopeText, uniqueSorted } from '../shared/scope-text';
 import { kindsInPlural, summariseParameters } from '../../../model/summary-rules';
+import { policyEngineDraft } from './engine-draft';
 
 // Gatekeeper constraints (group constraints.gatekeeper.sh, one kind per ConstraintTemplate, all
 // cluster-scoped) → one Admission constraint per object. The template's logic is Rego we do not
@@ -146,21 +147,20 @@ export function gatekeeperConstraintToConstraints(object: KubernetesObject): Con
         ? text`fix what the ${templateKind} constraint "${constraintName}" warns about when you apply; it may be switched to deny`
         : text`nothing is blocked yet; fix the violations the ${templateKind} constraint "${constraintName}" reports in its status before it is enforced`;
   const templateName = templateKind.toLowerCase();
-  const draft: ConstraintDraft = {
-    id: 'constraint',
-    name: source.name,
-    displayName: [constraintName],
-    type: 'Admission',
-    severity: outcome.severity,
-    effect: outcome.effect,
-    adapter: 'policyengine',
-    source,
-    scope,
-    tags: ['admission', 'policy-engine', 'gatekeeper', templateKind, action],
-    summary,
-    remediationHint,
-    remediation: {
-      summary: remediationHint,
+  return [
+    policyEngineDraft({
+      id: 'constraint',
+      name: source.name,
+      displayName: [constraintName],
+      source,
+      scope,
+      outcome: {
+        severity: outcome.severity,
+        effect: outcome.effect,
+        summary,
+        hint: remediationHint,
+        tags: ['admission', 'policy-engine', 'gatekeeper', templateKind, action],
+      },
       steps: [
         // Gatekeeper names each constraint CRD's plural after the lower-cased kind.
         inspectSourceStep(source, templateName),
@@ -177,9 +177,8 @@ export function gatekeeperConstraintToConstraints(object: KubernetesObject): Con
           'cluster-admin',
         ),
       ],
-    },
-  };
-  if (targets !== undefined) draft.resourceTargets = targets;
-  if (labelSelector !== undefined) draft.workloadSelector = labelSelector;
-  return [draft];
+      workloadSelector: labelSelector,
+      resourceTargets: targets,
+    }),
+  ];
 }

@@ -1,4 +1,3 @@
-import type { Effect, Severity } from '../../../model/api';
 import {
   AdapterParseError,
   type ConstraintDraft,
@@ -8,18 +7,24 @@ import {
 import type { KubernetesObject, LabelSelector } from '../../../model/kubernetes';
 import { countOf, listInEnglish, shorten, singleLine } from '../../../model/summary-rules';
 import { detail, objectName, text, type Text } from '../../../model/text';
-import { describeTargets, readAdmissionRules } from '../shared/admission-rules';
+import {
+  describeTargets,
+  NO_ADMISSION_RULES,
+  readMatchResources,
+  withoutExcluded,
+} from '../shared/admission-rules';
+import { readValidationActions, type ValidationOutcomes } from '../shared/validation-actions';
 import {
   readOptionalString,
   readRecord,
   readRecordList,
-  readSelector,
   readStringList,
   requireSpec,
   sourceOf,
 } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
 import { clusterScope, quoted } from '../shared/scope-text';
+import { policyEngineDraft, type EngineOutcome } from './engine-draft';
 
 // Kyverno's CEL policies (policies.kyverno.io): ValidatingPolicy, ImageValidatingPolicy,
 // MutatingPolicy, GeneratingPolicy and DeletingPolicy, all cluster-scoped → one Admission constraint
@@ -42,9 +47,7 @@ export const KYVERNO_CEL_KINDS = [
 ] as const;
 type CelKind = (typeof KYVERNO_CEL_KINDS)[number];
 
-const ACTIONS = ['Deny', 'Warn', 'Audit'] as const;
-type ValidationAction = (typeof ACTIONS)[number];
-const ACTION_OUTCOMES: Record<ValidationAction, { severity: Severity; effect: Effect; verb: string }> = {
+const ACTION_OUTCOMES: ValidationOutcomes = {
   Deny: { severity: 'Critical', effect: 'deny', verb: 'rejects' },
   Warn: { severity: 'Warning', effect: 'warn', verb: 'warns about' },
   Audit: { severity: 'Warning', effect: 'audit', verb: 'reports' },
@@ -69,32 +72,14 @@ interface Match {
 }
 
 function readMatchConstraints(spec: Record<string, unknown>): Match {
-  const match = readRecord(spec.matchConstraints, 'spec.matchConstraints');
-  const rules = readAdmissionRules(match.resourceRules, 'spec.matchConstraints.resourceRules');
-  const excluded = readAdmissionRules(
-    match.excludeResourceRules,
-    'spec.matchConstraints.excludeResourceRules',
-  );
-  const namespaceSelector =
-    match.namespaceSelector === undefined || match.namespaceSelector === null
-      ? undefined
-      : readSelector(match.namespaceSelector, 'spec.matchConstraints.namespaceSelector');
-  const objectSelector =
-    match.objectSelector === undefined || match.objectSelector === null
-      ? undefined
-      : readSelector(match.objectSelector, 'spec.matchConstraints.objectSelector');
-  let targets = rules.targets.filter(
-    (target) =>
-      !excluded.targets.some(
-        (exclusion) => exclusion.group === target.group && exclusion.resource === target.resource,
-      ),
-  );
-  targets = [...targets, ...autogenTargets(spec, targets)];
+  const match = readMatchResources(spec.matchConstraints, 'spec.matchConstraints');
+  const rules = match.rules ?? NO_ADMISSION_RULES;
+  const targets = withoutExcluded(rules.targets, match.excluded);
   return {
-    targets,
+    targets: [...targets, ...autogenTargets(spec, targets)],
     operations: rules.operations,
-    scope: clusterScope(undefined, undefined, namespaceSelector),
-    ...(objectSelector ? { objectSelector } : {}),
+    scope: clusterScope(undefined, undefined, match.namespaceSelector),
+    ...(match.objectSelector ? { objectSelector: match.objectSelector } : {}),
   };
 }
 
@@ -121,20 +106,6 @@ function autogenTargets(spec: Record<string, unknown>, targets: readonly Resourc
   });
 }
 
-function readActions(spec: Record<string, unknown>): ValidationAction[] {
-  const actions = readStringList(spec.validationActions, 'spec.validationActions').map((action, index) => {
-    const known = ACTIONS.find((candidate) => candidate === action);
-    if (known === undefined)
-      throw new AdapterParseError(
-        `spec.validationActions[${index}] is ${quoted(action)}, expected Deny, Warn or Audit`,
-      );
-    return known;
-  });
-  if (actions.length === 0)
-    throw new AdapterParseError('spec.validationActions must name Deny, Warn or Audit');
-  return ACTIONS.filter((action) => actions.includes(action));
-}
-
 /** The policy's own messages (rule details), or how many checks it makes. */
 function readValidations(spec: Record<string, unknown>, field: string): Text {
   const validations = readRecordList(spec[field], `spec.${field}`);
@@ -147,20 +118,12 @@ function readValidations(spec: Record<string, unknown>, field: string): Text {
   return text` (${countOf(validations.length, 'check')})`;
 }
 
-interface Outcome {
-  severity: Severity;
-  effect: Effect;
-  summary: Text;
-  hint: Text;
-  tags: string[];
-}
-
-function describe(kind: CelKind, spec: Record<string, unknown>, policy: Text, requests: Text): Outcome {
+function describe(kind: CelKind, spec: Record<string, unknown>, policy: Text, requests: Text): EngineOutcome {
   const named = text`Kyverno ${kind} "${policy}"`;
   switch (kind) {
     case 'ValidatingPolicy':
     case 'ImageValidatingPolicy': {
-      const actions = readActions(spec);
+      const actions = readValidationActions(spec);
       const outcome = ACTION_OUTCOMES[actions[0]];
       const fails =
         kind === 'ValidatingPolicy'
@@ -229,7 +192,7 @@ export function readRequiredSchedule(spec: Record<string, unknown>): string {
 }
 
 /** Deleting and cleanup policies delete existing objects on a schedule: a Warning, effect delete. */
-export function deletingOutcome(named: Text, objects: Text, schedule: string): Outcome {
+export function deletingOutcome(named: Text, objects: Text, schedule: string): EngineOutcome {
   return {
     severity: 'Warning',
     effect: 'delete',
@@ -255,31 +218,22 @@ export function kyvernoCelPolicyToConstraints(object: KubernetesObject): Constra
         : text`${match.operations.includes('*') ? 'all' : match.operations.join(', ')} requests for ${targetsText(match.targets)}`;
   const outcome = describe(kind, spec, [policy], requests);
   return [
-    {
+    policyEngineDraft({
       id: 'policy',
       name: source.name,
       displayName: [policy],
-      type: 'Admission',
-      severity: outcome.severity,
-      effect: outcome.effect,
-      adapter: 'policyengine',
       source,
       scope: match.scope,
-      ...(match.objectSelector ? { workloadSelector: match.objectSelector } : {}),
+      outcome,
+      steps: [
+        inspectSourceStep(source, `${kind.toLowerCase()}.${KYVERNO_CEL_GROUP}`),
+        askOwnerStep(
+          text`Ask the cluster admins who own Kyverno ${kind} "${policy}" for an exception (a PolicyException) if your workload needs one`,
+          'cluster-admin',
+        ),
+      ],
+      workloadSelector: match.objectSelector,
       resourceTargets: match.targets,
-      tags: outcome.tags,
-      summary: outcome.summary,
-      remediationHint: outcome.hint,
-      remediation: {
-        summary: outcome.hint,
-        steps: [
-          inspectSourceStep(source, `${kind.toLowerCase()}.${KYVERNO_CEL_GROUP}`),
-          askOwnerStep(
-            text`Ask the cluster admins who own Kyverno ${kind} "${policy}" for an exception (a PolicyException) if your workload needs one`,
-            'cluster-admin',
-          ),
-        ],
-      },
-    },
+    }),
   ];
 }

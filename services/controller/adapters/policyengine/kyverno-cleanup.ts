@@ -6,6 +6,7 @@ import { requireSpec, sourceOf } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep, ownerPrivilege } from '../shared/remediation';
 import { clusterScope, quoted, uniqueSorted } from '../shared/scope-text';
 import { deletingOutcome, readRequiredSchedule } from './kyverno-cel';
+import { policyEngineDraft } from './engine-draft';
 import { readExcludedNamespaces, readMatch } from './kyverno-match';
 
 // kyverno.io/v2 ClusterCleanupPolicy (cluster-scoped) and CleanupPolicy (namespaced): Kyverno deletes
@@ -35,31 +36,22 @@ export function kyvernoCleanupPolicyToConstraints(object: KubernetesObject): Con
   const policy = objectName(source.name, source.namespace);
   const outcome = deletingOutcome(text`Kyverno ${source.kind} "${policy}"`, objects, schedule);
   return [
-    {
+    policyEngineDraft({
       id: 'cleanup',
       name: source.name,
       displayName: [policy],
-      type: 'Admission',
-      severity: outcome.severity,
-      effect: outcome.effect,
-      adapter: 'policyengine',
       source,
       scope,
-      ...(matched.selector ? { workloadSelector: matched.selector } : {}),
-      ...(matched.targets ? { resourceTargets: matched.targets } : {}),
-      tags: outcome.tags,
-      summary: outcome.summary,
-      remediationHint: outcome.hint,
-      remediation: {
-        summary: outcome.hint,
-        steps: [
-          inspectSourceStep(source, clusterWide ? 'clustercleanuppolicy' : 'cleanuppolicy'),
-          askOwnerStep(
-            text`Ask the owner of Kyverno ${source.kind} "${policy}" to exclude your objects if they must survive its runs`,
-            ownerPrivilege(source),
-          ),
-        ],
-      },
-    },
+      outcome,
+      steps: [
+        inspectSourceStep(source, clusterWide ? 'clustercleanuppolicy' : 'cleanuppolicy'),
+        askOwnerStep(
+          text`Ask the owner of Kyverno ${source.kind} "${policy}" to exclude your objects if they must survive its runs`,
+          ownerPrivilege(source),
+        ),
+      ],
+      workloadSelector: matched.selector,
+      resourceTargets: matched.targets,
+    }),
   ];
 }

@@ -14,12 +14,13 @@ import {
   readOptionalString,
   readRecord,
   readRecordList,
-  readSelector,
+  readOptionalSelector,
   readStringList,
   requireSpec,
   sourceOf,
 } from '../shared/object-fields';
 import { readExcludedNamespaces, readMatch, type ResourceFilter } from './kyverno-match';
+import { policyEngineDraft } from './engine-draft';
 import { askOwnerStep, inspectSourceStep, ownerPrivilege } from '../shared/remediation';
 import { clusterScope, quoted, readRequiredString, scopeText, uniqueSorted } from '../shared/scope-text';
 
@@ -59,10 +60,7 @@ function readOverrides(value: unknown, where: string): ActionOverride[] {
     const at = `${where}[${index}]`;
     const action = readFailureAction(override.action, `${at}.action`);
     const namespaces = readStringList(override.namespaces, `${at}.namespaces`);
-    const selector =
-      override.namespaceSelector === undefined || override.namespaceSelector === null
-        ? undefined
-        : readSelector(override.namespaceSelector, `${at}.namespaceSelector`);
+    const selector = readOptionalSelector(override.namespaceSelector, `${at}.namespaceSelector`);
     if (action === undefined || (namespaces.length === 0 && selector === undefined)) return [];
     return [{ action, scope: clusterScope(namespaces, undefined, selector) }];
   });
@@ -311,34 +309,28 @@ function buildRuleConstraint(
   const described = describeRule(source, ruleName, type, action, filter, body);
   const policy = objectName(source.name, source.namespace);
   const ruleText = objectName(ruleName, source.namespace);
-  const draft: ConstraintDraft = {
+  const draft = policyEngineDraft({
     id: `rule:${ruleName}`,
     name: `${source.name}/${ruleName}`,
     displayName: text`${policy}/${ruleText}`,
-    type: 'Admission',
-    severity: described.outcome.severity,
-    effect: described.outcome.effect,
-    adapter: 'policyengine',
     source,
     scope,
-    tags: described.tags,
-    summary: described.summary,
-    remediationHint: described.remediationHint,
-    remediation: {
-      summary: described.remediationHint,
-      steps: [
-        // `policy` alone is ambiguous when other engines install a Policy kind; the group settles it.
-        inspectSourceStep(
-          source,
-          source.namespace === null ? 'clusterpolicy.kyverno.io' : 'policy.kyverno.io',
-        ),
-        askOwnerStep(
-          text`Ask the owner of ${source.kind} "${policy}" for an exception to rule "${ruleText}" or a change to it`,
-          ownerPrivilege(source),
-        ),
-      ],
+    outcome: {
+      severity: described.outcome.severity,
+      effect: described.outcome.effect,
+      summary: described.summary,
+      hint: described.remediationHint,
+      tags: described.tags,
     },
-  };
+    steps: [
+      // `policy` alone is ambiguous when other engines install a Policy kind; the group settles it.
+      inspectSourceStep(source, source.namespace === null ? 'clusterpolicy.kyverno.io' : 'policy.kyverno.io'),
+      askOwnerStep(
+        text`Ask the owner of ${source.kind} "${policy}" for an exception to rule "${ruleText}" or a change to it`,
+        ownerPrivilege(source),
+      ),
+    ],
+  });
   if (overrides.length > 0)
     draft.namespaceOutcomes = overrides.map((override) => {
       const inNamespaces = describeRule(source, ruleName, type, override.action, filter, body);

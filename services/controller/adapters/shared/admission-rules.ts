@@ -1,9 +1,11 @@
 import { AdapterParseError, type ResourceTarget } from '../../../model/constraint';
-import { readRecordList, readStringList } from './object-fields';
+import type { LabelSelector } from '../../../model/kubernetes';
+import { readOptionalSelector, readRecord, readRecordList, readStringList } from './object-fields';
 
 // Admission rules (`RuleWithOperations` of webhooks, `NamedRuleWithOperations` of admission policies):
 // which operations on which resources a webhook or policy intercepts. Shared by webhookconfig and
-// admissionpolicy because both APIs use the same rule shape.
+// admissionpolicy because both APIs use the same rule shape; the MatchResources type around them is
+// shared by admission policies and Kyverno's CEL policies.
 
 const OPERATIONS = new Set(['CREATE', 'UPDATE', 'DELETE', 'CONNECT', '*']);
 
@@ -17,6 +19,14 @@ export interface AdmissionRules {
   /** Whether some rule had `scope: Cluster`: it intercepts no namespaced object, so it adds no target. */
   skippedClusterScoped: boolean;
 }
+
+/** What absent rules intercept: nothing. */
+export const NO_ADMISSION_RULES: AdmissionRules = Object.freeze({
+  targets: [],
+  operations: [],
+  skippedSubresources: false,
+  skippedClusterScoped: false,
+});
 
 /**
  * The resource part of a rule's resource, or undefined for a subresource.
@@ -91,4 +101,39 @@ export function describeTargets(targets: readonly ResourceTarget[]): string {
       return target.group === '' ? target.resource : `${target.group}/${target.resource}`;
     })
     .join(', ');
+}
+
+/** `matchConstraints` of a policy or `matchResources` of a binding (Kubernetes' MatchResources type). */
+export interface MatchResources {
+  namespaceSelector?: LabelSelector;
+  objectSelector?: LabelSelector;
+  /** undefined when `resourceRules` is absent: a binding without rules does not narrow its policy. */
+  rules?: AdmissionRules;
+  excluded: ResourceTarget[];
+}
+
+export function readMatchResources(value: unknown, where: string): MatchResources {
+  const match = readRecord(value, where);
+  return {
+    namespaceSelector: readOptionalSelector(match.namespaceSelector, `${where}.namespaceSelector`),
+    objectSelector: readOptionalSelector(match.objectSelector, `${where}.objectSelector`),
+    rules:
+      match.resourceRules === undefined || match.resourceRules === null
+        ? undefined
+        : readAdmissionRules(match.resourceRules, `${where}.resourceRules`),
+    excluded: readAdmissionRules(match.excludeResourceRules, `${where}.excludeResourceRules`).targets,
+  };
+}
+
+/** The targets no exclusion names exactly (a wildcard minus one resource stays a wildcard). */
+export function withoutExcluded(
+  targets: readonly ResourceTarget[],
+  excluded: readonly ResourceTarget[],
+): ResourceTarget[] {
+  return targets.filter(
+    (target) =>
+      !excluded.some(
+        (exclusion) => exclusion.group === target.group && exclusion.resource === target.resource,
+      ),
+  );
 }

@@ -85,6 +85,11 @@ export function readSelector(value: unknown, where: string): LabelSelector {
   }
 }
 
+/** A selector that may be left out: undefined then, where readSelector would return the empty selector. */
+export function readOptionalSelector(value: unknown, where: string): LabelSelector | undefined {
+  return value === undefined || value === null ? undefined : readSelector(value, where);
+}
+
 /** The spec of an object, which every policy kind needs. */
 export function requireSpec(object: KubernetesObject): Record<string, unknown> {
   if (!isRecord(object.spec)) throw new AdapterParseError(`${describeObject(object)} has no spec object`);

@@ -16,10 +16,10 @@ import {
   type AdmissionRules,
 } from '../shared/admission-rules';
 import {
+  readOptionalSelector,
   readOptionalString,
   readRecord,
   readRecordList,
-  readSelector,
   sourceOf,
 } from '../shared/object-fields';
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
@@ -76,21 +76,15 @@ interface WebhookEntry {
 function readWebhookEntry(entry: Record<string, unknown>, where: string): WebhookEntry {
   const name = readOptionalString(entry.name, `${where}.name`);
   if (!name) throw new AdapterParseError(`${where}.name must be a non-empty string`);
-  const scope: NamespaceScope =
-    entry.namespaceSelector === undefined || entry.namespaceSelector === null
-      ? { kind: 'cluster' }
-      : {
-          kind: 'cluster',
-          namespaceSelector: readSelector(entry.namespaceSelector, `${where}.namespaceSelector`),
-        };
+  const namespaceSelector = readOptionalSelector(entry.namespaceSelector, `${where}.namespaceSelector`);
+  const scope: NamespaceScope = namespaceSelector
+    ? { kind: 'cluster', namespaceSelector }
+    : { kind: 'cluster' };
   return {
     name,
     failurePolicy: readFailurePolicy(entry.failurePolicy, `${where}.failurePolicy`),
     scope,
-    objectSelector:
-      entry.objectSelector === undefined || entry.objectSelector === null
-        ? undefined
-        : readSelector(entry.objectSelector, `${where}.objectSelector`),
+    objectSelector: readOptionalSelector(entry.objectSelector, `${where}.objectSelector`),
     rules: readAdmissionRules(entry.rules, `${where}.rules`),
     endpoint: readEndpoint(entry.clientConfig, `${where}.clientConfig`),
   };

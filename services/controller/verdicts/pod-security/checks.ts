@@ -65,6 +65,38 @@ function perContainer(
   });
 }
 
+/**
+ * A field judged in each container's securityContext: `problem` says what is wrong with one
+ * securityContext (`is privileged`), or undefined.
+ */
+function containersField(
+  pod: PodView,
+  check: string,
+  field: string,
+  problem: (securityContext: Fields) => string | undefined,
+): PodSecurityFailure[] {
+  return perContainer(pod, check, (entry, security) => {
+    const containerProblem = problem(security);
+    return containerProblem
+      ? { path: `${entry.path}.securityContext.${field}`, message: `${entry.label} ${containerProblem}` }
+      : undefined;
+  });
+}
+
+/** As containersField, the pod's own securityContext first. */
+export function podAndContainers(
+  pod: PodView,
+  check: string,
+  field: string,
+  problem: (securityContext: Fields) => string | undefined,
+): PodSecurityFailure[] {
+  const podProblem = problem(pod.podSecurity);
+  const podFailures = podProblem
+    ? [{ check, path: `spec.securityContext.${field}`, message: `the pod ${podProblem}` }]
+    : [];
+  return podFailures.concat(containersField(pod, check, field, problem));
+}
+
 const hostNamespaces: PodSecurityCheck = {
   id: 'hostNamespaces',
   level: 'baseline',
@@ -84,10 +116,8 @@ const privileged: PodSecurityCheck = {
   level: 'baseline',
   sinceMinor: 0,
   run: (pod) =>
-    perContainer(pod, 'privileged', (entry, security) =>
-      security.privileged === true
-        ? { path: `${entry.path}.securityContext.privileged`, message: `${entry.label} is privileged` }
-        : undefined,
+    containersField(pod, 'privileged', 'privileged', (security) =>
+      security.privileged === true ? 'is privileged' : undefined,
     ),
 };
 
@@ -95,25 +125,10 @@ const windowsHostProcess: PodSecurityCheck = {
   id: 'windowsHostProcess',
   level: 'baseline',
   sinceMinor: 0,
-  run: (pod) => {
-    const failures: PodSecurityFailure[] = [];
-    if (record(pod.podSecurity.windowsOptions).hostProcess === true)
-      failures.push({
-        check: 'windowsHostProcess',
-        path: 'spec.securityContext.windowsOptions.hostProcess',
-        message: 'the pod runs as a Windows host process',
-      });
-    return failures.concat(
-      perContainer(pod, 'windowsHostProcess', (entry, security) =>
-        record(security.windowsOptions).hostProcess === true
-          ? {
-              path: `${entry.path}.securityContext.windowsOptions.hostProcess`,
-              message: `${entry.label} runs as a Windows host process`,
-            }
-          : undefined,
-      ),
-    );
-  },
+  run: (pod) =>
+    podAndContainers(pod, 'windowsHostProcess', 'windowsOptions.hostProcess', (security) =>
+      record(security.windowsOptions).hostProcess === true ? 'runs as a Windows host process' : undefined,
+    ),
 };
 
 const baselineCapabilities: PodSecurityCheck = {
@@ -231,27 +246,11 @@ const seLinux: PodSecurityCheck = {
   id: 'seLinuxOptions',
   level: 'baseline',
   sinceMinor: 0,
-  run: (pod) => {
-    const failures: PodSecurityFailure[] = [];
-    const podProblem = badSeLinux(pod.podSecurity.seLinuxOptions);
-    if (podProblem)
-      failures.push({
-        check: 'seLinuxOptions',
-        path: 'spec.securityContext.seLinuxOptions',
-        message: `the pod sets ${podProblem}`,
-      });
-    return failures.concat(
-      perContainer(pod, 'seLinuxOptions', (entry, security) => {
-        const problem = badSeLinux(security.seLinuxOptions);
-        return problem
-          ? {
-              path: `${entry.path}.securityContext.seLinuxOptions`,
-              message: `${entry.label} sets ${problem}`,
-            }
-          : undefined;
-      }),
-    );
-  },
+  run: (pod) =>
+    podAndContainers(pod, 'seLinuxOptions', 'seLinuxOptions', (security) => {
+      const problem = badSeLinux(security.seLinuxOptions);
+      return problem ? `sets ${problem}` : undefined;
+    }),
 };
 
 const procMount: PodSecurityCheck = {
@@ -259,12 +258,9 @@ const procMount: PodSecurityCheck = {
   level: 'baseline',
   sinceMinor: 0,
   run: (pod) =>
-    perContainer(pod, 'procMount', (entry, security) =>
+    containersField(pod, 'procMount', 'procMount', (security) =>
       security.procMount !== undefined && security.procMount !== 'Default'
-        ? {
-            path: `${entry.path}.securityContext.procMount`,
-            message: `${entry.label} sets procMount ${String(security.procMount)}`,
-          }
+        ? `sets procMount ${String(security.procMount)}`
         : undefined,
     ),
 };
@@ -273,25 +269,12 @@ const baselineSeccomp: PodSecurityCheck = {
   id: 'seccompProfile_baseline',
   level: 'baseline',
   sinceMinor: 19,
-  run: (pod) => {
-    const failures: PodSecurityFailure[] = [];
-    if (record(pod.podSecurity.seccompProfile).type === 'Unconfined')
-      failures.push({
-        check: 'seccompProfile_baseline',
-        path: 'spec.securityContext.seccompProfile.type',
-        message: 'the pod sets an Unconfined seccomp profile',
-      });
-    return failures.concat(
-      perContainer(pod, 'seccompProfile_baseline', (entry, security) =>
-        record(security.seccompProfile).type === 'Unconfined'
-          ? {
-              path: `${entry.path}.securityContext.seccompProfile.type`,
-              message: `${entry.label} sets an Unconfined seccomp profile`,
-            }
-          : undefined,
-      ),
-    );
-  },
+  run: (pod) =>
+    podAndContainers(pod, 'seccompProfile_baseline', 'seccompProfile.type', (security) =>
+      record(security.seccompProfile).type === 'Unconfined'
+        ? 'sets an Unconfined seccomp profile'
+        : undefined,
+    ),
 };
 
 const sysctls: PodSecurityCheck = {

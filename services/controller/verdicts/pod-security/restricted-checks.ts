@@ -1,4 +1,4 @@
-import type { PodSecurityCheck, PodSecurityFailure } from './checks';
+import { podAndContainers, type PodSecurityCheck, type PodSecurityFailure } from './checks';
 import { record, records, securityOf } from './pod-fields';
 
 // The restricted level's own checks (on top of every baseline check).
@@ -79,23 +79,10 @@ const runAsUser: PodSecurityCheck = {
   id: 'runAsUser',
   level: 'restricted',
   sinceMinor: 23,
-  run: (pod) => {
-    const failures: PodSecurityFailure[] = [];
-    if (pod.podSecurity.runAsUser === 0)
-      failures.push({
-        check: 'runAsUser',
-        path: 'spec.securityContext.runAsUser',
-        message: 'the pod runs as user 0 (root)',
-      });
-    for (const entry of pod.containers)
-      if (securityOf(entry).runAsUser === 0)
-        failures.push({
-          check: 'runAsUser',
-          path: `${entry.path}.securityContext.runAsUser`,
-          message: `${entry.label} runs as user 0 (root)`,
-        });
-    return failures;
-  },
+  run: (pod) =>
+    podAndContainers(pod, 'runAsUser', 'runAsUser', (security) =>
+      security.runAsUser === 0 ? 'runs as user 0 (root)' : undefined,
+    ),
 };
 
 function allowedSeccomp(type: unknown): boolean {
