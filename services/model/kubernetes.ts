@@ -50,16 +50,27 @@ export function versionOf(apiVersion: string | undefined): string {
   return slash === -1 ? apiVersion : apiVersion.slice(slash + 1);
 }
 
+/**
+ * Who an object is (group, kind, namespace, name), read without trusting its fields: objects from
+ * files, fuzzers or a broken API may carry anything there, and a non-string is read as absent.
+ */
+export function referenceOf(object: KubernetesObject): ObjectReference {
+  const metadata: unknown = object.metadata;
+  const namespace = isRecord(metadata) ? metadata.namespace : undefined;
+  const name = isRecord(metadata) ? metadata.name : undefined;
+  return {
+    group: groupOf(object.apiVersion),
+    kind: typeof object.kind === 'string' ? object.kind : '',
+    namespace: typeof namespace === 'string' ? namespace : null,
+    name: typeof name === 'string' ? name : '',
+  };
+}
+
 /** Identity of an object when it has no UID (manifest files): kind/namespace/name with its group. */
 export function objectKey(object: KubernetesObject): string {
-  const uid = object.metadata?.uid;
-  if (uid) return `uid:${uid}`;
-  return referenceKey({
-    group: groupOf(object.apiVersion),
-    kind: object.kind ?? '',
-    namespace: object.metadata?.namespace ?? null,
-    name: object.metadata?.name ?? '',
-  });
+  const uid: unknown = object.metadata?.uid;
+  if (typeof uid === 'string' && uid !== '') return `uid:${uid}`;
+  return referenceKey(referenceOf(object));
 }
 
 export interface ObjectReference {

@@ -1,6 +1,6 @@
 import { CONSTRAINT_TYPES, type ConstraintType } from '../../model/api';
 import type { Constraint, NamespaceScope } from '../../model/constraint';
-import { groupOf, referenceKey, type KubernetesObject, type Labels } from '../../model/kubernetes';
+import { referenceKey, referenceOf, type KubernetesObject, type Labels } from '../../model/kubernetes';
 import { matchesNamespaceSelector } from '../../model/selector';
 import { namespaceListMatches } from '../../model/namespace-pattern';
 
@@ -39,12 +39,7 @@ export function scopeAdmits(scope: NamespaceScope, namespace: string, labels: La
 }
 
 function sourceReferenceKey(object: KubernetesObject): string {
-  return referenceKey({
-    group: groupOf(object.apiVersion),
-    kind: object.kind ?? '',
-    namespace: typeof object.metadata?.namespace === 'string' ? object.metadata.namespace : null,
-    name: typeof object.metadata?.name === 'string' ? object.metadata.name : '',
-  });
+  return referenceKey(referenceOf(object));
 }
 
 /** The constraint as it applies in one namespace: its per-namespace outcome, when one admits it. */

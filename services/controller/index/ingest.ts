@@ -11,6 +11,7 @@ import {
   isStringRecord,
   objectKey,
   referenceKey,
+  referenceOf,
   type KubernetesObject,
 } from '../../model/kubernetes';
 import {
@@ -172,9 +173,7 @@ export class Ingestor {
   }
 
   private deleteFromIndex(object: KubernetesObject): void {
-    const group = groupOf(object.apiVersion);
-    const kind = object.kind ?? '';
-    const name = object.metadata?.name ?? '';
+    const { group, kind, name, namespace } = referenceOf(object);
     if (group === '' && kind === 'Namespace') {
       this.index.removeNamespace(name);
       for (const key of [
@@ -187,7 +186,7 @@ export class Ingestor {
       return;
     }
     if (listedWorkload(group, kind)) {
-      this.index.removeWorkload(object.metadata?.namespace ?? 'default', kind, name);
+      this.index.removeWorkload(namespace ?? 'default', kind, name);
       return;
     }
     this.index.removeObject(objectKey(object));
@@ -208,12 +207,7 @@ export class Ingestor {
   }
 
   private retainedKey(object: KubernetesObject): string {
-    return referenceKey({
-      group: groupOf(object.apiVersion),
-      kind: object.kind ?? '',
-      namespace: object.metadata?.namespace ?? null,
-      name: object.metadata?.name ?? '',
-    });
+    return referenceKey(referenceOf(object));
   }
 
   private retain(adapter: Adapter, object: KubernetesObject): void {
