@@ -260,8 +260,35 @@ function readString(object: JsonObject, key: string, what: string): string {
 }
 
 /** The controller's HTTP API (spec 4.1, 4.2) at one base URL. */
+/** One entry of `POST /api/v1/admission-check` as the e2e files read it. */
+export interface CheckedEntry {
+  name: string;
+  effect: string;
+  sourceKind: string;
+  sourceName: string;
+  summary: string;
+  verdict: string;
+  reason?: string;
+  evidence: Array<{ path: string; message: string }>;
+}
+
 export class ControllerApi {
   constructor(readonly baseUrl: string) {}
+
+  /** The verdicts of every constraint that applies to `object`, admitted with CREATE. */
+  async admissionCheck(object: Record<string, unknown>): Promise<CheckedEntry[]> {
+    const response = await fetch(`${this.baseUrl}/api/v1/admission-check`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ operation: 'CREATE', object }),
+      signal: AbortSignal.timeout(5_000),
+    });
+    const body = asJsonObject(await response.json(), 'admission-check answer');
+    if (response.status !== 200)
+      throw new Error(`admission-check: HTTP ${response.status} ${JSON.stringify(body)}`);
+    if (!Array.isArray(body.constraints)) throw new Error('admission-check: no constraints array');
+    return body.constraints as CheckedEntry[];
+  }
 
   async isReady(): Promise<boolean> {
     return (await getJson(`${this.baseUrl}/readyz`)).status === 200;

@@ -50,16 +50,7 @@ async function apply(object: Manifest): Promise<ProcessResult> {
 
 /** The verdict of `pod-security/enforce` for an object, or undefined when no such constraint applies. */
 async function enforceVerdict(object: Manifest): Promise<string | undefined> {
-  const response = await fetch(`${running().api.baseUrl}/api/v1/admission-check`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ operation: 'CREATE', object }),
-    signal: AbortSignal.timeout(5_000),
-  });
-  const body = asJsonObject(await response.json(), 'admission-check answer');
-  if (response.status !== 200 || !Array.isArray(body.constraints))
-    throw new Error(`admission-check: HTTP ${response.status} ${JSON.stringify(body)}`);
-  const entries = body.constraints as Array<{ name: string; verdict: string }>;
+  const entries = await running().api.admissionCheck(object);
   return entries.find((entry) => entry.name === 'pod-security/enforce')?.verdict;
 }
 

@@ -9,6 +9,7 @@ import {
   admissionWarnings,
   asJsonObject,
   ControllerApi,
+  type CheckedEntry,
   ManagedProcess,
   requireBuiltEntries,
 } from './forewarn-support';
@@ -30,29 +31,8 @@ let api: ControllerApi | undefined;
 
 const running = (): { cluster: Cluster; api: ControllerApi } => requireStarted(cluster, api);
 
-interface CheckedEntry {
-  name: string;
-  effect: string;
-  sourceKind: string;
-  sourceName: string;
-  summary: string;
-  verdict: string;
-  reason?: string;
-  evidence: Array<{ path: string; message: string }>;
-}
-
 async function admissionCheck(object: Manifest): Promise<CheckedEntry[]> {
-  const response = await fetch(`${running().api.baseUrl}/api/v1/admission-check`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ operation: 'CREATE', object }),
-    signal: AbortSignal.timeout(5_000),
-  });
-  const body = asJsonObject(await response.json(), 'admission-check answer');
-  if (response.status !== 200)
-    throw new Error(`admission-check: HTTP ${response.status} ${JSON.stringify(body)}`);
-  if (!Array.isArray(body.constraints)) throw new Error('admission-check: no constraints array');
-  return body.constraints as CheckedEntry[];
+  return running().api.admissionCheck(object);
 }
 
 function describeObject(object: Manifest): string {
