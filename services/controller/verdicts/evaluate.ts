@@ -3,6 +3,8 @@ import { detail, text } from '../../model/text';
 import { evaluateAdmissionPolicy } from './admission-policy';
 import { evaluateKyvernoRule } from './kyverno/kyverno-rule';
 import { evaluateLimitRange } from './limit-range';
+import { evaluateLinkerdDefaultInbound } from './linkerd-default-inbound';
+import { LINKERD_DEFAULT_INBOUND_CONSTRAINT } from '../../model/linkerd';
 import { evaluatePodSecurityAdmission } from './pod-security-admission';
 import { evaluateResourceQuota } from './resource-quota';
 import {
@@ -52,6 +54,9 @@ function withoutEvaluator(constraint: Constraint): Verdict {
 function verdictOf(constraint: Constraint, context: VerdictContext): VerdictOutcome {
   // Its tags carry the level and version that apply: no source object is needed.
   if (constraint.adapter === 'podsecurity') return evaluatePodSecurityAdmission(constraint, context);
+  // A namespace default that a pod's own annotation replaces.
+  if (constraint.adapter === 'mesh' && constraint.name === LINKERD_DEFAULT_INBOUND_CONSTRAINT)
+    return evaluateLinkerdDefaultInbound(constraint, context);
   const evaluator = EVALUATORS[constraint.source.kind] as ConstraintEvaluator | undefined;
   const source = evaluator ? context.index.sourceOf(constraint) : undefined;
   if (!evaluator || !source) return withoutEvaluator(constraint);

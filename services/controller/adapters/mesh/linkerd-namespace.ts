@@ -1,6 +1,12 @@
 import type { Effect, Severity } from '../../../model/api';
 import { type AdapterContext, type ConstraintDraft } from '../../../model/constraint';
 import { isStringRecord, type KubernetesObject } from '../../../model/kubernetes';
+import {
+  LINKERD_DEFAULT_INBOUND_CONSTRAINT,
+  LINKERD_DEFAULT_INBOUND_POLICIES,
+  LINKERD_DEFAULT_INBOUND_POLICY_ANNOTATION,
+  LINKERD_PERMISSIVE_POLICY,
+} from '../../../model/linkerd';
 import { WORKLOAD_RESOURCES } from '../../../model/resources';
 import { namespaceName, text, type Text } from '../../../model/text';
 import { askOwnerStep } from '../shared/remediation';
@@ -10,16 +16,8 @@ import { readChoice } from '../shared/scope-text';
 // its meshed pods do with traffic to ports no Server selects. `all-unauthenticated` (Linkerd's own
 // default) restricts nothing, so it yields no constraint.
 
-export const DEFAULT_INBOUND_POLICY = 'config.linkerd.io/default-inbound-policy';
-const POLICIES = [
-  'all-unauthenticated',
-  'all-authenticated',
-  'cluster-unauthenticated',
-  'cluster-authenticated',
-  'deny',
-  'audit',
-] as const;
-type DefaultPolicy = Exclude<(typeof POLICIES)[number], 'all-unauthenticated'>;
+const POLICIES = LINKERD_DEFAULT_INBOUND_POLICIES;
+type DefaultPolicy = Exclude<(typeof POLICIES)[number], typeof LINKERD_PERMISSIVE_POLICY>;
 
 const OUTCOMES: Record<DefaultPolicy, { severity: Severity; effect: Effect; does: string; hint: string }> = {
   deny: {
@@ -60,22 +58,27 @@ export function linkerdNamespaceConstraints(
 ): ConstraintDraft[] {
   const name = object.metadata?.name;
   const annotations = isStringRecord(object.metadata?.annotations) ? object.metadata.annotations : {};
-  if (typeof name !== 'string' || name === '' || annotations[DEFAULT_INBOUND_POLICY] === undefined) return [];
+  if (
+    typeof name !== 'string' ||
+    name === '' ||
+    annotations[LINKERD_DEFAULT_INBOUND_POLICY_ANNOTATION] === undefined
+  )
+    return [];
   const policy = readChoice(
-    annotations[DEFAULT_INBOUND_POLICY],
-    `metadata.annotations["${DEFAULT_INBOUND_POLICY}"]`,
+    annotations[LINKERD_DEFAULT_INBOUND_POLICY_ANNOTATION],
+    `metadata.annotations["${LINKERD_DEFAULT_INBOUND_POLICY_ANNOTATION}"]`,
     POLICIES,
     'all-unauthenticated',
   );
-  if (policy === 'all-unauthenticated') return [];
+  if (policy === LINKERD_PERMISSIVE_POLICY) return [];
   const outcome = OUTCOMES[policy];
   const namespace: Text = [namespaceName(name)];
   const hint = text`${outcome.hint}`;
   return [
     {
       id: 'linkerd-default-inbound-policy',
-      name: 'linkerd/default-inbound-policy',
-      displayName: ['linkerd/default-inbound-policy'],
+      name: LINKERD_DEFAULT_INBOUND_CONSTRAINT,
+      displayName: [LINKERD_DEFAULT_INBOUND_CONSTRAINT],
       type: 'MeshPolicy',
       severity: outcome.severity,
       effect: outcome.effect,
