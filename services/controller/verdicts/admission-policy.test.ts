@@ -179,6 +179,33 @@ withCorpus('ValidatingAdmissionPolicy verdicts on the Kubernetes documentation p
     ).toBe('passes');
   });
 
+  it('names the failing elements and fields of validations written over variables', () => {
+    const policy: KubernetesObject = {
+      ...minReplicas[0],
+      spec: {
+        ...(minReplicas[0].spec as object),
+        variables: [
+          { name: 'containers', expression: 'object.spec.template.spec.containers' },
+          { name: 'first', expression: 'variables.containers[0]' },
+          { name: 'replicas', expression: 'object.spec.replicas' },
+        ],
+        validations: [
+          { expression: 'variables.containers.all(c, has(c.resources))', message: 'set resources' },
+          { expression: 'variables.replicas >= 2', message: 'two replicas' },
+        ],
+      },
+    };
+    const [entry] = checkAgainst(
+      [policy, minReplicas[1]],
+      deployment(1, [{ name: 'web', resources: {} }, { name: 'sidecar' }]),
+    );
+    expect(entry.verdict).toBe('violates');
+    expect(entry.evidence).toEqual([
+      { path: 'spec.template.spec.containers[1]', message: 'container "sidecar": set resources' },
+      { path: 'spec.replicas', message: 'two replicas' },
+    ]);
+  });
+
   it('evaluates variables and messageExpression with the namespace object', () => {
     const policy = [
       ...documents('image-matches-namespace-environment.policy.yaml'),

@@ -3,7 +3,12 @@ import { groupOf, isRecord, versionOf, type KubernetesObject } from '../../model
 import { pluralOfKind } from '../../model/resources';
 import { detail, objectName, text, type Text } from '../../model/text';
 import { objectAsCelInput, toCelInput } from './cel/cel-program';
-import { compilePolicy, type CompiledPolicy, type CompiledValidation } from './cel/compiled-policy';
+import {
+  compilePolicy,
+  firstReferencePath,
+  type CompiledPolicy,
+  type CompiledValidation,
+} from './cel/compiled-policy';
 import { NOT_APPLICABLE, unknown, type Evidence, type VerdictContext, type VerdictOutcome } from './types';
 
 // ValidatingAdmissionPolicy as the API server evaluates it for one binding: matchConditions (all
@@ -113,15 +118,6 @@ function failingElements(validation: CompiledValidation, bindings: Bindings, mes
   return evidence;
 }
 
-/** `spec.template.spec.containers` from the first `object.` path of an expression (calls dropped). */
-function firstObjectPath(expression: string): string {
-  const match = /\bobject((?:\.[A-Za-z_]\w*)+)(\()?/.exec(expression);
-  if (!match) return '';
-  const segments = match[1].slice(1).split('.');
-  if (match[2]) segments.pop();
-  return segments.join('.');
-}
-
 type ValidationResult = { evidence: Evidence[] } | { unsupported: Text };
 
 function runValidations(compiledPolicy: CompiledPolicy, bindings: Bindings): ValidationResult {
@@ -141,7 +137,12 @@ function runValidations(compiledPolicy: CompiledPolicy, bindings: Bindings): Val
     evidence.push(
       ...(elements.length > 0
         ? elements
-        : [{ path: firstObjectPath(validation.expression), message: failureText(failure) }]),
+        : [
+            {
+              path: firstReferencePath(validation.expression, compiledPolicy.variablePaths),
+              message: failureText(failure),
+            },
+          ]),
     );
   }
   return { evidence };

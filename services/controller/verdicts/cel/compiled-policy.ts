@@ -9,7 +9,10 @@ export interface CompiledExpression {
   program: CelProgram;
 }
 
-/** `object.spec.template.spec.containers.all(c, <body>)`: evaluated per element for the evidence. */
+/**
+ * `object.spec.template.spec.containers.all(c, <body>)`, or the same over a variable that stands for
+ * an object field: evaluated per element for the evidence.
+ */
 export interface IterationShape {
   /** `spec.template.spec.containers`. */
   listPath: string;
@@ -27,6 +30,11 @@ export interface CompiledValidation extends CompiledExpression {
 
 export interface CompiledPolicy {
   name: string;
+  /**
+   * The object field each variable stands for, when its expression starts with one (`containers` →
+   * `spec.template.spec.containers`), for evidence paths of validations written over variables.
+   */
+  variablePaths: ReadonlyMap<string, string>;
   failurePolicy: 'Fail' | 'Ignore';
   matchConditions: Array<CompiledExpression & { name: string }>;
   variables: Array<CompiledExpression & { name: string }>;
@@ -72,20 +80,60 @@ function isBalanced(body: string): boolean {
   return depth === 0;
 }
 
-const ALL_OVER_LIST = /^\s*object((?:\.[A-Za-z_]\w*)+)\.all\(\s*([A-Za-z_]\w*)\s*,([\s\S]*)\)\s*$/;
+// `object.a.b.all(x, <body>)` or `variables.v.c.all(x, <body>)` over a whole expression.
+const ALL_OVER_LIST =
+  /^\s*(object|variables)((?:\.[A-Za-z_]\w*)+)\.all\(\s*([A-Za-z_]\w*)\s*,([\s\S]*)\)\s*$/;
+const FIRST_REFERENCE = /\b(object|variables)((?:\.[A-Za-z_]\w*)+)(\()?/;
 
-function iterationOf(expression: string): IterationShape | undefined {
+/** A reference's field path: `object.a.b` → `a.b`; `variables.v.c` → v's path + `.c` ('' if v has none). */
+function referencePath(root: string, segments: string[], variablePaths: ReadonlyMap<string, string>): string {
+  if (root === 'object') return segments.join('.');
+  const [variable, ...rest] = segments;
+  const base = variablePaths.get(variable) ?? '';
+  return base === '' ? '' : [base, ...rest].join('.');
+}
+
+/**
+ * The field path of the first `object.` or `variables.` reference of an expression, a trailing call
+ * dropped (`object.spec.containers.all(` → `spec.containers`); '' when there is none to name.
+ */
+export function firstReferencePath(expression: string, variablePaths: ReadonlyMap<string, string>): string {
+  const match = FIRST_REFERENCE.exec(expression);
+  if (!match) return '';
+  const segments = match[2].slice(1).split('.');
+  if (match[3]) segments.pop();
+  return referencePath(match[1], segments, variablePaths);
+}
+
+function iterationOf(
+  expression: string,
+  variablePaths: ReadonlyMap<string, string>,
+): IterationShape | undefined {
   const match = ALL_OVER_LIST.exec(expression);
-  if (!match || !isBalanced(match[3])) return undefined;
+  if (!match || !isBalanced(match[4])) return undefined;
+  const listPath = referencePath(match[1], match[2].slice(1).split('.'), variablePaths);
+  if (listPath === '') return undefined;
   return {
-    listPath: match[1].slice(1),
-    list: compileCel(`object${match[1]}`),
-    variable: match[2],
-    body: compileCel(match[3]),
+    listPath,
+    list: compileCel(`${match[1]}${match[2]}`),
+    variable: match[3],
+    body: compileCel(match[4]),
   };
 }
 
-function readValidations(value: unknown): CompiledValidation[] {
+/** Each variable's field path, in order: a variable may be written over an earlier one. */
+function variablePathsOf(
+  variables: ReadonlyArray<{ name: string; expression: string }>,
+): Map<string, string> {
+  const paths = new Map<string, string>();
+  for (const variable of variables) {
+    const path = firstReferencePath(variable.expression, paths);
+    if (path !== '') paths.set(variable.name, path);
+  }
+  return paths;
+}
+
+function readValidations(value: unknown, variablePaths: ReadonlyMap<string, string>): CompiledValidation[] {
   if (!Array.isArray(value)) return [];
   return value
     .filter(isRecord)
@@ -97,7 +145,7 @@ function readValidations(value: unknown): CompiledValidation[] {
       if (typeof entry.messageExpression === 'string')
         validation.messageExpression = compiled(entry.messageExpression);
       if (typeof entry.reason === 'string') validation.reason = entry.reason;
-      const iteration = iterationOf(expression);
+      const iteration = iterationOf(expression, variablePaths);
       if (iteration) validation.iteration = iteration;
       return validation;
     });
@@ -108,12 +156,15 @@ export function compilePolicy(policy: KubernetesObject): CompiledPolicy {
   if (cached) return cached;
   const spec = isRecord(policy.spec) ? policy.spec : {};
   const paramKind = isRecord(spec.paramKind) ? spec.paramKind : undefined;
+  const variables = namedExpressions(spec.variables);
+  const variablePaths = variablePathsOf(variables);
   const result: CompiledPolicy = {
     name: policy.metadata?.name ?? '',
     failurePolicy: spec.failurePolicy === 'Ignore' ? 'Ignore' : 'Fail',
     matchConditions: namedExpressions(spec.matchConditions),
-    variables: namedExpressions(spec.variables),
-    validations: readValidations(spec.validations),
+    variables,
+    variablePaths,
+    validations: readValidations(spec.validations, variablePaths),
     sources: [],
   };
   if (paramKind && typeof paramKind.kind === 'string')
