@@ -20,9 +20,9 @@ import {
 // and its strings extension: quantity, url, regex (find/findAll) and the list functions
 // (isSorted, sum, min, max, indexOf, lastIndexOf). The library has no opaque types for JavaScript,
 // so a quantity or URL is a string in a canonical form only these functions produce; two equal
-// quantities (`1`, `1000m`) therefore compare equal with `==`, as Kubernetes' do. Not implemented
-// (an expression using them is `unknown`): ip/cidr, semver, format, authorizer, two-variable
-// comprehensions.
+// quantities (`1`, `1000m`) therefore compare equal with `==`, as Kubernetes' do. ip and cidr are in
+// network-extensions.ts. Not implemented (an expression using them is `unknown`): semver, format,
+// authorizer, two-variable comprehensions.
 
 const QUANTITY_PREFIX = '\u0000quantity:';
 const URL_PREFIX = '\u0000url:';
