@@ -161,23 +161,6 @@ describe('ValidatingAdmissionPolicy verdicts', () => {
     expect(checkAgainst(objects, deployment(1, [{ name: 'web' }], { exempt: 'yes' }))).toEqual([]);
     expect(checkAgainst(objects, deployment(1, [{ name: 'web' }]))[0].verdict).toBe('violates');
   });
-});
-
-withCorpus('ValidatingAdmissionPolicy verdicts on the Kubernetes documentation policies', () => {
-  it('names the failing element of an exists over containers by the policy message', () => {
-    const privileged = documents('manifest-admission-control/deny-privileged-policy.yaml');
-    const [entry] = checkAgainst(
-      privileged,
-      pod([{ name: 'app' }, { name: 'debug', securityContext: { privileged: true } }]),
-    );
-    expect(entry.verdict).toBe('violates');
-    expect(entry.evidence).toEqual([
-      { path: 'spec.containers', message: 'Privileged containers are not allowed' },
-    ]);
-    expect(
-      checkAgainst(privileged, pod([{ name: 'app', securityContext: { privileged: false } }]))[0].verdict,
-    ).toBe('passes');
-  });
 
   it('names the failing elements and fields of validations written over variables', () => {
     const policy: KubernetesObject = {
@@ -204,6 +187,23 @@ withCorpus('ValidatingAdmissionPolicy verdicts on the Kubernetes documentation p
       { path: 'spec.template.spec.containers[1]', message: 'container "sidecar": set resources' },
       { path: 'spec.replicas', message: 'two replicas' },
     ]);
+  });
+});
+
+withCorpus('ValidatingAdmissionPolicy verdicts on the Kubernetes documentation policies', () => {
+  it('names the failing element of an exists over containers by the policy message', () => {
+    const privileged = documents('manifest-admission-control/deny-privileged-policy.yaml');
+    const [entry] = checkAgainst(
+      privileged,
+      pod([{ name: 'app' }, { name: 'debug', securityContext: { privileged: true } }]),
+    );
+    expect(entry.verdict).toBe('violates');
+    expect(entry.evidence).toEqual([
+      { path: 'spec.containers', message: 'Privileged containers are not allowed' },
+    ]);
+    expect(
+      checkAgainst(privileged, pod([{ name: 'app', securityContext: { privileged: false } }]))[0].verdict,
+    ).toBe('passes');
   });
 
   it('evaluates variables and messageExpression with the namespace object', () => {
