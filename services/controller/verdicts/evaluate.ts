@@ -8,6 +8,12 @@ import { LINKERD_DEFAULT_INBOUND_CONSTRAINT } from '../../model/linkerd';
 import { evaluatePodSecurityAdmission } from './pod-security-admission';
 import { evaluateResourceQuota } from './resource-quota';
 import {
+  DEFAULT_EVALUATION_LIMITS,
+  EvaluationAborted,
+  EvaluationGuard,
+  type EvaluationLimits,
+} from './guard/evaluation-guard';
+import {
   applies,
   NOT_APPLICABLE,
   unknown,
@@ -68,17 +74,31 @@ export interface ConstraintVerdict {
   verdict: Verdict;
 }
 
-/** Verdicts for the constraints that apply; those whose own match conditions exclude the object are dropped. */
+/**
+ * Verdicts for the constraints that apply; those whose own match conditions exclude the object are
+ * dropped. All of them run under one guard (guard/evaluation-guard.ts): once it stops an evaluation,
+ * that constraint and every one after it are `unknown` with the guard's reason, and the answer still
+ * comes back.
+ */
 export function evaluateVerdicts(
   constraints: readonly Constraint[],
-  context: VerdictContext,
+  context: Omit<VerdictContext, 'guard'>,
+  limits: EvaluationLimits = DEFAULT_EVALUATION_LIMITS,
 ): ConstraintVerdict[] {
+  const guarded: VerdictContext = { ...context, guard: new EvaluationGuard(limits) };
   const verdicts: ConstraintVerdict[] = [];
+  let stopped: EvaluationAborted | undefined;
   for (const constraint of constraints) {
     let outcome;
     try {
-      outcome = verdictOf(constraint, context);
+      if (stopped) throw stopped;
+      outcome = verdictOf(constraint, guarded);
     } catch (error) {
+      if (error instanceof EvaluationAborted) {
+        stopped = error;
+        verdicts.push({ constraint, verdict: unknown(text`${error.message}`) });
+        continue;
+      }
       // A rule this code cannot handle must never fail the check: it is reported as unknown.
       outcome = unknown(
         text`evaluation failed: ${detail(error instanceof Error ? error.message : String(error), 'an internal error')}`,

@@ -5,6 +5,7 @@ import { renderFullText } from '../../model/text';
 import { linkerdNamespaceConstraints } from '../adapters/mesh/linkerd-namespace';
 import { evaluateVerdicts } from './evaluate';
 import type { VerdictContext } from './types';
+import { unlimitedGuard } from './guard/evaluation-guard';
 
 // The namespace's Linkerd default inbound policy against the admitted pods' own annotation, which
 // Linkerd uses instead when it is set.
@@ -44,6 +45,7 @@ function context(object: KubernetesObject): VerdictContext {
   return {
     admitted: { object, operation: 'CREATE', namespace: 'mesh', namespaceLabels: {} },
     index: { sourceOf: () => undefined, find: () => undefined, listInNamespace: () => [] },
+    guard: unlimitedGuard(),
   };
 }
 

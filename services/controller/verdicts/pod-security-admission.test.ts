@@ -6,6 +6,7 @@ import { podSecurityToConstraints } from '../adapters/podsecurity/podsecurity';
 import { renderFullText } from '../../model/text';
 import { evaluateVerdicts } from './evaluate';
 import type { VerdictContext } from './types';
+import { unlimitedGuard } from './guard/evaluation-guard';
 
 // Pod Security Admission verdicts for the `pod-security/<mode>` constraints of a Namespace.
 
@@ -43,6 +44,7 @@ function context(object: KubernetesObject, labels: Record<string, string>): Verd
   return {
     admitted: { object, operation: 'CREATE', namespace: 'team', namespaceLabels: labels },
     index: { sourceOf: () => undefined, find: () => undefined, listInNamespace: () => [] },
+    guard: unlimitedGuard(),
   };
 }
 

@@ -1,6 +1,7 @@
 import type { ConstraintDraft as Constraint } from '../../model/constraint';
 import type { KubernetesObject, Labels } from '../../model/kubernetes';
 import type { Text } from '../../model/text';
+import type { EvaluationGuard } from './guard/evaluation-guard';
 
 // What the verdict evaluators share (DESIGN.md 7b). Every evaluator is a pure function of the
 // admitted object, the constraint, the source object the constraint came from and what else the
@@ -60,6 +61,8 @@ export interface VerdictIndex {
 export interface VerdictContext {
   admitted: AdmittedObject;
   index: VerdictIndex;
+  /** Bounds the time and work of this object's evaluation (guard/evaluation-guard.ts). */
+  guard: EvaluationGuard;
 }
 
 export type ConstraintEvaluator = (

@@ -1,0 +1,99 @@
+// The one guard every verdict evaluation runs under (DESIGN.md 7b, docs/decisions.md "Bounded
+// verdicts"). Policies and objects are untrusted input: anyone who reaches the controller may send an
+// object, and a namespace admin may write a Kyverno Policy. The guard bounds what one admitted object
+// may cost the controller, independently of how well each evaluator bounds itself:
+// - a deadline for the whole object (wall clock of the event loop): evaluators call `checkpoint()` in
+//   every loop whose length the input decides (CEL steps, pattern elements, list items); past the
+//   deadline it throws EvaluationAborted and the constraint, and every one after it, is `unknown`;
+// - a work budget: `charge(units)` counts work in the units of Kubernetes' CEL cost model (one unit
+//   is about one step over one element), so memory an evaluation can build up is bounded by what it
+//   may compute. It is Forewarn's own ceiling over all constraints of the object, above the API
+//   server's per-expression and per-call limits, which the CEL evaluator applies itself (those are the
+//   server's semantics: an exceeded CEL budget is an evaluation error, not `unknown`).
+
+/** Why an evaluation was stopped by the guard. */
+export type AbortCause = 'deadline' | 'work';
+
+export class EvaluationAborted extends Error {
+  constructor(
+    readonly reasonCause: AbortCause,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'EvaluationAborted';
+  }
+}
+
+export interface EvaluationLimits {
+  /** Event-loop time one admitted object's evaluation may take, all constraints together. */
+  deadlineMilliseconds: number;
+  /** Work units (CEL cost units) one admitted object's evaluation may take, all constraints together. */
+  workBudget: number;
+}
+
+/**
+ * Defaults: 50 ms keeps `/healthz` under its 100 ms p99 target while one hostile object is evaluated
+ * (ordinary objects take about 0.1 ms); 100 million units is ten times the API server's per-call CEL
+ * budget of a ValidatingAdmissionPolicy (`RuntimeCELCostBudget`, 10,000,000), so no verdict the
+ * server would reach is cut short by it.
+ */
+export const DEFAULT_EVALUATION_LIMITS: EvaluationLimits = {
+  deadlineMilliseconds: 50,
+  workBudget: 100_000_000,
+};
+
+// Reading the clock costs about 30 ns; checking it every 256 checkpoints keeps the guard under 1% of
+// an ordinary evaluation while a hostile loop is still stopped within microseconds of the deadline.
+const CLOCK_EVERY = 256;
+
+export class EvaluationGuard {
+  private readonly deadline: number;
+  private work = 0;
+  private checkpoints = 0;
+
+  constructor(
+    readonly limits: EvaluationLimits = DEFAULT_EVALUATION_LIMITS,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.deadline = now() + limits.deadlineMilliseconds;
+  }
+
+  /** Call in every loop whose length the input decides; throws EvaluationAborted past the deadline. */
+  checkpoint(): void {
+    if (++this.checkpoints % CLOCK_EVERY !== 0) return;
+    this.checkDeadline();
+  }
+
+  /** Reads the clock now (before and after a step that cannot checkpoint inside, such as one regex). */
+  checkDeadline(): void {
+    if (this.now() > this.deadline)
+      throw new EvaluationAborted(
+        'deadline',
+        `evaluation stopped at its deadline of ${this.limits.deadlineMilliseconds} ms for one object`,
+      );
+  }
+
+  /** Counts work (CEL cost units); throws EvaluationAborted past the budget. */
+  charge(units: number): void {
+    this.work += units;
+    if (this.work > this.limits.workBudget)
+      throw new EvaluationAborted(
+        'work',
+        `evaluation stopped at its work budget of ${this.limits.workBudget} cost units for one object`,
+      );
+    this.checkpoint();
+  }
+
+  /** Work counted so far (for metrics and tests). */
+  get workDone(): number {
+    return this.work;
+  }
+}
+
+/** A guard that never stops anything: for evaluators' unit tests that do not test the guard. */
+export function unlimitedGuard(): EvaluationGuard {
+  return new EvaluationGuard({
+    deadlineMilliseconds: Number.POSITIVE_INFINITY,
+    workBudget: Number.POSITIVE_INFINITY,
+  });
+}
