@@ -24,8 +24,22 @@ export interface RunningProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Who the process runs as, for tests that need another user than the test's own. */
-export type ProcessIdentity = Pick<SpawnOptions, 'uid' | 'gid'>;
+/**
+ * Who the process runs as, for tests that need another user than the test's own: a uid/gid, and a
+ * command that starts node in its place (e.g. `setpriv` dropping capabilities), which execs node so the
+ * process keeps its pid.
+ */
+export type ProcessIdentity = Pick<SpawnOptions, 'uid' | 'gid'> & { launcher?: readonly string[] };
+
+/**
+ * Every listener on an ephemeral loopback port unless a test's flags or env say otherwise: no test
+ * may depend on the default ports (8080, 8090) being free, e.g. while `npm start` serves the demo.
+ */
+const EPHEMERAL_LISTENERS: NodeJS.ProcessEnv = {
+  FOREWARN_ADDRESS: '127.0.0.1',
+  FOREWARN_PORT: '0',
+  FOREWARN_MCP_PORT: '0',
+};
 
 function requireBuild(): void {
   if (!existsSync(controllerMain))
@@ -89,12 +103,14 @@ export class ControllerProcesses {
 
   run(args: string[], env: NodeJS.ProcessEnv = {}, identity: ProcessIdentity = {}): RunningProcess {
     requireBuild();
-    const child = spawn(process.execPath, [controllerMain, ...args], {
+    const { launcher = [], ...user } = identity;
+    const command = [...launcher, process.execPath, controllerMain, ...args];
+    const child = spawn(command[0] ?? process.execPath, command.slice(1), {
       cwd: repositoryRoot,
       // A clean environment: no FOREWARN_* of the developer's shell leaks into the process.
-      env: { PATH: process.env.PATH ?? '', ...env },
+      env: { PATH: process.env.PATH ?? '', ...EPHEMERAL_LISTENERS, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
-      ...identity,
+      ...user,
     });
     this.children.push(child);
     const stdoutLines: string[] = [];

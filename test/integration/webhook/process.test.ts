@@ -30,7 +30,8 @@ const running: RunningProcess[] = [];
 function startProcess(args: string[], env: Record<string, string> = {}): RunningProcess {
   const child = spawn(process.execPath, ['-r', REGISTER, MAIN, ...args], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', ...env },
+    // A loopback ephemeral port unless a test says otherwise: the default :8443 may be taken.
+    env: { PATH: process.env.PATH ?? '', FOREWARN_ADDR: '127.0.0.1:0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const result: RunningProcess = {
