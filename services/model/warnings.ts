@@ -67,14 +67,14 @@ export interface AdmissionWarning {
 }
 
 /**
- * Warning and Critical constraints as warnings, no duplicates: violations of the object first
- * (DESIGN.md 7b), then the rest; Critical before Warning within each, order kept otherwise. A
+ * Warning and Critical constraints as warnings, no duplicates: Critical before Warning (DESIGN.md 7),
+ * and within a severity what the object violates first (DESIGN.md 7b), order kept otherwise. A
  * `passes` verdict gives no warning.
  */
 export function orderedWarnings(constraints: readonly WarningSource[]): AdmissionWarning[] {
   const warnings = new Map<string, AdmissionWarning>();
-  for (const violations of [true, false])
-    for (const severity of ['Critical', 'Warning'] as const)
+  for (const severity of ['Critical', 'Warning'] as const)
+    for (const violations of [true, false])
       for (const constraint of constraints) {
         if (constraint.severity !== severity || constraint.verdict === 'passes') continue;
         if ((constraint.verdict === 'violates') !== violations) continue;

@@ -45,7 +45,7 @@ describe('admissionCheckBody', () => {
 });
 
 describe('warnings from verdicts', () => {
-  it('puts violations first, then applies/unknown, and gives none for passes', () => {
+  it('puts Critical first, within a severity violations before applies/unknown, and gives none for passes', () => {
     const parsed = parseConstraintList({
       constraints: [
         {
@@ -81,8 +81,8 @@ describe('warnings from verdicts', () => {
     expect(parsed.ok).toBe(true);
     if (!parsed.ok) return;
     expect(buildWarnings(parsed.constraints)).toEqual([
-      '[WARNING] will get a warning: no limit - h',
       '[CRITICAL] NetworkPolicy denies - h',
+      '[WARNING] will get a warning: no limit - h',
       '[WARNING] Gatekeeper rule - h',
     ]);
   });

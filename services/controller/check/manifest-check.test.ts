@@ -69,6 +69,27 @@ describe('checkManifest', () => {
     ]);
   });
 
+  it('orders warnings Critical first, and within a severity what the object violates first (DESIGN 7)', async () => {
+    const report = await checkManifest('web.yaml', deployment('  namespace: shop\n'), lookup);
+    const warnings = report.objects[0].warnings;
+    const severities = warnings.map((warning) => (warning.startsWith('[CRITICAL]') ? 0 : 1));
+    expect(severities).toEqual([...severities].sort());
+    // The Kyverno audit rule the container fails is a Warning: after every Critical, first of its own.
+    const firstWarning = warnings.findIndex((warning) => warning.startsWith('[WARNING]'));
+    expect(firstWarning).toBeGreaterThan(2);
+    expect(warnings[firstWarning]).toMatch(/^\[WARNING\] will be recorded in the audit log: container "web"/);
+    // The admission check answers in the same order, what the object passes last.
+    const object = parseManifest('web.yaml', deployment('  namespace: shop\n')).objects[0];
+    const checked = buildAdmissionCheck(demo.index, { object, operation: 'CREATE' }).constraints;
+    const ranks = checked.map(
+      (constraint) =>
+        (constraint.verdict === 'passes' ? 10 : 0) +
+        ['Critical', 'Warning', 'Info'].indexOf(constraint.severity) * 2 +
+        (constraint.verdict === 'violates' ? 0 : 1),
+    );
+    expect(ranks).toEqual([...ranks].sort((left, right) => left - right));
+  });
+
   it('puts objects without a namespace where kubectl apply -n would, and refuses a conflicting one', async () => {
     const defaulted = await checkManifest('web.yaml', deployment(''), lookup, { namespace: 'payments' });
     expect(defaulted.objects[0].namespace).toBe('payments');

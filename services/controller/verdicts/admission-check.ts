@@ -119,10 +119,15 @@ function checkedEntry(constraint: ConstraintDraft, verdict: Verdict, viewer: Vie
   return entry;
 }
 
-function compareChecked(left: CheckedConstraint, right: CheckedConstraint): number {
+/**
+ * The order warnings are read in (DESIGN.md 7): Critical first, within a severity what the object
+ * violates first; what it passes (no warning) after everything that warns.
+ */
+export function compareChecked(left: CheckedConstraint, right: CheckedConstraint): number {
   return (
-    VERDICT_RANK[left.verdict] - VERDICT_RANK[right.verdict] ||
+    Number(left.verdict === 'passes') - Number(right.verdict === 'passes') ||
     severityRank(left.severity) - severityRank(right.severity) ||
+    VERDICT_RANK[left.verdict] - VERDICT_RANK[right.verdict] ||
     (left.name < right.name ? -1 : left.name > right.name ? 1 : 0)
   );
 }
