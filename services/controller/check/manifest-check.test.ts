@@ -90,6 +90,26 @@ describe('checkManifest', () => {
     expect(ranks).toEqual([...ranks].sort((left, right) => left - right));
   });
 
+  it('gives what has nothing to evaluate `applies` with the reason, an opaque webhook included (DESIGN 7b)', async () => {
+    const report = await checkManifest('web.yaml', deployment('  namespace: shop\n'), lookup);
+    const findings = report.objects[0].findings;
+    expect(findings.find((finding) => finding.sourceKind === 'ValidatingWebhookConfiguration')).toMatchObject(
+      {
+        verdict: 'applies',
+        reason: expect.stringMatching(/^nothing to evaluate: the admission webhook decides at request time/),
+      },
+    );
+    // Network and mesh policies too: every verdict but `violates` says why, none is left bare.
+    expect(
+      findings.filter((finding) => finding.verdict === 'applies').map((finding) => finding.sourceKind),
+    ).toEqual(expect.arrayContaining(['NetworkPolicy', 'AuthorizationPolicy', 'CiliumNetworkPolicy']));
+    for (const finding of findings.filter((each) => each.verdict !== 'violates'))
+      expect({ name: finding.name, reason: finding.reason }).toEqual({
+        name: finding.name,
+        reason: expect.stringMatching(/\w/),
+      });
+  });
+
   it('puts objects without a namespace where kubectl apply -n would, and refuses a conflicting one', async () => {
     const defaulted = await checkManifest('web.yaml', deployment(''), lookup, { namespace: 'payments' });
     expect(defaulted.objects[0].namespace).toBe('payments');

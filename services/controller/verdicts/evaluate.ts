@@ -26,9 +26,9 @@ import {
 // The one evaluator shared by the webhook's admission check, `forewarn check` and the MCP `check`
 // tool (DESIGN.md 7b): each constraint that applies to the admitted object gets a verdict. The
 // evaluator is chosen by the constraint's source kind (Pod Security Admission by its adapter: its source,
-// the Namespace, also yields other adapters' constraints, Linkerd's for one); kinds nothing here can judge faithfully are
-// `applies` (they affect the object but pass or fail nothing: network, mesh, mutation) or
-// `unknown` with the reason (Rego, opaque webhooks).
+// the Namespace, also yields other adapters' constraints, Linkerd's for one); kinds with nothing to
+// judge are `applies` with the reason (network, mesh, mutation, opaque webhooks: they affect the
+// object but pass or fail nothing), rules that cannot be judged faithfully here `unknown` (Rego).
 
 const EVALUATORS: Readonly<Record<string, ConstraintEvaluator>> = {
   ResourceQuota: evaluateResourceQuota,
@@ -38,12 +38,20 @@ const EVALUATORS: Readonly<Record<string, ConstraintEvaluator>> = {
   Policy: evaluateKyvernoRule,
 };
 
+/**
+ * Constraints with nothing here to pass or fail: they affect the object, so they are `applies`, and
+ * the reason says why there is nothing to evaluate (DESIGN.md 7b), so that a reader does not take the
+ * verdict for a gap. Only rules that exist but cannot be evaluated faithfully here are `unknown`.
+ */
 function withoutEvaluator(constraint: Constraint): Verdict {
-  if (constraint.effect === 'mutate') return applies();
+  if (constraint.effect === 'mutate')
+    return applies(
+      text`nothing to evaluate: a mutation changes the object on admission, it passes or fails nothing`,
+    );
   switch (constraint.adapter) {
     case 'webhookconfig':
-      return unknown(
-        text`an admission webhook decides at admission time; its rules cannot be evaluated here`,
+      return applies(
+        text`nothing to evaluate: the admission webhook decides at request time, with rules only it knows`,
       );
     case 'policyengine':
       return constraint.source.apiVersion.startsWith('constraints.gatekeeper.sh')
@@ -51,9 +59,25 @@ function withoutEvaluator(constraint: Constraint): Verdict {
         : unknown(text`this kind of policy is not evaluated here`);
     case 'admissionpolicy':
       return unknown(text`the ValidatingAdmissionPolicy could not be evaluated here`);
-    default:
-      // Network, mesh and companion constraints shape what the object may do, not whether it is admitted.
-      return applies();
+    case 'networkpolicy':
+    case 'adminnetworkpolicy':
+    case 'cni':
+      return applies(
+        text`nothing to evaluate: a network policy decides which traffic reaches the object's pods, not whether the object is admitted`,
+      );
+    case 'mesh':
+      return applies(
+        text`nothing to evaluate: a mesh policy decides which requests reach the object's pods, not whether the object is admitted`,
+      );
+    case 'missingresource':
+      return applies(
+        text`nothing to evaluate: it names a companion resource the object needs, not a rule the object passes or fails`,
+      );
+    case 'resourcequota':
+    case 'limitrange':
+    case 'podsecurity':
+      // Evaluated when their source is in the index; without it there is nothing to measure against.
+      return unknown(text`its source object is not in the index, so it is not evaluated here`);
   }
 }
 
