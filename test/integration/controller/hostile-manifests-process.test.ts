@@ -23,6 +23,9 @@ const PEAK_RSS_LIMIT_BYTES = 600 * 1024 * 1024;
 const NOBODY: ProcessIdentity = { uid: 65534, gid: 65534 };
 const processes = new ControllerProcesses();
 
+// Writing the hostile files and the first sync over them: room for a loaded machine.
+jest.setTimeout(120_000);
+
 afterEach(() => processes.cleanUp());
 
 /** Whether another user can run the built controller: every folder above it searchable, it readable. */

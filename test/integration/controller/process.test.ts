@@ -20,6 +20,11 @@ const demoManifests = path.join(repositoryRoot, 'examples/manifests');
 /** The promise: a change is in the index within a second. */
 const REINDEX_DEADLINE_MS = 1000;
 const SHUTDOWN_DEADLINE_MS = 10_000;
+/** Starting node to parse flags and exit: seconds on a loaded machine. A bound on failure, not a figure. */
+const EXIT_DEADLINE_MS = 30_000;
+
+// Each test starts node processes one after the other: room for a loaded machine.
+jest.setTimeout(120_000);
 
 const processes = new ControllerProcesses();
 
@@ -133,7 +138,7 @@ describe('the controller process', () => {
       [[], { FOREWARN_LOG_LEVEL: 'loud' }, 'FOREWARN_LOG_LEVEL'],
     ] as Array<[string[], NodeJS.ProcessEnv, string]>) {
       const running = processes.run(args, env);
-      const exit = await exitOf(running, 5000);
+      const exit = await exitOf(running, EXIT_DEADLINE_MS);
       expect({ args, env, code: exit.code }).toEqual({ args, env, code: 2 });
       expect(running.stderr()).toContain(named);
       expect(running.stdoutLines.join('')).toBe('');
@@ -142,7 +147,7 @@ describe('the controller process', () => {
 
   it('prints help listing every flag and exits 0', async () => {
     const running = processes.run(['--help']);
-    const exit = await exitOf(running, 5000);
+    const exit = await exitOf(running, EXIT_DEADLINE_MS);
     expect(exit.code).toBe(0);
     const help = running.stdoutLines.join('\n');
     for (const flag of [
@@ -175,7 +180,7 @@ describe('the controller process', () => {
       '--address',
       '127.0.0.1',
     ]);
-    const exit = await exitOf(running, 5000);
+    const exit = await exitOf(running, EXIT_DEADLINE_MS);
     expect(exit.code).toBe(1);
     const logs = parseLogLines(running.stdoutLines.filter((line) => line !== ''));
     expect(logs).toContainEqual(

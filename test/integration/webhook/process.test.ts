@@ -27,6 +27,9 @@ interface RunningProcess {
 
 const running: RunningProcess[] = [];
 
+// Each test starts node on TypeScript sources: room for a loaded machine.
+jest.setTimeout(120_000);
+
 function startProcess(args: string[], env: Record<string, string> = {}): RunningProcess {
   const child = spawn(process.execPath, ['-r', REGISTER, MAIN, ...args], {
     cwd: ROOT,
@@ -59,7 +62,8 @@ afterEach(async () => {
 async function until<T>(
   produce: () => Promise<T | undefined> | T | undefined,
   description: string,
-  timeoutMs = 8_000,
+  // A bound on failure, not a figure: the webhook compiles its TypeScript on start, slow on a busy machine.
+  timeoutMs = 30_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
