@@ -1,11 +1,14 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { createControllerApp } from '../controller/http/app';
 import { silentLogger } from '../logging/logger';
 import { parseControllerUrl } from './controller-api';
 import { UsageError } from '../flags/command-line';
 import { checkExitCode, CliError, EXIT_CODES } from './exit-codes';
 import { parseConstraintView, parseReport } from './wire-schemas';
-import { createStyle, formatTable, shouldColour, type OutputStream } from './output';
+import { createStyle, formatTable, shouldColour, wrapText, type OutputStream } from './output';
 import { runCli, type CliEnvironment } from './program';
 import { webhookQueryFor } from './webhook-query';
 import {
@@ -24,13 +27,13 @@ const ANSI_ESCAPE = new RegExp(`${ESCAPE}\\[\\d+m`);
 const ANSI_ESCAPES = new RegExp(`${ESCAPE}\\[\\d+m`, 'g');
 const RED_CRITICAL = new RegExp(`${ESCAPE}\\[31mCritical`);
 
-function capture(isTTY: boolean): OutputStream & { text: string } {
-  const stream = { text: '', isTTY, write: (chunk: string) => (stream.text += chunk) };
+function capture(isTTY: boolean, columns?: number): OutputStream & { text: string } {
+  const stream = { text: '', isTTY, columns, write: (chunk: string) => (stream.text += chunk) };
   return stream;
 }
 
-function environment(isTTY: boolean, env: NodeJS.ProcessEnv = {}) {
-  const stdout = capture(isTTY);
+function environment(isTTY: boolean, env: NodeJS.ProcessEnv = {}, columns?: number) {
+  const stdout = capture(isTTY, columns);
   const stderr = capture(false);
   const cli: CliEnvironment = { stdout, stderr, env, readStdin: async () => '' };
   return { cli, stdout, stderr };
@@ -233,5 +236,82 @@ describe('answers of the controller', () => {
       newer_field: 1,
     };
     expect(parseConstraintView(view)).toEqual(view);
+  });
+});
+
+describe('wrapping text to a terminal', () => {
+  it('breaks at spaces within the width, indents the following lines and cuts only words longer than a line', () => {
+    expect(wrapText('aaa bbb ccc ddd', 10, '  ', '    ')).toEqual(['  aaa bbb', '    ccc', '    ddd']);
+    expect(wrapText('x'.repeat(12), 10, '  ')).toEqual(['  xxxxxxxx', '  xxxx']);
+    expect(wrapText('whole line', undefined, '> ')).toEqual(['> whole line']);
+  });
+});
+
+describe('check in a terminal', () => {
+  const demoManifests = path.join(__dirname, '../../examples/manifests');
+  let directory: string;
+  let manifest: string;
+
+  beforeAll(async () => {
+    directory = await mkdtemp(path.join(tmpdir(), 'forewarn-check-terminal-'));
+    manifest = path.join(directory, 'web.yaml');
+    await writeFile(
+      manifest,
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata: { name: web, namespace: shop }\nspec:\n  selector: { matchLabels: { app: frontend } }\n  template:\n    metadata: { labels: { app: frontend } }\n    spec: { containers: [{ name: web, image: "registry.example.com/web:1" }] }\n',
+    );
+  });
+
+  afterAll(() => rm(directory, { recursive: true, force: true }));
+
+  it('shows each finding once and whole, grouped by consequence, with its evidence, wrapped to the width', async () => {
+    const { cli, stdout } = environment(true, {}, 100);
+    expect(await runCli(['check', '-f', manifest, '--manifests', demoManifests], cli)).toBe(3);
+    const plain = stdout.text.replace(ANSI_ESCAPES, '');
+    const lines = plain.split('\n');
+    for (const line of lines) expect({ line, width: [...line].length <= 100 }).toEqual({ line, width: true });
+    // The 256-character cut is the API server's, for warnings: the terminal shows the whole text.
+    const unwrapped = plain.replace(/\n +/g, ' ');
+    const json = environment(false);
+    await runCli(['check', '-f', manifest, '--manifests', demoManifests, '-o', 'json'], json.cli);
+    const findings = (
+      JSON.parse(json.stdout.text) as {
+        reports: Array<{ objects: Array<{ findings: Array<{ summary: string; remediationHint: string }> }> }>;
+      }
+    ).reports[0].objects[0].findings;
+    expect(findings.length).toBeGreaterThan(5);
+    for (const finding of findings) {
+      expect(unwrapped).toContain(finding.summary);
+      expect(unwrapped).toContain(`fix: ${finding.remediationHint}`);
+    }
+    expect(unwrapped).toContain(
+      'fix: change your resource to pass Kyverno rule "validate-requests" of ClusterPolicy "require-requests"',
+    );
+    // Once each: no warning line repeated by an evidence block below it.
+    const occurrences = (needle: string) => unwrapped.split(needle).length - 1;
+    expect(occurrences('Readiness probes are required.')).toBe(1);
+    expect(occurrences('"block-cloud-metadata" denies all egress traffic for all pods')).toBe(1);
+    // Grouped, in this order, each finding with its evidence under it.
+    const headings = [
+      'will be rejected (2):',
+      'will be audited or warned about (1):',
+      'other constraints that apply (',
+    ];
+    const positions = headings.map((heading) => unwrapped.indexOf(heading));
+    expect(positions.every((position) => position > 0)).toBe(true);
+    expect(positions).toEqual([...positions].sort((left, right) => left - right));
+    const probe = unwrapped.indexOf('Readiness probes are required.');
+    expect(probe).toBeGreaterThan(positions[1]);
+    expect(unwrapped.indexOf('at spec.template.spec.containers[0].readinessProbe')).toBeGreaterThan(probe);
+    expect(unwrapped.indexOf('at spec.template.spec.containers[0].readinessProbe')).toBeLessThan(
+      positions[2],
+    );
+  });
+
+  it('leaves lines whole when the output is not a terminal', async () => {
+    const { cli, stdout } = environment(false);
+    expect(await runCli(['check', '-f', manifest, '--manifests', demoManifests], cli)).toBe(3);
+    expect(stdout.text).toMatch(
+      /^ {6}\[CRITICAL\] will be rejected: container "web": Every container must set CPU .{80,}$/m,
+    );
   });
 });

@@ -10,6 +10,20 @@ export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 export interface OutputStream {
   write(text: string): unknown;
   isTTY?: boolean;
+  /** A terminal's width (node sets it on a TTY stream). */
+  columns?: number;
+}
+
+/** Narrower terminals still get lines this long: a word per line helps nobody. */
+const MINIMUM_WRAP_WIDTH = 40;
+
+/**
+ * The width to wrap text at: the terminal's columns, else a numeric COLUMNS in the environment;
+ * undefined for pipes and files, which get whole lines (grep, diffs, CI logs).
+ */
+export function wrapWidth(stream: OutputStream, env: NodeJS.ProcessEnv): number | undefined {
+  const columns = stream.isTTY === true && stream.columns ? stream.columns : Number(env.COLUMNS);
+  return Number.isInteger(columns) && columns > 0 ? Math.max(columns, MINIMUM_WRAP_WIDTH) : undefined;
 }
 
 export function shouldColour(stream: OutputStream, env: NodeJS.ProcessEnv): boolean {
@@ -47,6 +61,43 @@ export function formatData(value: unknown, format: Exclude<OutputFormat, 'table'
 
 function width(text: string): number {
   return [...text].length;
+}
+
+/**
+ * Breaks `text` at spaces into lines of at most `maxWidth` characters, the first starting with
+ * `indent`, the others with `hangingIndent`; a word longer than a line is cut. Without a width: one
+ * line.
+ */
+export function wrapText(
+  text: string,
+  maxWidth: number | undefined,
+  indent: string,
+  hangingIndent = indent,
+): string[] {
+  if (maxWidth === undefined) return [indent + text];
+  const lines: string[] = [];
+  let line = indent;
+  let empty = true;
+  const room = () => maxWidth - width(line);
+  for (let word of text.split(' ').filter((each) => each !== '')) {
+    if (!empty && width(word) + 1 > room()) {
+      lines.push(line);
+      line = hangingIndent;
+      empty = true;
+    }
+    // A word wider than a whole line (a URL, a long path) is cut where the line ends.
+    while (empty && width(word) > room() && room() > 0) {
+      const characters = [...word];
+      const cut = room();
+      lines.push(line + characters.slice(0, cut).join(''));
+      word = characters.slice(cut).join('');
+      line = hangingIndent;
+    }
+    line += (empty ? '' : ' ') + word;
+    empty = false;
+  }
+  lines.push(line);
+  return lines;
 }
 
 /**

@@ -7,6 +7,7 @@ import { createControllerApi, parseControllerUrl, type ControllerApi } from './c
 import { CliError, EXIT_CODES, FAIL_ON_LEVELS, usageError, type ExitCode, type FailOn } from './exit-codes';
 import {
   createStyle,
+  wrapWidth,
   formatData,
   OUTPUT_FORMATS,
   shouldColour,
@@ -105,7 +106,11 @@ function addCheckCommand(program: Command, context: ProgramContext): void {
         const critical = result.reports.reduce((sum, report) => sum + report.criticalCount, 0);
         const warnings = result.reports.reduce((sum, report) => sum + report.warningCount, 0);
         context.print({ reports: result.reports, criticalCount: critical, warningCount: warnings }, () =>
-          renderCheckTable(result.reports, context.style()),
+          renderCheckTable(
+            result.reports,
+            context.style(),
+            wrapWidth(context.environment.stdout, context.environment.env),
+          ),
         );
         context.setExitCode(result.exitCode);
       },

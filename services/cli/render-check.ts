@@ -1,35 +1,37 @@
-import type { CheckedObject, ManifestCheckReport } from '../controller/check/manifest-check';
-import type { Style } from './output';
+import type { CheckedObject, CheckFinding, ManifestCheckReport } from '../controller/check/manifest-check';
+import type { Severity } from '../model/api';
+import { singleLine } from '../model/warnings';
+import { wrapText, type Style } from './output';
 
-// Table output of `forewarn check`: per object, the warnings exactly as kubectl would print them,
-// then the evidence of each violation and the constraints the object passes.
+// Table output of `forewarn check`, for a person at a terminal: per object, what the cluster will do
+// with it, then each finding once, grouped by consequence (will be rejected, audited or warned, other
+// constraints that apply), in full (the 256-character cut is the API server's, for warnings only)
+// with its remediation and the fields that fail under it, wrapped to the terminal's width. JSON and
+// YAML keep the admission warnings exactly as the webhook returns them.
+
+/** Where the text of a finding starts, below the object's line. */
+const FINDING_INDENT = '      ';
+/** Remediation, evidence and reasons, under their finding. */
+const DETAIL_INDENT = '        ';
+
+interface FindingGroup {
+  title: string;
+  findings: CheckFinding[];
+}
 
 function objectTitle(object: CheckedObject): string {
   const name = object.namespace ? `${object.namespace}/${object.name}` : object.name;
   return `${object.kind} ${name}`;
 }
 
-function paintWarning(warning: string, style: Style): string {
-  if (warning.startsWith('[CRITICAL]')) return style.severity('Critical', '[CRITICAL]') + warning.slice(10);
-  if (warning.startsWith('[WARNING]')) return style.severity('Warning', '[WARNING]') + warning.slice(9);
-  return warning;
-}
-
-/** Every failing field of each violation (the warning names only the first). */
-function evidenceLines(object: CheckedObject, style: Style): string[] {
-  return object.findings
-    .filter((finding) => finding.verdict === 'violates' && (finding.evidence?.length ?? 0) > 0)
-    .flatMap((finding) => [
-      `    ${style.bold(`${finding.sourceKind} "${finding.name}"`)} fails on:`,
-      ...(finding.evidence ?? []).map((item) => `      ${item.path}: ${item.message}`),
-    ]);
+function plural(count: number, word: string): string {
+  return `${count} ${word}${count === 1 ? '' : 's'}`;
 }
 
 /** What the cluster will do with the object, from the verdicts: rejected, warned, or admitted. */
 function verdictLine(object: CheckedObject, style: Style): string {
   const violations = object.findings.filter((finding) => finding.verdict === 'violates');
   const rejecting = violations.filter((finding) => finding.severity === 'Critical').length;
-  const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`;
   if (rejecting > 0) return style.severity('Critical', `WILL BE REJECTED by ${plural(rejecting, 'rule')}`);
   if (violations.length > 0)
     return style.severity(
@@ -40,32 +42,85 @@ function verdictLine(object: CheckedObject, style: Style): string {
   return 'no verdicts';
 }
 
-export function renderCheckTable(reports: readonly ManifestCheckReport[], style: Style): string {
+/** The findings by consequence; each finding in exactly one group, in the check's order. */
+function groupsOf(object: CheckedObject): FindingGroup[] {
+  const violates = (finding: CheckFinding) => finding.verdict === 'violates';
+  return [
+    {
+      title: 'will be rejected',
+      findings: object.findings.filter((finding) => violates(finding) && finding.severity === 'Critical'),
+    },
+    {
+      title: 'will be audited or warned about',
+      findings: object.findings.filter((finding) => violates(finding) && finding.severity !== 'Critical'),
+    },
+    {
+      title: 'other constraints that apply',
+      findings: object.findings.filter((finding) => !violates(finding)),
+    },
+  ].filter((group) => group.findings.length > 0);
+}
+
+const SEVERITY_LABEL: Partial<Record<Severity, string>> = { Critical: '[CRITICAL]', Warning: '[WARNING]' };
+
+/** One finding: its severity and summary, the remediation, then every failing field or why it was not evaluated. */
+function findingLines(finding: CheckFinding, width: number | undefined, style: Style): string[] {
+  const summary = singleLine(finding.summary);
+  const label = SEVERITY_LABEL[finding.severity] ?? `[${finding.severity.toUpperCase()}]`;
+  const [first = '', ...rest] = wrapText(`${label} ${summary}`, width, FINDING_INDENT, DETAIL_INDENT);
+  // The label is painted after wrapping, so escape codes never count towards the width.
+  const lines = [first.replace(label, style.severity(finding.severity, label)), ...rest];
+  const detail = (text: string) => lines.push(...wrapText(text, width, DETAIL_INDENT, `${DETAIL_INDENT}  `));
+  const hint = singleLine(finding.remediationHint);
+  if (hint) detail(`fix: ${hint}`);
+  const evidence = finding.evidence ?? [];
+  for (const item of evidence) {
+    const message = singleLine(item.message);
+    // The summary already quotes the first failing field's message: the path is what it lacks.
+    const quoted = evidence.length === 1 && summary.includes(message);
+    detail(quoted ? `at ${item.path}` : `at ${item.path}: ${message}`);
+  }
+  if (finding.verdict === 'unknown' && finding.reason)
+    lines.push(
+      ...wrapText(`not evaluated: ${singleLine(finding.reason)}`, width, DETAIL_INDENT).map(style.dim),
+    );
+  return lines;
+}
+
+function objectLines(object: CheckedObject, width: number | undefined, style: Style): string[] {
+  const title = objectTitle(object);
+  if (object.skipped !== undefined)
+    return wrapText(`${title}: skipped (${object.skipped})`, width, '  ', '    ').map(style.dim);
+  if (object.findings.length === 0 && object.passed.length === 0)
+    return [`  ${title} (${object.resource}): no warnings`];
+  const lines = [`  ${title} (${object.resource}): ${verdictLine(object, style)}`];
+  for (const group of groupsOf(object)) {
+    lines.push(`    ${style.bold(`${group.title} (${group.findings.length}):`)}`);
+    for (const finding of group.findings) lines.push(...findingLines(finding, width, style));
+  }
+  if (object.passed.length > 0) {
+    const passed = object.passed.map((finding) => `${finding.sourceKind} "${finding.name}"`).join(', ');
+    const [first = '', ...rest] = wrapText(`passed: ${passed}`, width, '    ', '      ');
+    lines.push(first.replace('passed:', style.dim('passed:')), ...rest);
+  }
+  return lines;
+}
+
+/** `width`: the terminal's columns to wrap at; undefined leaves lines whole (pipes, files). */
+export function renderCheckTable(
+  reports: readonly ManifestCheckReport[],
+  style: Style,
+  width?: number,
+): string {
   const lines: string[] = [];
   for (const report of reports) {
     const checked = report.objects.filter((object) => object.skipped === undefined).length;
     lines.push(
       style.bold(
-        `${report.file}: ${checked} of ${report.objects.length} objects checked, ${report.criticalCount} critical, ${report.warningCount} warning${report.warningCount === 1 ? '' : 's'}`,
+        `${report.file}: ${checked} of ${plural(report.objects.length, 'object')} checked, ${report.criticalCount} critical, ${plural(report.warningCount, 'warning')}`,
       ),
     );
-    for (const object of report.objects) {
-      if (object.skipped !== undefined) {
-        lines.push(style.dim(`  ${objectTitle(object)}: skipped (${object.skipped})`));
-        continue;
-      }
-      if (object.warnings.length === 0 && object.passed.length === 0) {
-        lines.push(`  ${objectTitle(object)} (${object.resource}): no warnings`);
-        continue;
-      }
-      lines.push(`  ${objectTitle(object)} (${object.resource}): ${verdictLine(object, style)}`);
-      for (const warning of object.warnings) lines.push(`    ${paintWarning(warning, style)}`);
-      lines.push(...evidenceLines(object, style));
-      if (object.passed.length > 0)
-        lines.push(
-          `    ${style.dim('passed:')} ${object.passed.map((finding) => `${finding.sourceKind} "${finding.name}"`).join(', ')}`,
-        );
-    }
+    for (const object of report.objects) lines.push(...objectLines(object, width, style));
     lines.push('');
   }
   return lines.join('\n');

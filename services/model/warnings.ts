@@ -25,8 +25,9 @@ const SEVERITY_PREFIX: Record<Severity, string | null> = {
 const PLAIN_SINGLE_LINE = /^[!-~]+(?: [!-~]+)*$/;
 
 // Warnings travel in an HTTP `Warning` header: control characters (newlines from a multi-line
-// annotation, tabs) would corrupt it, so they become spaces.
-function singleLine(text: string): string {
+// annotation, tabs) would corrupt it, so they become spaces. The command line prints policy text
+// through it too: an escape sequence in a policy's message never reaches the terminal.
+export function singleLine(text: string): string {
   if (PLAIN_SINGLE_LINE.test(text)) return text;
   return text
     .replace(/\p{Cc}/gu, ' ')
