@@ -315,3 +315,52 @@ describe('check in a terminal', () => {
     );
   });
 });
+
+describe('redacted names in the terminal', () => {
+  const demo = indexObjects(demoClusterObjects());
+  const servers: Server[] = [];
+
+  async function serve(level: 'summary' | 'full'): Promise<string> {
+    const server = createServer(
+      createControllerApp({
+        index: demo.index,
+        runtimeState: () => runtimeStateFor(demo),
+        configuredDetailLevel: level,
+        clock: () => FIXED_NOW,
+        logger: silentLogger(),
+      }),
+    );
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  }
+
+  afterAll(async () => {
+    for (const server of servers) await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  it('shows each redacted row with its reference, which forewarn get --ref resolves at full only', async () => {
+    const summaryUrl = await serve('summary');
+    const report = environment(false);
+    expect(await runCli(['report', '-n', 'shop', '--url', summaryUrl], report.cli)).toBe(0);
+    const refs = [...report.stdout.text.matchAll(/redacted \((fw-[0-9a-f]{16})\)/g)].map((match) => match[1]);
+    expect(refs.length).toBeGreaterThan(3);
+    expect(new Set(refs).size).toBe(refs.length);
+
+    const refused = environment(false);
+    expect(await runCli(['get', '--ref', refs[0], '--url', summaryUrl], refused.cli)).toBe(4);
+    expect(refused.stderr.text).toMatch(/needs the full detail level/);
+
+    const resolved = environment(false);
+    expect(await runCli(['get', '--ref', refs[0], '--url', await serve('full')], resolved.cli)).toBe(0);
+    const named = demo.index.allConstraints().find((constraint) => constraint.ref === refs[0]);
+    expect(resolved.stdout.text).toContain(`Reference:          ${refs[0]}`);
+    expect(resolved.stdout.text).toContain(`Name:               ${named?.name}`);
+
+    const misuse = environment(false);
+    expect(await runCli(['get', 'shop', '--ref', refs[0], '--url', summaryUrl], misuse.cli)).toBe(2);
+    expect(await runCli(['get', '--ref', 'redacted', '--url', summaryUrl], environment(false).cli)).toBe(2);
+    expect(await runCli(['get', 'shop', '--url', summaryUrl], environment(false).cli)).toBe(2);
+  });
+});

@@ -15,8 +15,9 @@ import {
   type OutputStream,
 } from './output';
 import { renderCheckTable } from './render-check';
-import { parseConstraintView, parseReport } from './wire-schemas';
-import { renderConstraintTable, renderReportTable } from './render-views';
+import { parseConstraintView, parseReferencedConstraint, parseReport } from './wire-schemas';
+import { renderConstraintTable, renderReferenceTable, renderReportTable } from './render-views';
+import { isOpaqueReference } from '../model/opaque-reference';
 import { errorMessage } from '../model/error-message';
 
 // `forewarn`: the command line of Forewarn (docs/cli.md). Runs against an injected environment
@@ -156,17 +157,40 @@ system could not answer (unreachable, not ready, not found). See docs/cli.md.`,
 
   program
     .command('get')
-    .description('show one constraint in detail (names may contain "/", e.g. api-allow-frontend/ingress)')
-    .argument('<namespace>', 'namespace')
-    .argument('<name>', 'constraint name')
-    .action(async (namespaceArgument: string, name: string) => {
-      const namespace = requireNamespace(namespaceArgument);
-      const encodedName = name.split('/').map(encodeURIComponent).join('/');
-      const view = parseConstraintView(
-        await controller().getJson(`resources/constraints/${namespace}/${encodedName}`),
-      );
-      print(view, () => renderConstraintTable(view, style()));
-    });
+    .description(
+      'show one constraint in detail (names may contain "/", e.g. api-allow-frontend/ingress), or with --ref the constraint behind a redacted name',
+    )
+    .argument('[namespace]', 'namespace')
+    .argument('[name]', 'constraint name')
+    .option(
+      '--ref <ref>',
+      'the opaque reference shown for a redacted name (fw-...); needs the full detail level',
+    )
+    .action(
+      async (namespaceArgument: string | undefined, name: string | undefined, options: { ref?: string }) => {
+        if (options.ref !== undefined) {
+          if (namespaceArgument !== undefined)
+            throw usageError('--ref names the constraint by itself: give no namespace or name with it');
+          if (!isOpaqueReference(options.ref))
+            throw usageError(
+              `--ref ${JSON.stringify(options.ref)} is not a reference; expected fw- and 16 hex digits`,
+            );
+          const referenced = parseReferencedConstraint(
+            await controller().getJson(`resources/references/${options.ref}`),
+          );
+          print(referenced, () => renderReferenceTable(referenced, style()));
+          return;
+        }
+        if (namespaceArgument === undefined || name === undefined)
+          throw usageError('get needs <namespace> <name>, or --ref <ref>');
+        const namespace = requireNamespace(namespaceArgument);
+        const encodedName = name.split('/').map(encodeURIComponent).join('/');
+        const view = parseConstraintView(
+          await controller().getJson(`resources/constraints/${namespace}/${encodedName}`),
+        );
+        print(view, () => renderConstraintTable(view, style()));
+      },
+    );
 
   addCheckCommand(program, { environment, controller, print, style, setExitCode });
   return program;

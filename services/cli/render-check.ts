@@ -67,7 +67,14 @@ const SEVERITY_LABEL: Partial<Record<Severity, string>> = { Critical: '[CRITICAL
 function findingLines(finding: CheckFinding, width: number | undefined, style: Style): string[] {
   const summary = singleLine(finding.summary);
   const label = SEVERITY_LABEL[finding.severity] ?? `[${finding.severity.toUpperCase()}]`;
-  const [first = '', ...rest] = wrapText(`${label} ${summary}`, width, FINDING_INDENT, DETAIL_INDENT);
+  // A redacted name's opaque reference: what to quote to the platform team (`forewarn get --ref`).
+  const reference = finding.ref ? `(ref ${singleLine(finding.ref)}) ` : '';
+  const [first = '', ...rest] = wrapText(
+    `${label} ${reference}${summary}`,
+    width,
+    FINDING_INDENT,
+    DETAIL_INDENT,
+  );
   // The label is painted after wrapping, so escape codes never count towards the width.
   const lines = [first.replace(label, style.severity(finding.severity, label)), ...rest];
   const detail = (text: string) => lines.push(...wrapText(text, width, DETAIL_INDENT, `${DETAIL_INDENT}  `));

@@ -1,4 +1,4 @@
-import { isSeverity, type ConstraintView, type Report } from '../model/api';
+import { isSeverity, type ConstraintView, type ReferencedConstraint, type Report } from '../model/api';
 import { formatTable, type Style } from './output';
 
 // Table output of `forewarn report` and `forewarn get`: what a person reads in a terminal. JSON and
@@ -14,7 +14,8 @@ export function renderReportTable(report: Report, style: Style): string {
   const rows = report.constraints.map((entry) => [
     entry.severity,
     entry.type,
-    entry.name,
+    // A redacted name with its opaque reference: what to quote to the platform team.
+    entry.ref ? `${entry.name} (${entry.ref})` : entry.name,
     entry.source,
     entry.effect,
     entry.remediation?.summary ?? '',
@@ -71,4 +72,25 @@ export function renderConstraintTable(view: ConstraintView, style: Style): strin
     text += `Metrics:\n${table.replace(/^/gm, '  ').trimEnd()}\n`;
   }
   return text;
+}
+
+/** `forewarn get --ref`: the constraint an opaque reference stands for, with how to see it in detail. */
+export function renderReferenceTable(referenced: ReferencedConstraint, style: Style): string {
+  const namespace = referenced.sourceNamespace;
+  return (
+    field('Reference', referenced.ref) +
+    field('Name', style.bold(referenced.name)) +
+    field('Summary', referenced.summary) +
+    field('Type', referenced.constraintType) +
+    field('Severity', style.severity(referenced.severity, referenced.severity)) +
+    field('Effect', referenced.effect) +
+    field(
+      'Source',
+      `${referenced.sourceKind} ${namespace ? `${namespace}/` : ''}${referenced.sourceName} (${referenced.sourceApiVersion})`,
+    ) +
+    field('Remediation', referenced.remediationHint) +
+    (namespace
+      ? `In detail:          forewarn get ${namespace} ${referenced.name}\n`
+      : `In detail:          forewarn get <namespace> ${referenced.name} (any namespace it applies to)\n`)
+  );
 }

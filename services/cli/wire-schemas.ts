@@ -5,6 +5,7 @@ import {
   EFFECTS,
   SEVERITIES,
   type ConstraintView,
+  type ReferencedConstraint,
   type Report,
 } from '../model/api';
 import { unavailableError } from './exit-codes';
@@ -45,6 +46,7 @@ const reportSchema = z
       z
         .object({
           name: z.string(),
+          ref: z.string().optional(),
           summary: z.string(),
           type: z.enum(CONSTRAINT_TYPES),
           severity: z.enum(SEVERITIES),
@@ -86,6 +88,22 @@ const constraintViewSchema = z
   })
   .passthrough();
 
+const referencedConstraintSchema = z
+  .object({
+    ref: z.string(),
+    name: z.string(),
+    constraintType: z.enum(CONSTRAINT_TYPES),
+    severity: z.enum(SEVERITIES),
+    effect: z.enum(EFFECTS),
+    summary: z.string(),
+    remediationHint: z.string(),
+    sourceKind: z.string(),
+    sourceApiVersion: z.string(),
+    sourceName: z.string(),
+    sourceNamespace: z.string().nullable(),
+  })
+  .passthrough();
+
 function validated<T>(schema: z.ZodType<T, z.ZodTypeDef, unknown>, body: unknown, what: string): T {
   const result = schema.safeParse(body);
   if (result.success) return result.data;
@@ -102,4 +120,8 @@ export function parseReport(body: unknown): Report {
 
 export function parseConstraintView(body: unknown): ConstraintView {
   return validated(constraintViewSchema, body, 'constraint');
+}
+
+export function parseReferencedConstraint(body: unknown): ReferencedConstraint {
+  return validated(referencedConstraintSchema, body, 'referenced constraint');
 }

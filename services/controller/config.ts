@@ -185,6 +185,12 @@ export const CONTROLLER_FLAGS = {
     default: [] as MissingRuleName[],
   }),
   logLevel: LOG_LEVEL_FLAG,
+  /** The per-installation secret of the opaque references of redacted constraints (model/opaque-reference.ts). */
+  referenceKeyFile: flag({
+    flags: '--reference-key-file <file>',
+    help: 'file holding the secret key (at least 16 bytes) of the opaque references shown for redacted constraint names, e.g. a mounted Secret; unset: a random key, so references change when the controller restarts',
+    env: 'FOREWARN_REFERENCE_KEY_FILE',
+  }),
   /** Who reads `/api/v1/constraints` unredacted (DESIGN.md 5); unset: see `effectiveApiAuth`. */
   apiAuth: flag({
     flags: '--api-auth <mode>',

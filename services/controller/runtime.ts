@@ -1,4 +1,6 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { errorMessage } from '../model/error-message';
 import type { Logger } from '../logging/logger';
 import { AdapterRegistry } from './adapters/registry';
 import { effectiveApiAuth, type ControllerConfig } from './config';
@@ -129,9 +131,37 @@ function listen(server: Server, port: number, address: string): Promise<number> 
 }
 
 /** The index and the ingestion that fills it, logging each object it cannot read. */
+/** Shorter keys make the references guessable by trying keys. */
+const MINIMUM_REFERENCE_KEY_BYTES = 16;
+
+/**
+ * The key of the opaque references: the file's bytes (surrounding whitespace dropped, so a Secret
+ * written with a newline works), or a random key, logged, when no file is configured.
+ */
+function referenceKeyOf(config: ControllerConfig, logger: Logger): Uint8Array | undefined {
+  if (config.referenceKeyFile === undefined) {
+    logger.info(
+      'opaque references of redacted constraints use a random key and change on restart; set --reference-key-file to keep them',
+    );
+    return undefined;
+  }
+  let key: Buffer;
+  try {
+    key = Buffer.from(readFileSync(config.referenceKeyFile, 'utf8').trim(), 'utf8');
+  } catch (error) {
+    throw new Error(`--reference-key-file ${config.referenceKeyFile} cannot be read: ${errorMessage(error)}`);
+  }
+  if (key.length < MINIMUM_REFERENCE_KEY_BYTES)
+    throw new Error(
+      `--reference-key-file ${config.referenceKeyFile} holds ${key.length} bytes; use at least ${MINIMUM_REFERENCE_KEY_BYTES} (e.g. openssl rand -hex 32)`,
+    );
+  return key;
+}
+
 function createIngestion(config: ControllerConfig, logger: Logger, clock: () => Date) {
   const registry = new AdapterRegistry();
-  const index = new ConstraintIndex();
+  const opaqueReferenceKey = referenceKeyOf(config, logger);
+  const index = new ConstraintIndex(opaqueReferenceKey === undefined ? {} : { opaqueReferenceKey });
   const parseErrors = new ParseErrorCounter();
   parseErrors.onError((record) =>
     logger.warn(

@@ -80,6 +80,8 @@ export type Metrics = Record<string, MetricValue>;
 
 export interface ReportEntry {
   name: string;
+  /** The opaque reference of a constraint whose name is redacted (`fw-` and 16 hex digits); absent otherwise. */
+  ref?: string;
   /** Addition to the spec: what the constraint does, one line, at the detail level applied. */
   summary: string;
   type: ConstraintType;
@@ -162,6 +164,8 @@ export interface Capabilities {
 /** An entry of `GET /api/v1/constraints` (spec 2.9, DESIGN.md 5): unredacted, for the webhook. */
 export interface ListedConstraint {
   name: string;
+  /** The opaque reference of a constraint whose name is redacted (`fw-` and 16 hex digits); absent otherwise. */
+  ref?: string;
   namespace: string;
   constraintType: ConstraintType;
   severity: Severity;
@@ -173,6 +177,21 @@ export interface ListedConstraint {
   sourceName: string;
   sourceNamespace: string | null;
   tags: string[];
+}
+
+/** `GET /resources/references/{ref}` (callers at `full` only): the constraint an opaque reference stands for. */
+export interface ReferencedConstraint {
+  ref: string;
+  name: string;
+  constraintType: ConstraintType;
+  severity: Severity;
+  effect: Effect;
+  summary: string;
+  remediationHint: string;
+  sourceKind: string;
+  sourceApiVersion: string;
+  sourceName: string;
+  sourceNamespace: string | null;
 }
 
 export interface ConstraintList {

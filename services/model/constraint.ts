@@ -115,6 +115,11 @@ export interface Constraint {
   namespaceOutcomes?: NamespaceOutcome[];
   /** ISO 8601: when the source object was last seen. */
   lastObserved: string;
+  /**
+   * The opaque reference the index gives it (model/opaque-reference.ts): shown where its name is
+   * redacted, looked up by callers entitled to `full`. Absent on findings not in the index.
+   */
+  ref?: string;
 }
 
 /** What adapters receive besides the object: settings and a way to see related objects. */

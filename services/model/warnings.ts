@@ -9,7 +9,7 @@ export const MAX_WARNING_LENGTH = 256;
 const ELLIPSIS = '…';
 
 /** The inputs of one warning: a subset of the controller's ListedConstraint, with its verdict if any. */
-export type WarningSource = Pick<ListedConstraint, 'severity' | 'summary' | 'remediationHint'> & {
+export type WarningSource = Pick<ListedConstraint, 'severity' | 'summary' | 'remediationHint' | 'ref'> & {
   verdict?: VerdictName;
 };
 
@@ -51,10 +51,15 @@ export function shortenWarning(text: string, max = MAX_WARNING_LENGTH): string {
   return text;
 }
 
-/** `[CRITICAL] <summary> - <remediation hint>`; null for Info, which never becomes a warning. */
+/**
+ * `[CRITICAL] <summary> - <remediation hint>`; null for Info, which never becomes a warning. A
+ * constraint whose name the reader may not see carries its opaque reference right after the prefix,
+ * `[CRITICAL] (ref fw-…) <summary>`, where shortening never cuts it.
+ */
 export function formatWarning(constraint: WarningSource): string | null {
-  const prefix = SEVERITY_PREFIX[constraint.severity];
-  if (!prefix) return null;
+  const severityPrefix = SEVERITY_PREFIX[constraint.severity];
+  if (!severityPrefix) return null;
+  const prefix = constraint.ref ? `${severityPrefix} (ref ${singleLine(constraint.ref)})` : severityPrefix;
   const summary = singleLine(constraint.summary);
   const hint = singleLine(constraint.remediationHint);
   // A constraint without a hint still warns; a dangling " - " would read as a formatting bug.

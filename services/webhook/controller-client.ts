@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { Agent } from 'undici';
 import { isSeverity, VERDICTS, type ListedConstraint, type VerdictName } from '../model/api';
+import { isOpaqueReference } from '../model/opaque-reference';
 import { isRecord } from '../model/kubernetes';
 import { ADMISSION_CHECK_PATH, constraintQueryPath, type ConstraintQuery } from '../model/admission-query';
 import { errorMessage } from '../model/error-message';
@@ -12,7 +13,7 @@ import { errorMessage } from '../model/error-message';
 /** The fields the webhook reads from each listed constraint, and the verdict when it asked for one. */
 export type AdmissionConstraint = Pick<
   ListedConstraint,
-  'name' | 'severity' | 'summary' | 'remediationHint'
+  'name' | 'severity' | 'summary' | 'remediationHint' | 'ref'
 > & {
   verdict?: VerdictName;
 };
@@ -90,6 +91,8 @@ export function parseConstraintList(body: unknown): ParsedList {
       remediationHint: typeof entry.remediationHint === 'string' ? entry.remediationHint : '',
     };
     if (isVerdict(entry.verdict)) constraint.verdict = entry.verdict;
+    // Answered redacted (a webhook the controller does not recognise): the warning keeps the handle.
+    if (isOpaqueReference(entry.ref)) constraint.ref = entry.ref;
     constraints.push(constraint);
   }
   return { ok: true, constraints, skippedEntries };

@@ -4,6 +4,7 @@ import type { ResourceTarget } from '../../model/constraint';
 import { groupOf, type KubernetesObject, type Labels } from '../../model/kubernetes';
 import { pluralOfKind, WEBHOOK_RESOURCES } from '../../model/resources';
 import { orderedWarnings, type AdmissionWarning } from '../../model/warnings';
+import { isOpaqueReference } from '../../model/opaque-reference';
 import { workloadLabels } from '../../model/workload-kinds';
 import { parseManifestIsolated } from '../sources/isolated-parsing';
 import { isClusterScoped, type ManifestProblem } from '../sources/manifest-parsing';
@@ -35,6 +36,7 @@ export type ConstraintLookup = (query: AdmissionQuery) => Promise<readonly Looke
 export type CheckFinding = Pick<
   LookedUpConstraint,
   | 'name'
+  | 'ref'
   | 'constraintType'
   | 'severity'
   | 'effect'
@@ -149,6 +151,7 @@ function findingOf(constraint: LookedUpConstraint): CheckFinding {
     remediationHint: constraint.remediationHint,
     sourceKind: constraint.sourceKind,
   };
+  if (isOpaqueReference(constraint.ref)) finding.ref = constraint.ref;
   if (constraint.verdict) finding.verdict = constraint.verdict;
   if (constraint.evidence) finding.evidence = constraint.evidence;
   if (constraint.reason) finding.reason = constraint.reason;

@@ -207,6 +207,9 @@ export function createControllerRoutes(
       params: { namespace: request.params.namespace, name: segments.join('/') },
     });
   });
+  readOnlyRoute(app, '/resources/references/:ref', 'GET', (request, response) =>
+    resource(request, response, { resource: 'references', params: { ref: request.params.ref } }),
+  );
   readOnlyRoute(app, '/resources/health', 'GET', (request, response) =>
     resource(request, response, { resource: 'health' }),
   );

@@ -5,6 +5,8 @@ import { buildConstraintView, findConstraint } from '../views/constraint-view';
 import { DetailLevelError, describeValue, resolveDetailLevel } from '../views/detail-level';
 import { buildCapabilities, buildHealth, type RuntimeState } from '../views/health';
 import { buildNamespaceReport } from '../views/report';
+import { buildReferencedConstraint } from '../views/constraint-reference';
+import { isOpaqueReference } from '../../model/opaque-reference';
 
 // The agent-protocol request form `{resource, params}` (spec 1, 4.1). The HTTP GET routes, `POST
 // /resources` and the MCP server all answer through `answerResourceRequest`, so they cannot drift.
@@ -22,8 +24,14 @@ export interface ResourceAnswer {
   body: unknown;
 }
 
-export type ResourceName = 'reports' | 'constraints' | 'health' | 'capabilities';
-export const RESOURCE_NAMES: readonly ResourceName[] = ['reports', 'constraints', 'health', 'capabilities'];
+export type ResourceName = 'reports' | 'constraints' | 'references' | 'health' | 'capabilities';
+export const RESOURCE_NAMES: readonly ResourceName[] = [
+  'reports',
+  'constraints',
+  'references',
+  'health',
+  'capabilities',
+];
 
 const MAX_NAME_LENGTH = 512;
 const NAME_SEGMENT = /^[A-Za-z0-9]([-A-Za-z0-9_.:]*[A-Za-z0-9])?$/;
@@ -50,6 +58,29 @@ function namespaceProblem(namespace: unknown): ResourceAnswer | undefined {
       `invalid namespace ${JSON.stringify(namespace.slice(0, 100))}: must be a DNS-1123 label of at most 63 characters`,
     );
   return undefined;
+}
+
+/** What a redacted name's opaque reference stands for: only for callers who may see every name. */
+function answerReference(
+  dependencies: ResourceDependencies,
+  ref: unknown,
+  level: DetailLevel,
+  synced: boolean,
+): ResourceAnswer {
+  if (!isOpaqueReference(ref))
+    return error(
+      400,
+      `params.ref must be an opaque reference (fw- and 16 hex digits), not ${describeValue(ref)}`,
+    );
+  if (level !== 'full')
+    return error(
+      403,
+      `looking up a reference needs the full detail level; this answer is at ${level} (the controller's --detail-level, or lower if requested)`,
+    );
+  if (!synced) return notSynced();
+  const constraint = dependencies.index.constraintByReference(ref);
+  if (!constraint) return error(404, `no constraint has reference ${ref} (it may have been removed)`);
+  return { status: 200, body: buildReferencedConstraint(constraint, ref) };
 }
 
 export function answerResourceRequest(
@@ -110,6 +141,8 @@ export function answerResourceRequest(
       if (!constraint) return error(404, `constraint ${namespace}/${params.name} not found`);
       return { status: 200, body: buildConstraintView(dependencies.index, namespace, constraint, level) };
     }
+    case 'references':
+      return answerReference(dependencies, params.ref, level, state.source.synced);
     default:
       return error(
         404,

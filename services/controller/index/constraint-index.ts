@@ -2,6 +2,7 @@ import { CONSTRAINT_TYPES, type ConstraintType } from '../../model/api';
 import type { Constraint, NamespaceScope } from '../../model/constraint';
 import { referenceKey, referenceOf, type KubernetesObject, type Labels } from '../../model/kubernetes';
 import { matchesNamespaceSelector } from '../../model/selector';
+import { generatedReferenceKey, opaqueReference } from '../../model/opaque-reference';
 import { namespaceListMatches } from '../../model/namespace-pattern';
 
 // The in-memory index. Constraints are stored per source object (so an update replaces the object's
@@ -59,7 +60,17 @@ export function inNamespace(constraint: Constraint, namespace: string, labels: L
   };
 }
 
+export interface ConstraintIndexOptions {
+  /**
+   * The per-installation secret of the constraints' opaque references (model/opaque-reference.ts);
+   * absent, a random one: references are then stable only for this process.
+   */
+  opaqueReferenceKey?: Uint8Array;
+}
+
 export class ConstraintIndex {
+  private readonly opaqueReferenceKey: Uint8Array;
+  private readonly byReference = new Map<string, Constraint>();
   private readonly byObject = new Map<string, Constraint[]>();
   /** The source objects themselves, for verdicts (quota figures, CEL, patterns): by key and by reference. */
   private readonly sources = new Map<string, KubernetesObject>();
@@ -71,6 +82,10 @@ export class ConstraintIndex {
   private readonly workloads = new Map<string, Map<string, WorkloadRecord>>();
   private readonly typeCounts = new Map<ConstraintType, number>();
   private changeCounter = 0;
+
+  constructor(options: ConstraintIndexOptions = {}) {
+    this.opaqueReferenceKey = options.opaqueReferenceKey ?? generatedReferenceKey();
+  }
 
   /** Increases on every change; lets callers cache derived values. */
   get revision(): number {
@@ -88,8 +103,14 @@ export class ConstraintIndex {
       this.sourcesByReference.set(sourceReferenceKey(source), source);
     }
     if (constraints.length === 0) return;
-    this.byObject.set(objectKey, [...constraints]);
-    for (const constraint of constraints) {
+    // Every indexed constraint carries its opaque reference, so views show it wherever they redact the name.
+    const referenced = constraints.map((constraint) => ({
+      ...constraint,
+      ref: opaqueReference(this.opaqueReferenceKey, constraint.id),
+    }));
+    this.byObject.set(objectKey, referenced);
+    for (const constraint of referenced) {
+      this.byReference.set(constraint.ref, constraint);
       if (constraint.scope.kind === 'namespace') {
         let namespaceConstraints = this.byNamespace.get(constraint.scope.namespace);
         if (!namespaceConstraints) {
@@ -116,6 +137,7 @@ export class ConstraintIndex {
     if (!existing) return;
     this.byObject.delete(objectKey);
     for (const constraint of existing) {
+      if (constraint.ref !== undefined) this.byReference.delete(constraint.ref);
       if (constraint.scope.kind === 'namespace') {
         const namespaceConstraints = this.byNamespace.get(constraint.scope.namespace);
         namespaceConstraints?.delete(constraint.id);
@@ -239,6 +261,11 @@ export class ConstraintIndex {
         namespaces.add(namespace);
     }
     return [...namespaces];
+  }
+
+  /** The indexed constraint with this opaque reference, whatever its namespace. */
+  constraintByReference(ref: string): Constraint | undefined {
+    return this.byReference.get(ref);
   }
 
   allConstraints(): Constraint[] {

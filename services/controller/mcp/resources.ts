@@ -17,6 +17,7 @@ export const RESOURCE_URIS = {
   // `{+name}` (RFC 6570 reserved expansion) because constraint names may contain `/`
   // (`api-allow-frontend/ingress`); the URI an agent reads is still forewarn://constraints/ns/a/b.
   constraints: 'forewarn://constraints/{namespace}/{+name}',
+  references: 'forewarn://references/{ref}',
   health: 'forewarn://health',
   capabilities: 'forewarn://capabilities',
 } as const;
@@ -43,6 +44,8 @@ export function toReadResult(
   const message = errorMessage(answer);
   if (answer.status === 404) throw new McpError(RESOURCE_NOT_FOUND, message);
   if (answer.status === 400) throw new McpError(ErrorCode.InvalidParams, message);
+  // Refused at this detail level (a reference lookup below `full`): the request, not the server, is at fault.
+  if (answer.status === 403) throw new McpError(ErrorCode.InvalidRequest, message);
   throw new McpError(ErrorCode.InternalError, message);
 }
 
@@ -85,6 +88,25 @@ function completeConstraintName(
     .map((constraint) => renderName(constraint, viewer))
     .filter((name) => name !== REDACTED && name.startsWith(prefix));
   return [...new Set(names)].sort().slice(0, MAX_COMPLETIONS);
+}
+
+/** `forewarn://references/{ref}`: the constraint behind a redacted name's opaque reference. */
+function registerReferenceResource(
+  server: McpServer,
+  read: (request: Record<string, unknown>) => ResourceAnswer,
+): void {
+  server.registerResource(
+    'references',
+    new ResourceTemplate(RESOURCE_URIS.references, { list: undefined }),
+    {
+      title: 'The constraint behind an opaque reference',
+      description:
+        'A redacted constraint name comes with an opaque reference (ref, e.g. fw-3f2a9c0d4b1e7a65); this names the constraint it stands for. Only when the controller serves the full detail level. Same JSON as GET /resources/references/{ref}.',
+      mimeType: JSON_MIME_TYPE,
+    },
+    (uri, variables) =>
+      toReadResult(uri, read({ resource: 'references', params: { ref: variable(variables.ref, 'ref') } })),
+  );
 }
 
 export function registerResources(server: McpServer, dependencies: ResourceDependencies): void {
@@ -145,6 +167,8 @@ export function registerResources(server: McpServer, dependencies: ResourceDepen
         }),
       ),
   );
+
+  registerReferenceResource(server, read);
 
   server.registerResource(
     'health',

@@ -7,6 +7,7 @@ import { targetsInclude } from '../../model/resources';
 import type { ConstraintDraft, ResourceTarget } from '../../model/constraint';
 import { isNameVisible, REDACTED, type Viewer } from '../../model/text';
 import type { ConstraintIndex } from '../index/constraint-index';
+import { redactedReference } from './constraint-rendering';
 import { compareBySeverityThenName } from './ordering';
 import { RevisionCache } from './revision-cache';
 import { renderReadableLine } from '../../model/summary-rules';
@@ -111,6 +112,7 @@ export function toListedConstraint(
 ): ListedConstraint {
   return {
     name: isNameVisible(constraint.source.namespace, viewer) ? constraint.name : REDACTED,
+    ...redactedReference(constraint, viewer),
     namespace,
     constraintType: constraint.type,
     severity: constraint.severity,

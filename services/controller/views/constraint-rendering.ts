@@ -14,6 +14,16 @@ export function renderName(constraint: Constraint, viewer: Viewer): string {
   return isNameVisible(constraint.source.namespace, viewer) ? constraint.name : REDACTED;
 }
 
+/** `{ref}` where the viewer sees `redacted` instead of the name: the handle to tell it apart and quote it. */
+export function redactedReference(
+  constraint: Pick<Constraint, 'source' | 'ref'>,
+  viewer: Viewer,
+): { ref?: string } {
+  return constraint.ref === undefined || isNameVisible(constraint.source.namespace, viewer)
+    ? {}
+    : { ref: constraint.ref };
+}
+
 export function renderRemediation(constraint: Constraint, viewer: Viewer): Remediation {
   return {
     summary: renderReadableLine(constraint.remediation.summary, viewer),

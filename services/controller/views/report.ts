@@ -2,7 +2,7 @@ import { SCHEMA_VERSION, type DetailLevel, type Report, type ReportEntry } from 
 import type { Constraint } from '../../model/constraint';
 import type { Viewer } from '../../model/text';
 import type { ConstraintIndex } from '../index/constraint-index';
-import { renderName, renderRemediation } from './constraint-rendering';
+import { redactedReference, renderName, renderRemediation } from './constraint-rendering';
 import { compareBySeverityThenName } from './ordering';
 import { RevisionCache } from './revision-cache';
 import { renderReadableLine } from '../../model/summary-rules';
@@ -27,6 +27,7 @@ export function sortedForViewer(
 export function buildReportEntry(constraint: Constraint, name: string, viewer: Viewer): ReportEntry {
   return {
     name,
+    ...redactedReference(constraint, viewer),
     summary: renderReadableLine(constraint.summary, viewer),
     type: constraint.type,
     severity: constraint.severity,

@@ -81,6 +81,7 @@ describe.each(TRANSPORTS)('MCP server over %s', (transport) => {
     const { resourceTemplates } = await client.listResourceTemplates();
     expect(resourceTemplates.map((template) => template.uriTemplate).sort()).toEqual([
       'forewarn://constraints/{namespace}/{+name}',
+      'forewarn://references/{ref}',
       'forewarn://reports/{namespace}',
     ]);
   });
@@ -131,6 +132,32 @@ describe.each(TRANSPORTS)('MCP server over %s', (transport) => {
     expect(failure).toBeInstanceOf(McpError);
     expect((failure as McpError).code).toBe(RESOURCE_NOT_FOUND);
     expect((failure as McpError).message).toMatch(/constraint shop\/no-such-policy not found/);
+  });
+
+  it('gives redacted names their reference, resolved by forewarn://references/{ref} at full only', async () => {
+    const report = JSON.parse(await readResourceText(client, 'forewarn://reports/shop')) as Report;
+    const ref = report.constraints.find((entry) => entry.ref)?.ref ?? '';
+    expect(ref).toMatch(/^fw-[0-9a-f]{16}$/);
+    // This controller serves `summary`: the lookup is refused with the reason.
+    const refused = await client
+      .readResource({ uri: `forewarn://references/${ref}` })
+      .catch((error) => error);
+    expect(refused).toBeInstanceOf(McpError);
+    expect((refused as McpError).message).toMatch(/needs the full detail level/);
+    const named = controller.index.allConstraints().find((constraint) => constraint.ref === ref);
+    const full = await startDemoController('full');
+    try {
+      // Another process with its own random key: the same constraint has another reference there.
+      const fullClient = await connectClient(full, transport);
+      const fullRef = full.index.allConstraints().find((constraint) => constraint.id === named?.id)?.ref;
+      const found = JSON.parse(await readResourceText(fullClient, `forewarn://references/${fullRef}`)) as {
+        name: string;
+      };
+      expect(found.name).toBe(named?.name);
+      await fullClient.close();
+    } finally {
+      await full.close();
+    }
   });
 
   it('completes namespaces and the visible constraint names of a namespace', async () => {

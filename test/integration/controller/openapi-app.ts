@@ -152,6 +152,7 @@ export const LEVELS: Array<DetailLevel | undefined> = [undefined, ...DETAIL_LEVE
 export const SAMPLE_URLS: Record<string, string> = {
   '/resources/reports/{namespace}': '/resources/reports/shop',
   '/resources/constraints/{namespace}/{name}': '/resources/constraints/shop/api-allow-frontend/ingress',
+  '/resources/references/{ref}': '/resources/references/fw-0000000000000000',
   '/resources/health': '/resources/health',
   '/resources/capabilities': '/resources/capabilities',
   '/resources': '/resources',

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { createControllerApp } from '../../../services/controller/http/app';
 import {
   conforms,
   fieldsNeverSent,
@@ -14,6 +15,7 @@ import {
   fullReport,
   LEVELS,
   SAMPLE_URLS,
+  controllerDependencies,
   syntheticQuota,
   unsyncedApp,
   withLevel,
@@ -239,6 +241,61 @@ describe('real responses conform to docs/openapi.yaml', () => {
     const waiting = await request(unsyncedApp).post('/api/v1/admission-check').send({ object: deployment });
     expect(waiting.status).toBe(503);
     conforms('/api/v1/admission-check', 'post', waiting);
+  });
+
+  const POD_SPEC = { containers: [{ name: 'web', image: 'web:1' }] };
+  it('GET /resources/references/{ref} and the references of redacted names in every list', async () => {
+    // Below `full`, a redacted name carries its reference: in reports, and in the webhook API's
+    // answers to callers that are not the webhook.
+    const summary = await request(app).get('/resources/reports/shop?detail_level=summary').expect(200);
+    conforms('/resources/reports/{namespace}', 'get', summary);
+    const ref = (summary.body.constraints as Array<{ ref?: string }>).find((entry) => entry.ref)?.ref ?? '';
+    expect(ref).toMatch(/^fw-[0-9a-f]{16}$/);
+    const redactedApi = createControllerApp({
+      ...controllerDependencies({ configured: 'summary' }),
+      apiAccess: { levelFor: async () => 'summary' },
+    });
+    const listed = await request(redactedApi).get('/api/v1/constraints?namespace=shop').expect(200);
+    conforms('/api/v1/constraints', 'get', listed);
+    expect(listed.body.constraints).toContainEqual(expect.objectContaining({ name: 'redacted', ref }));
+    const checked = await request(redactedApi)
+      .post('/api/v1/admission-check')
+      .send({
+        operation: 'CREATE',
+        object: {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'web', namespace: 'shop' },
+          spec: POD_SPEC,
+        },
+      })
+      .expect(200);
+    conforms('/api/v1/admission-check', 'post', checked);
+    expect(checked.body.constraints).toContainEqual(
+      expect.objectContaining({ name: 'redacted', ref: expect.stringMatching(/^fw-/) }),
+    );
+
+    const found = await request(app).get(`/resources/references/${ref}`).expect(200);
+    conforms('/resources/references/{ref}', 'get', found);
+    expect(found.body).toMatchObject({ ref, name: expect.not.stringMatching(/^redacted$/) });
+    for (const [url, status] of [
+      [`/resources/references/${ref}?detail_level=detailed`, 403],
+      ['/resources/references/fw-0000000000000000', 404],
+      ['/resources/references/require-requests', 400],
+      [`/resources/references/${ref}?detail_level=everything`, 400],
+    ] as const) {
+      const response = await request(app).get(url);
+      expect({ url, status: response.status }).toEqual({ url, status });
+      conforms('/resources/references/{ref}', 'get', response);
+    }
+    const unsynced = await request(unsyncedApp).get(`/resources/references/${ref}`).expect(503);
+    conforms('/resources/references/{ref}', 'get', unsynced);
+    const posted = await request(app)
+      .post('/resources')
+      .send({ resource: 'references', params: { ref } })
+      .expect(200);
+    conforms('/resources', 'post', posted);
+    expect(posted.body).toEqual(found.body);
   });
 
   it('GET /healthz, /readyz and /metrics', async () => {
