@@ -226,14 +226,8 @@ export function createControllerRoutes(
   const apiAccess = apiAccessMiddleware(dependencies.apiAccess);
   readOnlyRoute(app, CONSTRAINT_LIST_PATH, 'GET', apiAccess, constraintListRoute(dependencies));
   // The body type is checked before the caller is: a refused request costs no TokenReview.
-  readOnlyRoute(
-    app,
-    ADMISSION_CHECK_PATH,
-    'POST',
-    requireJsonBody,
-    apiAccess,
-    admissionCheckHandler(answerer),
-  );
+  const checkHandlers = [requireJsonBody, apiAccess, admissionCheckHandler(answerer)];
+  readOnlyRoute(app, ADMISSION_CHECK_PATH, 'POST', ...checkHandlers);
   readOnlyRoute(app, '/api/v1/health', 'GET', (_request, response) => {
     const health = buildApiHealth(dependencies.runtimeState());
     response.status(health.synced ? 200 : 503).json(health);
