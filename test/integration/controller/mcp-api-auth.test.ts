@@ -16,6 +16,7 @@ import { buildWarnings } from '../../../services/model/warnings';
 import { silentLogger } from '../../../services/logging/logger';
 import { KubernetesApiTestServer } from '../../support/kubernetes-api-server';
 import {
+  SECRET_FIELD_NAME,
   SECRET_PARAM_DEPLOYMENT,
   SECRET_PARAM_OBJECTS,
   SECRET_PARAM_VALUE,
@@ -106,8 +107,8 @@ describe('MCP check honours --api-auth like POST /api/v1/admission-check', () =>
     return { text: JSON.stringify(result), report };
   }
 
-  // The field names the policy's CEL reads are item 2 of the issue (evidence paths).
-  const secrets = [SECRET_PARAM_VALUE, SECRET_POLICY_NAME, 'startsWith', 'params.spec'];
+  // The field the policy's CEL reads and the object lacks must not show in an evidence path either.
+  const secrets = [SECRET_PARAM_VALUE, SECRET_POLICY_NAME, 'startsWith', 'params.spec', SECRET_FIELD_NAME];
 
   it.each(TRANSPORTS)(
     'over %s, answers a caller without a token as HTTP does: nothing secret',
