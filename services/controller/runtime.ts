@@ -238,6 +238,7 @@ async function startMcpIfEnabled(
   state: McpState,
   dependencies: McpServiceOptions['dependencies'],
   httpServer: Server,
+  levelFor: McpServiceOptions['levelFor'],
 ): Promise<RunningMcpService | undefined> {
   if (!config.mcp) return undefined;
   try {
@@ -247,6 +248,7 @@ async function startMcpIfEnabled(
       state,
       logger,
       dependencies,
+      levelFor,
     });
   } catch (error) {
     await new Promise<void>((resolve) => httpServer.close(() => resolve()));
@@ -282,6 +284,8 @@ export async function startController(
     startedAt,
   });
 
+  // One access rule (and one TokenReview cache) for the HTTP API and the MCP port.
+  const apiAccess = apiAccessFor(config, logger, overrides);
   const app = createControllerApp({
     index,
     runtimeState,
@@ -292,7 +296,7 @@ export async function startController(
     prospectiveRevision: () => missingResources.inventory.revision,
     metricsHandler: metrics.handler,
     requestObserver: metrics.requestObserver,
-    apiAccess: apiAccessFor(config, logger, overrides),
+    apiAccess,
   });
   const { httpServer, port } = await startHttpServer(config, logger, app);
   mcpService = await startMcpIfEnabled(
@@ -308,6 +312,7 @@ export async function startController(
         prospectiveFindingsForObject(missingResources, object, namespace),
     },
     httpServer,
+    (request) => apiAccess.levelFor(request),
   );
   await source.start();
   logger.info({ constraints: index.totalConstraints() }, 'first sync complete; ready');

@@ -44,6 +44,9 @@ export function parserErrorResponse(error: ClientError): string {
   ].join('\r\n');
 }
 
+/** How long a socket that erred may take to flush its JSON answer before it is destroyed. */
+const ANSWER_GRACE_MS = 2_000;
+
 /** Answers parser errors of `server` in JSON (`server` may be HTTP or HTTPS). */
 export function answerClientErrorsAsJson(server: Pick<Server, 'on'>): void {
   server.on('clientError', (error: ClientError, socket: Duplex) => {
@@ -53,5 +56,10 @@ export function answerClientErrorsAsJson(server: Pick<Server, 'on'>): void {
       return;
     }
     socket.end(parserErrorResponse(error));
+    // A client that never reads the answer (or a socket that cannot flush it) would hold the socket
+    // open: whatever happens, it is destroyed shortly after the answer was handed over.
+    const cutoff = setTimeout(() => socket.destroy(), ANSWER_GRACE_MS);
+    cutoff.unref();
+    socket.once('close', () => clearTimeout(cutoff));
   });
 }

@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { X509Certificate } from 'node:crypto';
-import { createSecureContext } from 'node:tls';
-import type { AddressInfo } from 'node:net';
+import { createSecureContext, type TLSSocket } from 'node:tls';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from '../logging/logger';
 import { buildWarnings } from '../model/warnings';
 import {
@@ -224,6 +224,20 @@ export interface ListenAddress {
 
 export const DEFAULT_DRAIN_MS = 8_000;
 
+/** How long a connection may take to do nothing useful before the webhook closes it. */
+export interface WebhookConnectionTimeouts {
+  /**
+   * From accept to a completed TLS handshake. The API server completes one in milliseconds; a
+   * client that sends a few bytes (or none) and goes quiet is closed after this long instead of
+   * Node's 120 s (and, before issue 27, never: see the `tlsClientError` listener).
+   */
+  handshakeMs: number;
+  /** A connection with no traffic at all for this long is closed (past the keep-alive time). */
+  idleMs: number;
+}
+
+export const DEFAULT_CONNECTION_TIMEOUTS: WebhookConnectionTimeouts = { handshakeMs: 10_000, idleMs: 70_000 };
+
 /**
  * The HTTPS server. It can start without a certificate (handshakes fail and readiness stays false
  * until one is set) and swaps certificates in place with setSecureContext, so a rotation or a
@@ -234,13 +248,17 @@ export class WebhookHttpsServer {
   private servedIdentity: string | null = null;
   private readonly certificateListeners: Array<(notAfter: Date) => void> = [];
   private closing = false;
+  /** Every accepted TCP connection, TLS handshake done or not (closeAllConnections sees only the done). */
+  private readonly sockets = new Set<Socket>();
 
   constructor(
     handler: RequestListener,
     private readonly logger: Logger,
+    timeouts: Partial<WebhookConnectionTimeouts> = {},
   ) {
+    const { handshakeMs, idleMs } = { ...DEFAULT_CONNECTION_TIMEOUTS, ...timeouts };
     this.server = createServer(
-      { minVersion: 'TLSv1.2' },
+      { minVersion: 'TLSv1.2', handshakeTimeout: handshakeMs },
       (request: IncomingMessage, response: ServerResponse) => {
         // While draining, ask clients to reconnect elsewhere instead of reusing this connection.
         if (this.closing) response.setHeader('Connection', 'close');
@@ -253,8 +271,18 @@ export class WebhookHttpsServer {
     answerClientErrorsAsJson(this.server);
     this.server.headersTimeout = 20_000;
     this.server.requestTimeout = 30_000;
-    this.server.on('tlsClientError', (error: Error) => {
+    // An established connection that carries nothing for this long is destroyed by Node.
+    this.server.timeout = idleMs;
+    this.server.on('connection', (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
+    // Node's https server hands a failed handshake (a timeout included) to `clientError` and
+    // destroys the socket only when nobody listens there; our listener (answerClientErrorsAsJson)
+    // cannot answer a socket without a TLS session, so the socket is destroyed here, after it.
+    this.server.on('tlsClientError', (error: Error, socket: TLSSocket) => {
       this.logger.debug({ event: 'tls_handshake_failed', error: error.message }, 'TLS handshake failed');
+      socket.destroy();
     });
   }
 
@@ -304,7 +332,11 @@ export class WebhookHttpsServer {
     this.server.closeIdleConnections();
     // Connections that finish a request become idle; close them as they do.
     const sweep = setInterval(() => this.server.closeIdleConnections(), 100);
-    const deadline = setTimeout(() => this.server.closeAllConnections(), drainMs);
+    const deadline = setTimeout(() => {
+      this.server.closeAllConnections();
+      // Connections still in their TLS handshake are not HTTP connections yet: cut them too.
+      for (const socket of this.sockets) socket.destroy();
+    }, drainMs);
     try {
       await closed;
     } finally {

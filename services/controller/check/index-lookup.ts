@@ -1,3 +1,4 @@
+import type { DetailLevel } from '../../model/api';
 import type { ConstraintDraft } from '../../model/constraint';
 import type { KubernetesObject } from '../../model/kubernetes';
 import type { ConstraintIndex } from '../index/constraint-index';
@@ -22,8 +23,10 @@ export const NO_MISSING_COMPANIONS: FindMissingCompanions = () => [];
 export function indexLookup(
   index: ConstraintIndex,
   findMissingCompanions: FindMissingCompanions = NO_MISSING_COMPANIONS,
+  level: DetailLevel = 'full',
 ): ConstraintLookup {
-  // The controller's admission check itself: the same list, with verdicts on the object.
+  // The controller's admission check itself: the same list, with verdicts on the object, rendered
+  // for the viewer's level as the HTTP route renders it for the same caller.
   return async (query) =>
     buildAdmissionCheck(
       index,
@@ -31,6 +34,6 @@ export function indexLookup(
         object: { ...query.object, metadata: { ...query.object.metadata, namespace: query.namespace } },
         operation: 'CREATE',
       },
-      { prospective: findMissingCompanions(query.object, query.namespace) },
+      { prospective: findMissingCompanions(query.object, query.namespace), viewer: { level } },
     ).constraints;
 }

@@ -169,6 +169,42 @@ describe('admission-check fast path: the same answers as the express route', () 
     ).toContain('default-deny');
   });
 
+  it.each([
+    ['text/plain', 'text/plain'],
+    ['text/plain with UTF-8', 'text/plain; charset=utf-8'],
+    ['a form', 'application/x-www-form-urlencoded'],
+    ['multipart', 'multipart/form-data; boundary=x'],
+    ['another JSON-looking type', 'application/json-patch+json'],
+    ['JSON in latin1', 'application/json; charset=latin1'],
+    ['no content type', undefined],
+  ])('refuses %s with the same 415 on both paths, before asking who the caller is', async (_label, type) => {
+    const levelsAsked: string[] = [];
+    const access = {
+      levelFor: () => {
+        levelsAsked.push('asked');
+        return Promise.resolve('summary' as const);
+      },
+    };
+    const guarded = { ...dependencies, apiAccess: access };
+    const body = JSON.stringify({ object: deployment });
+    const answers: RawAnswer[] = [];
+    for (const target of [createControllerApp(guarded), createControllerRoutes(guarded)]) {
+      const server = createServer(target);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const headers: Record<string, string> = { 'content-length': String(Buffer.byteLength(body)) };
+      if (type !== undefined) headers['content-type'] = type;
+      try {
+        answers.push(await send((server.address() as AddressInfo).port, { headers, chunks: [body] }));
+      } finally {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
+    }
+    expect(answers[0]?.status).toBe(415);
+    expect(JSON.parse(answers[0]?.body ?? '')).toEqual({ error: expect.stringMatching(/json/i) });
+    expect(answers[1]).toEqual(answers[0]);
+    expect(levelsAsked).toEqual([]);
+  });
+
   it('counts its answers in the request metrics under the route template', async () => {
     await request(app).post('/api/v1/admission-check').send({ object: deployment }).expect(200);
     const text = (await request(app).get('/metrics').expect(200)).text;

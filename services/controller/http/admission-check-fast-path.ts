@@ -5,13 +5,15 @@ import type { DetailLevel } from '../../model/api';
 import type { RequestObserver } from './request-observer';
 import { ADMISSION_CHECK_BODY_LIMIT_BYTES, type AdmissionCheckAnswerer } from './admission-check-route';
 import type { ApiAccess } from './api-auth';
+import { jsonBodyTypeProblem } from './json-body-type';
 
 // The webhook asks `POST /api/v1/admission-check` once per admission review, so the controller's
 // CPU per request is half of what every review costs (issue 16). The requests the webhook sends (the
-// exact path, a declared length within the limit, an uncompressed UTF-8 body) are answered here on
+// exact path, a declared length within the limit, an uncompressed UTF-8 JSON body) are answered here on
 // Node's own request and response, with the same answerer, access rule, metrics and headers as the
 // express route. Anything else (another spelling of the path, a chunked, compressed or oversized
-// body, another charset) goes through the express route, which answers it as it always has.
+// body, another charset or content type) goes through the express route, which answers it (a body
+// that is not UTF-8 `application/json` with 415, before any TokenReview).
 
 export interface AdmissionCheckFastPathOptions {
   answerer: AdmissionCheckAnswerer;
@@ -24,11 +26,11 @@ export interface AdmissionCheckFastPathOptions {
 /** Returns true when it took the request; false leaves it to express. */
 export type FastPath = (request: IncomingMessage, response: ServerResponse) => boolean;
 
-function isUncompressedUtf8(request: IncomingMessage): boolean {
+/** UTF-8 `application/json`, uncompressed: anything else (refused with 415 or inflated) is express's. */
+function isUncompressedUtf8Json(request: IncomingMessage): boolean {
   const encoding = request.headers['content-encoding'];
   if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') return false;
-  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1];
-  return charset === undefined || /^utf-?8$/i.test(charset);
+  return jsonBodyTypeProblem(request.headers) === undefined;
 }
 
 /** The body as text; Node's parser guarantees it is no longer than the declared length. */
@@ -87,7 +89,7 @@ export function admissionCheckFastPath(options: AdmissionCheckFastPathOptions): 
     if (
       !Number.isSafeInteger(declaredLength) ||
       declaredLength > ADMISSION_CHECK_BODY_LIMIT_BYTES ||
-      !isUncompressedUtf8(request)
+      !isUncompressedUtf8Json(request)
     )
       return false;
     options.observe?.(request, response, () => ADMISSION_CHECK_PATH);

@@ -27,6 +27,7 @@ import {
 } from './admission-check-route';
 import { admissionCheckFastPath } from './admission-check-fast-path';
 import type { RequestObserver } from './request-observer';
+import { jsonBodyTypeProblem } from './json-body-type';
 import { answerResourceRequest, type ResourceAnswer, type ResourceDependencies } from './resource-requests';
 
 // The controller's HTTP surface (spec 4.1, 4.2; DESIGN.md 5): read-only JSON, errors as
@@ -68,21 +69,6 @@ function queryDetailLevels(request: Request): string[] {
       if (typeof item === 'string') values.push(item);
   }
   return values;
-}
-
-/**
- * `POST /resources` takes `application/json` in UTF-8 only: `text/plain` and form types can be sent
- * cross-site without a CORS preflight, and other charsets were never decoded as such.
- */
-function unsupportedBodyType(request: Request): string | undefined {
-  const contentType = request.headers['content-type'];
-  if (contentType === undefined) return 'request body must be sent with Content-Type: application/json';
-  if (request.is('application/json') !== 'application/json')
-    return 'request body must be sent with Content-Type: application/json';
-  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType)?.[1];
-  if (charset !== undefined && charset.toLowerCase() !== 'utf-8' && charset.toLowerCase() !== 'utf8')
-    return 'request body must be UTF-8 JSON, uncompressed or compressed with gzip, deflate or br';
-  return undefined;
 }
 
 function queryString(request: Request, name: string): string | undefined {
@@ -131,6 +117,13 @@ function readOnlyRoute(
       });
   });
 }
+
+/** 415 for a POST body that is not UTF-8 `application/json` (json-body-type.ts). */
+const requireJsonBody: RequestHandler = (request, response, next) => {
+  const typeProblem = jsonBodyTypeProblem(request.headers);
+  if (typeProblem) return send(response, { status: 415, body: { error: typeProblem } });
+  next();
+};
 
 /** `GET /api/v1/constraints`: the admission query (services/model/admission-query.ts) answered. */
 function constraintListRoute(dependencies: ControllerAppDependencies): RequestHandler {
@@ -217,7 +210,7 @@ export function createControllerRoutes(
     resource(request, response, { resource: 'capabilities' }),
   );
   readOnlyRoute(app, '/resources', 'POST', (request, response, next) => {
-    const typeProblem = unsupportedBodyType(request);
+    const typeProblem = jsonBodyTypeProblem(request.headers);
     if (typeProblem) return send(response, { status: 415, body: { error: typeProblem } });
     express.json({ limit: BODY_LIMIT, type: () => true })(request, response, (failure?: unknown) => {
       if (failure) return next(failure);
@@ -235,7 +228,9 @@ export function createControllerRoutes(
   // `apiViewLevel(response)`.
   const apiAccess = apiAccessMiddleware(dependencies.apiAccess);
   readOnlyRoute(app, CONSTRAINT_LIST_PATH, 'GET', apiAccess, constraintListRoute(dependencies));
-  readOnlyRoute(app, ADMISSION_CHECK_PATH, 'POST', apiAccess, admissionCheckHandler(answerer));
+  // The body type is checked before the caller is: a refused request costs no TokenReview.
+  const checkHandlers = [requireJsonBody, apiAccess, admissionCheckHandler(answerer)];
+  readOnlyRoute(app, ADMISSION_CHECK_PATH, 'POST', ...checkHandlers);
   readOnlyRoute(app, '/api/v1/health', 'GET', (_request, response) => {
     const health = buildApiHealth(dependencies.runtimeState());
     response.status(health.synced ? 200 : 503).json(health);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -7,6 +7,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import express, { type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
 import type { Logger } from '../../logging/logger';
 import { answerClientErrorsAsJson } from '../../net/client-error';
+import { attachViewerLevel, type RequestLevel } from './viewer-level';
 
 // The MCP port (DESIGN.md 2, 5): the legacy SSE transport (GET /sse + POST /messages, what health
 // reports as `transport: "sse"`) and Streamable HTTP (/mcp, stateful sessions) side by side, so
@@ -24,6 +25,11 @@ export interface McpHttpServerOptions {
   sessionIdleMs?: number;
   /** Comment frames on SSE streams so proxies and `kubectl port-forward` keep them open. */
   sseKeepAliveMs?: number;
+  /**
+   * The level each request is answered at, decided as the HTTP API decides it (viewer-level.ts);
+   * absent (`--api-auth=none`), every request reads `full`, as on the HTTP API.
+   */
+  levelFor?: RequestLevel;
 }
 
 interface Session {
@@ -129,6 +135,18 @@ export class McpHttpServer {
     this.options.logger.debug({ session: id, transport: session.kind }, 'MCP session closed');
   }
 
+  /** Decides the caller's level for every request that can carry a tool call or a resource read. */
+  private decideViewerLevel: RequestHandler = (request, _response, next) => {
+    const decide =
+      this.options.levelFor ?? ((_incoming: IncomingMessage) => Promise.resolve('full' as const));
+    decide(request)
+      .then((level) => {
+        attachViewerLevel(request, level);
+        next();
+      })
+      .catch(next);
+  };
+
   private openSseSession: RequestHandler = async (_request, response) => {
     if (!this.hasRoom(response)) return;
     const transport = new SSEServerTransport('/messages', response);
@@ -186,10 +204,11 @@ export class McpHttpServer {
     });
     const json = express.json({ limit: BODY_LIMIT });
     app.get('/sse', this.openSseSession);
-    app.post('/messages', json, this.postSseMessage);
-    app.post('/mcp', json, this.handleStreamableHttp);
-    app.get('/mcp', this.handleStreamableHttp);
-    app.delete('/mcp', this.handleStreamableHttp);
+    const level = this.decideViewerLevel;
+    app.post('/messages', json, level, this.postSseMessage);
+    app.post('/mcp', json, level, this.handleStreamableHttp);
+    app.get('/mcp', level, this.handleStreamableHttp);
+    app.delete('/mcp', level, this.handleStreamableHttp);
     app.use((request, response) =>
       jsonRpcError(response, 404, `no MCP endpoint ${request.method} ${request.path}; use /mcp or /sse`),
     );

@@ -3,6 +3,7 @@ import type { McpState } from '../views/health';
 import { McpHttpServer, type McpTransportKind } from './http-server';
 import { createForewarnMcpServer, type ForewarnMcpDependencies } from './server';
 import { errorMessage } from '../../model/error-message';
+import type { RequestLevel } from './viewer-level';
 
 // Starts the MCP port for the controller and keeps the `mcp` runtime state true to it: `enabled`
 // becomes true only once the port listens (so health and capabilities never claim a server that
@@ -12,6 +13,8 @@ export interface McpServiceOptions {
   address: string;
   port: number;
   dependencies: ForewarnMcpDependencies;
+  /** The HTTP API's level rule (http/api-auth.ts), applied per MCP request; absent: `--api-auth=none`. */
+  levelFor?: RequestLevel;
   /** The object health and capabilities read; updated in place. */
   state: McpState;
   logger: Logger;
@@ -27,6 +30,7 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
   const server = new McpHttpServer({
     createServer: () => createForewarnMcpServer(options.dependencies),
     logger: options.logger,
+    ...(options.levelFor ? { levelFor: options.levelFor } : {}),
   });
   let port: number;
   try {

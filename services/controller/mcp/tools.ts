@@ -8,12 +8,14 @@ import { indexLookup, NO_MISSING_COMPANIONS, type FindMissingCompanions } from '
 import { MAX_MESSAGE_LENGTH } from './explain-facts';
 import { explainMessage } from './explain';
 import { queryConstraints } from './query';
+import { viewerLevelOf } from './viewer-level';
 
 // The three MCP tools. Input schemas are zod (the SDK publishes them as JSON Schema); the work is
 // done by pure functions (query.ts, explain.ts, check/manifest-check.ts). `query` and `explain`
-// render at the controller's detail level like the resources; `check` answers exactly what the
-// webhook would show at admission (unredacted warnings for the manifest's own namespace), because
-// that is what the developer will see when applying it.
+// render at the controller's detail level like the resources; `check` answers what
+// `POST /api/v1/admission-check` answers the same caller (viewer-level.ts): the webhook's warnings
+// unredacted for the webhook's token or under `--api-auth=none`, the controller's detail level for
+// everyone else, so the MCP port never shows a caller more than the HTTP API does.
 
 export interface ToolDependencies extends ResourceDependencies {
   /** Companion checks for objects of a checked manifest (runtime.ts wires the missing-resource rules). */
@@ -109,11 +111,12 @@ export function registerTools(server: McpServer, dependencies: ToolDependencies)
       },
       annotations: READ_ONLY,
     },
-    async ({ manifest, namespace }) => {
+    async ({ manifest, namespace }, { authInfo }) => {
       if (!synced()) return notSynced();
       const lookup = indexLookup(
         dependencies.index,
         dependencies.findMissingCompanions ?? NO_MISSING_COMPANIONS,
+        viewerLevelOf(authInfo, dependencies.configuredDetailLevel),
       );
       return jsonResult(await checkManifest('manifest', manifest, lookup, { namespace }));
     },

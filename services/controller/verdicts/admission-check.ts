@@ -3,11 +3,12 @@ import { severityRank } from '../../model/api';
 import type { ConstraintDraft } from '../../model/constraint';
 import { groupOf, isStringRecord, type KubernetesObject } from '../../model/kubernetes';
 import { pluralOfKind } from '../../model/resources';
-import { renderText, type Text, type Viewer } from '../../model/text';
+import { isNameVisible, renderText, type Text, type Viewer } from '../../model/text';
 import { workloadLabels } from '../../model/workload-kinds';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { matchingConstraints, toListedConstraint } from '../views/constraint-list';
 import { evaluateVerdicts } from './evaluate';
+import { pathWithinObject } from './evidence-path';
 import type { AdmissionOperation, Verdict, VerdictIndex } from './types';
 
 // `POST /api/v1/admission-check` (DESIGN.md 7b): the constraints the list query would return for the
@@ -103,13 +104,34 @@ function listedEntryOf(constraint: ConstraintDraft, viewer: Viewer): ListedConst
   return entry;
 }
 
-function checkedEntry(constraint: ConstraintDraft, verdict: Verdict, viewer: Viewer): CheckedConstraint {
+/**
+ * An evidence path as the viewer may read it: whole where they may see the policy, else cut back to
+ * the fields the object has (evidence-path.ts), so a hidden policy's CEL never names a field.
+ */
+function renderEvidencePath(
+  constraint: ConstraintDraft,
+  path: string,
+  object: KubernetesObject,
+  viewer: Viewer,
+): string {
+  return isNameVisible(constraint.source.namespace, viewer) ? path : pathWithinObject(object, path);
+}
+
+function checkedEntry(
+  constraint: ConstraintDraft,
+  verdict: Verdict,
+  object: KubernetesObject,
+  viewer: Viewer,
+): CheckedConstraint {
   const render = (value: Text) => renderText(value, viewer);
   const entry: CheckedConstraint = {
     ...listedEntryOf(constraint, viewer),
     tags: [...constraint.tags],
     verdict: verdict.verdict,
-    evidence: verdict.evidence.map((item) => ({ path: item.path, message: render(item.message) })),
+    evidence: verdict.evidence.map((item) => ({
+      path: renderEvidencePath(constraint, item.path, object, viewer),
+      message: render(item.message),
+    })),
   };
   if (verdict.reason) entry.reason = render(verdict.reason);
   if (verdict.verdict === 'violates') {
@@ -173,7 +195,7 @@ export function buildAdmissionCheck(
   const viewer: Viewer = { level: options.viewer?.level ?? 'full', namespace };
   return {
     constraints: verdicts
-      .map(({ constraint, verdict }) => checkedEntry(constraint, verdict, viewer))
+      .map(({ constraint, verdict }) => checkedEntry(constraint, verdict, object, viewer))
       .sort(compareChecked),
   };
 }

@@ -232,6 +232,14 @@ describe('real responses conform to docs/openapi.yaml', () => {
             .post('/api/v1/admission-check')
             .send({ object: { ...deployment, padding: 'x'.repeat(1_100_000) } }),
       ],
+      [
+        415,
+        () =>
+          request(app)
+            .post('/api/v1/admission-check')
+            .set('Content-Type', 'text/plain')
+            .send(JSON.stringify({ object: deployment })),
+      ],
     ];
     for (const [status, send] of failures) {
       const response = await send();

@@ -1,0 +1,29 @@
+import type { IncomingMessage } from 'node:http';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import type { DetailLevel } from '../../model/api';
+
+// The level an MCP request is answered at is decided per HTTP request, by the same rule as the HTTP
+// API's `/api/v1/*` routes (http/api-auth.ts `ApiAccess.levelFor`: `full` for the webhook's
+// TokenReview-checked token or under `--api-auth=none`, the controller's `--detail-level` for every
+// other caller). The transport hands it to the tool through the SDK's `authInfo`, the one per-request
+// value the SDK carries from the HTTP request to a tool's `extra`: a session opened by one caller
+// gives nothing to a later request in it that comes without the token.
+
+const LEVEL_KEY = 'forewarnDetailLevel';
+
+/** Decides the level of one HTTP request (the HTTP API's `ApiAccess.levelFor`). */
+export type RequestLevel = (request: IncomingMessage) => Promise<DetailLevel>;
+
+/** Attaches the decided level to the request, where the SDK transports read `auth` from. */
+export function attachViewerLevel(request: IncomingMessage & { auth?: AuthInfo }, level: DetailLevel): void {
+  request.auth = { token: '', clientId: 'forewarn-viewer', scopes: [], extra: { [LEVEL_KEY]: level } };
+}
+
+/**
+ * The level a tool call was decided at; `fallback` (the controller's `--detail-level`) when the call
+ * came through no HTTP request that decided one, so a missing decision never reads as `full`.
+ */
+export function viewerLevelOf(authInfo: AuthInfo | undefined, fallback: DetailLevel): DetailLevel {
+  const level = authInfo?.extra?.[LEVEL_KEY];
+  return level === 'summary' || level === 'detailed' || level === 'full' ? level : fallback;
+}
