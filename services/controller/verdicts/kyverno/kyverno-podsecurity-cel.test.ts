@@ -1,0 +1,110 @@
+import type { KubernetesObject } from '../../../model/kubernetes';
+import { indexObjects } from '../../../../test/support/controller-fixtures';
+import { buildAdmissionCheck } from '../admission-check';
+
+// Issue 21: podSecurity exclusions as Kyverno applies them, and Kyverno CEL rules with their variables
+// and namespaceObject bound (as the ValidatingAdmissionPolicy path binds them).
+
+function clusterPolicy(name: string, rules: Array<Record<string, unknown>>): KubernetesObject {
+  return {
+    apiVersion: 'kyverno.io/v1',
+    kind: 'ClusterPolicy',
+    metadata: { name },
+    spec: { validationFailureAction: 'Enforce', rules },
+  };
+}
+
+const podRule = (rule: Record<string, unknown>) => ({
+  name: 'check',
+  match: { any: [{ resources: { kinds: ['Pod'] } }] },
+  ...rule,
+});
+
+const namespace: KubernetesObject = {
+  apiVersion: 'v1',
+  kind: 'Namespace',
+  metadata: { name: 'team', labels: { tier: 'web' } },
+};
+
+function pod(spec: Record<string, unknown>): KubernetesObject {
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'team' }, spec };
+}
+
+function verdicts(policy: KubernetesObject, object: KubernetesObject) {
+  const { index } = indexObjects([namespace, policy]);
+  return buildAdmissionCheck(index, { object, operation: 'CREATE' })
+    .constraints.filter((entry) => entry.sourceKind === 'ClusterPolicy')
+    .map((entry) => entry.verdict);
+}
+
+describe('podSecurity exclusions and Kyverno CEL bindings', () => {
+  it('an exclusion by control and image exempts those containers only', () => {
+    const policy = clusterPolicy('psa', [
+      podRule({
+        validate: {
+          podSecurity: {
+            level: 'baseline',
+            version: 'latest',
+            exclude: [{ controlName: 'Capabilities', images: ['ghcr.io/trusted/*'] }],
+          },
+        },
+      }),
+    ]);
+    const withCapability = (image: string) => ({
+      name: 'c',
+      image,
+      securityContext: { capabilities: { add: ['NET_ADMIN'] } },
+    });
+    expect(verdicts(policy, pod({ containers: [withCapability('ghcr.io/trusted/agent:1')] }))).toEqual([
+      'passes',
+    ]);
+    expect(verdicts(policy, pod({ containers: [withCapability('docker.io/other:1')] }))).toEqual([
+      'violates',
+    ]);
+  });
+
+  it('an exclusion by control alone exempts the pod-level fields of that control', () => {
+    const policy = clusterPolicy('psa', [
+      podRule({
+        validate: { podSecurity: { level: 'baseline', exclude: [{ controlName: 'Host Namespaces' }] } },
+      }),
+    ]);
+    expect(verdicts(policy, pod({ hostNetwork: true, containers: [{ name: 'c', image: 'a' }] }))).toEqual([
+      'passes',
+    ]);
+    expect(
+      verdicts(
+        policy,
+        pod({
+          hostNetwork: true,
+          containers: [{ name: 'c', image: 'a', securityContext: { privileged: true } }],
+        }),
+      ),
+    ).toEqual(['violates']);
+  });
+
+  it('binds CEL variables and namespaceObject', () => {
+    const policy = clusterPolicy('cel', [
+      podRule({
+        validate: {
+          cel: {
+            variables: [{ name: 'images', expression: 'object.spec.containers.map(c, c.image)' }],
+            expressions: [
+              {
+                expression:
+                  "namespaceObject.metadata.labels.tier != 'web' || variables.images.all(i, i.startsWith('registry.example.com/'))",
+                message: 'web namespaces pull from registry.example.com',
+              },
+            ],
+          },
+        },
+      }),
+    ]);
+    expect(verdicts(policy, pod({ containers: [{ name: 'a', image: 'docker.io/nginx' }] }))).toEqual([
+      'violates',
+    ]);
+    expect(
+      verdicts(policy, pod({ containers: [{ name: 'a', image: 'registry.example.com/nginx' }] })),
+    ).toEqual(['passes']);
+  });
+});
