@@ -108,3 +108,58 @@ describe('podSecurity exclusions and Kyverno CEL bindings', () => {
     ).toEqual(['passes']);
   });
 });
+
+describe('policies.kyverno.io ValidatingPolicy', () => {
+  const policy: KubernetesObject = {
+    apiVersion: 'policies.kyverno.io/v1alpha1',
+    kind: 'ValidatingPolicy',
+    metadata: { name: 'disallow-container-sock-mounts' },
+    spec: {
+      validationActions: ['Deny'],
+      matchConstraints: {
+        resourceRules: [
+          { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['pods'] },
+        ],
+      },
+      variables: [
+        { name: 'hasVolumes', expression: '!has(object.spec.volumes)' },
+        { name: 'volumes', expression: 'object.spec.volumes' },
+      ],
+      validations: [
+        {
+          expression:
+            "variables.hasVolumes || variables.volumes.all(v, !has(v.hostPath) || !v.hostPath.path.matches('/var/run/docker.sock'))",
+          message: 'Use of the Docker Unix socket is not allowed.',
+        },
+      ],
+    },
+  };
+  const socket = { volumes: [{ name: 'sock', hostPath: { path: '/var/run/docker.sock' } }] };
+  const containers = [{ name: 'c', image: 'a' }];
+
+  function entries(object: KubernetesObject) {
+    const { index } = indexObjects([namespace, policy]);
+    return buildAdmissionCheck(index, { object, operation: 'CREATE' }).constraints.filter(
+      (entry) => entry.sourceKind === 'ValidatingPolicy',
+    );
+  }
+
+  it('evaluates its variables and validations on a Pod', () => {
+    expect(entries(pod({ containers })).map((entry) => entry.verdict)).toEqual(['passes']);
+    const [entry] = entries(pod({ containers, ...socket }));
+    expect(entry.verdict).toBe('violates');
+    expect(entry.evidence[0].message).toBe('Use of the Docker Unix socket is not allowed.');
+  });
+
+  it('is listed for pod controllers and checks their pod template, as Kyverno auto-generates it', () => {
+    const deployment: KubernetesObject = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web', namespace: 'team' },
+      spec: { template: { metadata: { labels: { app: 'web' } }, spec: { containers, ...socket } } },
+    };
+    const [entry] = entries(deployment);
+    expect(entry.verdict).toBe('violates');
+    expect(entry.evidence[0].path).toBe('spec.template');
+  });
+});
