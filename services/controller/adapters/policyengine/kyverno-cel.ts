@@ -17,7 +17,6 @@ import {
 import { readValidationActions, type ValidationOutcomes } from '../shared/validation-actions';
 import {
   readOptionalString,
-  readRecord,
   readRecordList,
   readStringList,
   requireSpec,
