@@ -22,6 +22,18 @@ const VARIABLE = /(^|[^\\])(\{\{(?:\{[^{}]*\}|[^{}])*\}\})/g;
 /** Names whose value depends on who makes the request or on the cluster, never on the object. */
 const REQUESTER = /\b(request\.(userInfo|roles|clusterRoles)|serviceAccountName|serviceAccountNamespace)\b/;
 
+const variablesIn = new WeakMap<object, boolean>();
+
+/** Whether a policy's document holds variables, remembered per document. */
+function holdsVariables(document: object): boolean {
+  let holds = variablesIn.get(document);
+  if (holds === undefined) {
+    holds = hasVariables(document);
+    variablesIn.set(document, holds);
+  }
+  return holds;
+}
+
 export function hasVariables(value: unknown): boolean {
   if (typeof value === 'string') return value.includes('{{');
   if (Array.isArray(value)) return value.some(hasVariables);
@@ -74,6 +86,8 @@ export function substituteVariables(
   checkpoint: () => void,
 ): unknown {
   checkpoint();
+  // Most patterns have no variables: they are used as they are (and stay prepared, pattern.ts).
+  if (typeof document === 'object' && document !== null && !holdsVariables(document)) return document;
   if (typeof document === 'string')
     return document.includes('{{') ? substituteString(document, context, checkpoint) : document;
   if (Array.isArray(document)) return document.map((item) => substituteVariables(item, context, checkpoint));

@@ -40,11 +40,55 @@ const MODIFIERS: Record<string, Anchor> = {
   '+': 'add',
 };
 
-export function parseKey(key: string): { anchor: Anchor; name: string; modifier: string } {
+interface ParsedKey {
+  anchor: Anchor;
+  name: string;
+  modifier: string;
+}
+
+// Pattern keys come from policies: a bounded set, parsed once.
+const parsedKeys = new Map<string, ParsedKey>();
+const PARSED_KEYS_LIMIT = 10_000;
+
+export function parseKey(key: string): ParsedKey {
+  const cached = parsedKeys.get(key);
+  if (cached) return cached;
   const match = ANCHOR.exec(key.trim());
-  if (!match) return { anchor: 'none', name: key, modifier: '' };
-  const modifier = match[1] ?? '';
-  return { anchor: MODIFIERS[modifier], name: match[2], modifier };
+  const modifier = match?.[1] ?? '';
+  const parsed: ParsedKey = match
+    ? { anchor: MODIFIERS[modifier], name: match[2], modifier }
+    : { anchor: 'none', name: key, modifier: '' };
+  if (parsedKeys.size >= PARSED_KEYS_LIMIT) parsedKeys.clear();
+  parsedKeys.set(key, parsed);
+  return parsed;
+}
+
+interface PreparedMap {
+  /** Conditional, existence, equality and negation anchors, sorted by key (Kyverno's phase 1). */
+  anchors: Array<[string, unknown]>;
+  /** The other keys in Kyverno's order: global anchors and keys holding anchors first (phase 2). */
+  others: Array<[string, unknown]>;
+}
+
+// A pattern map's keys are split and ordered once per pattern object (policies are immutable in the
+// index; a pattern with variables is a new object per evaluation and is prepared each time).
+const preparedMaps = new WeakMap<Record<string, unknown>, PreparedMap>();
+
+function prepare(pattern: Record<string, unknown>): PreparedMap {
+  const cached = preparedMaps.get(pattern);
+  if (cached) return cached;
+  const anchors: Array<[string, unknown]> = [];
+  const others: Array<[string, unknown]> = [];
+  for (const entry of Object.entries(pattern)) {
+    const { anchor } = parseKey(entry[0]);
+    if (anchor === 'condition' || anchor === 'existence' || anchor === 'equality' || anchor === 'negation')
+      anchors.push(entry);
+    else others.push(entry);
+  }
+  anchors.sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0));
+  const prepared = { anchors, others: orderResourceKeys(others) };
+  preparedMaps.set(pattern, prepared);
+  return prepared;
 }
 
 /**
@@ -100,16 +144,7 @@ class Matcher {
   }
 
   private map(value: Record<string, unknown>, rawPattern: Record<string, unknown>, path: string) {
-    const pattern = expandMetadataWildcards(rawPattern, value);
-    const anchors: Array<[string, unknown]> = [];
-    const others: Array<[string, unknown]> = [];
-    for (const entry of Object.entries(pattern)) {
-      const { anchor } = parseKey(entry[0]);
-      if (anchor === 'condition' || anchor === 'existence' || anchor === 'equality' || anchor === 'negation')
-        anchors.push(entry);
-      else others.push(entry);
-    }
-    anchors.sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0));
+    const { anchors, others } = prepare(expandMetadataWildcards(rawPattern, value));
     const skips: Mismatch[] = [];
     let applied = 0;
     // Kyverno stops at a failure only while no conditional anchor of this map has failed directly.
@@ -124,7 +159,7 @@ class Matcher {
       applied++;
     }
     if (skips.length > 0 && (applied === 0 || directSkip())) return { kind: 'nested-skip' } as const;
-    for (const [key, sub] of orderResourceKeys(others)) {
+    for (const [key, sub] of others) {
       const mismatch = this.handle(key, sub, value, path);
       if (mismatch) return mismatch;
     }
