@@ -72,10 +72,23 @@ const NAMESPACES: KubernetesObject[] = ['team', 'default'].map((name) => ({
 
 const POLICY_KINDS = new Set(['ClusterPolicy', 'Policy', 'ValidatingPolicy']);
 
-/** Forewarn's verdict per rule and workload, with the reason of `unknown` verdicts. */
+/**
+ * Forewarn's verdict per rule and workload, with the reason of `unknown` verdicts. One index per
+ * policy: the verdicts of a policy do not depend on the others, and a busy CI machine then never
+ * reaches the per-object evaluation deadline meant for the webhook.
+ */
 function forewarnVerdicts(batch: readonly CorpusPolicy[], objects: readonly KubernetesObject[]) {
-  const { index } = indexObjects([...NAMESPACES, ...batch.map((policy) => policy.object)]);
   const verdicts = new Map<string, Map<string, { verdict: string; reason?: string }>>();
+  for (const policy of batch) addPolicyVerdicts(policy, objects, verdicts);
+  return verdicts;
+}
+
+function addPolicyVerdicts(
+  policy: CorpusPolicy,
+  objects: readonly KubernetesObject[],
+  verdicts: Map<string, Map<string, { verdict: string; reason?: string }>>,
+): void {
+  const { index } = indexObjects([...NAMESPACES, policy.object]);
   for (const object of objects) {
     const check = buildAdmissionCheck(index, { object, operation: 'CREATE' });
     for (const entry of check.constraints) {
@@ -86,7 +99,6 @@ function forewarnVerdicts(batch: readonly CorpusPolicy[], objects: readonly Kube
       byWorkload.set(workloadKey(object), { verdict: entry.verdict, ...(reason ? { reason } : {}) });
     }
   }
-  return verdicts;
 }
 
 async function oracle(batch: CorpusPolicy[], work: string, label: string, files: string[]) {
