@@ -1,5 +1,7 @@
 import { evaluateOperator, UnknownOperator } from './condition-operators';
 import { scalarMatches } from './scalar-pattern';
+import { NotEvaluable } from './kyverno-errors';
+import { resolve } from './kyverno-variables';
 
 // Kyverno's condition operators on resolved keys and values, with the behaviours of
 // pkg/engine/variables/operator (v1.19.1) that the documentation's examples rely on.
@@ -54,5 +56,14 @@ describe('Kyverno scalar patterns, as pkg/engine/pattern compares them', () => {
     [true, 'true', false],
   ])('%p against %p: %p', (pattern, value, expected) => {
     expect(scalarMatches(pattern, value)).toBe(expected);
+  });
+});
+
+describe('Kyverno variables Forewarn does not bind', () => {
+  it('images and target are unknown, not null', () => {
+    const context = { data: { request: { object: {} } }, unbound: [] };
+    expect(() => resolve('images.containers.web.tag', context)).toThrow(NotEvaluable);
+    expect(() => resolve('target.metadata.name', context)).toThrow(NotEvaluable);
+    expect(resolve('request.object.metadata.name', context)).toBeNull();
   });
 });

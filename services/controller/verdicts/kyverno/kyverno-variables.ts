@@ -34,6 +34,9 @@ function holdsVariables(document: object): boolean {
   return holds;
 }
 
+/** Top-level names Kyverno fills from its configuration or the cluster, not from the request. */
+const CLUSTER_STATE = /(^|[^\w.])(images|target)\b/;
+
 export function hasVariables(value: unknown): boolean {
   if (typeof value === 'string') return value.includes('{{');
   if (Array.isArray(value)) return value.some(hasVariables);
@@ -47,6 +50,10 @@ export function resolve(expression: string, context: JsonContext): unknown {
   const trimmed = expression.trim();
   if (REQUESTER.test(trimmed))
     throw new NotEvaluable('it depends on who makes the request (request.userInfo or the service account)');
+  if (CLUSTER_STATE.test(trimmed))
+    throw new NotEvaluable(
+      'it reads images (image references Kyverno parses with its configuration) or target (an object in the cluster)',
+    );
   if (trimmed === '@' || trimmed.startsWith('@.'))
     throw new NotEvaluable('it uses {{@}}, the value at the pattern location, not substituted here');
   for (const name of context.unbound)
