@@ -2,6 +2,7 @@ import type { ConstraintDraft as Constraint } from '../../model/constraint';
 import { detail, text } from '../../model/text';
 import { evaluateAdmissionPolicy } from './admission-policy';
 import { evaluateKyvernoRule } from './kyverno/kyverno-rule';
+import { evaluateValidatingPolicy } from './kyverno/validating-policy';
 import { evaluateLimitRange } from './limit-range';
 import { evaluateLinkerdDefaultInbound } from './linkerd-default-inbound';
 import { LINKERD_DEFAULT_INBOUND_CONSTRAINT } from '../../model/linkerd';
@@ -36,6 +37,7 @@ const EVALUATORS: Readonly<Record<string, ConstraintEvaluator>> = {
   ValidatingAdmissionPolicyBinding: evaluateAdmissionPolicy,
   ClusterPolicy: evaluateKyvernoRule,
   Policy: evaluateKyvernoRule,
+  ValidatingPolicy: evaluateValidatingPolicy,
 };
 
 /**

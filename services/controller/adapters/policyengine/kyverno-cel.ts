@@ -4,7 +4,8 @@ import {
   type NamespaceScope,
   type ResourceTarget,
 } from '../../../model/constraint';
-import type { KubernetesObject, LabelSelector } from '../../../model/kubernetes';
+import { isRecord, type KubernetesObject, type LabelSelector } from '../../../model/kubernetes';
+import { AUTOGEN_CONTROLLER_GROUPS, autogenControllersOf } from '../../../model/kyverno-autogen';
 import { countOf, listInEnglish, shorten, singleLine } from '../../../model/summary-rules';
 import { detail, objectName, text, type Text } from '../../../model/text';
 import {
@@ -16,7 +17,6 @@ import {
 import { readValidationActions, type ValidationOutcomes } from '../shared/validation-actions';
 import {
   readOptionalString,
-  readRecord,
   readRecordList,
   readStringList,
   requireSpec,
@@ -53,15 +53,6 @@ const ACTION_OUTCOMES: ValidationOutcomes = {
   Audit: { severity: 'Warning', effect: 'audit', verb: 'reports' },
 };
 
-/** Pod controllers Kyverno's autogen may extend a Pod policy to, by plural resource. */
-const POD_CONTROLLER_GROUPS: Record<string, string> = {
-  deployments: 'apps',
-  statefulsets: 'apps',
-  daemonsets: 'apps',
-  replicasets: 'apps',
-  jobs: 'batch',
-  cronjobs: 'batch',
-};
 const MESSAGE_LENGTH = 140;
 
 interface Match {
@@ -83,25 +74,28 @@ function readMatchConstraints(spec: Record<string, unknown>): Match {
   };
 }
 
-/** `spec.autogen.podControllers.controllers`: a Pod policy also checks these controllers' templates. */
+/** Targets for the controllers a Pod policy is auto-generated for (an explicit list is validated). */
 function autogenTargets(spec: Record<string, unknown>, targets: readonly ResourceTarget[]): ResourceTarget[] {
-  if (spec.autogen === undefined || spec.autogen === null) return [];
-  const autogen = readRecord(spec.autogen, 'spec.autogen');
-  if (autogen.podControllers === undefined || autogen.podControllers === null) return [];
-  const podControllers = readRecord(autogen.podControllers, 'spec.autogen.podControllers');
-  const controllers = readStringList(podControllers.controllers, 'spec.autogen.podControllers.controllers');
+  const explicit =
+    isRecord(spec.autogen) && isRecord(spec.autogen.podControllers)
+      ? readStringList(spec.autogen.podControllers.controllers, 'spec.autogen.podControllers.controllers')
+      : [];
+  explicit.forEach((controller, index) => {
+    if (AUTOGEN_CONTROLLER_GROUPS[controller] === undefined)
+      throw new AdapterParseError(
+        `spec.autogen.podControllers.controllers[${index}] is ${quoted(controller)}, expected a pod controller resource`,
+      );
+  });
   const coversPods = targets.some(
     (target) =>
       (target.group === '' || target.group === '*') &&
       (target.resource === 'pods' || target.resource === '*'),
   );
   if (!coversPods) return [];
-  return controllers.flatMap((controller, index) => {
-    const group = POD_CONTROLLER_GROUPS[controller];
-    if (group === undefined)
-      throw new AdapterParseError(
-        `spec.autogen.podControllers.controllers[${index}] is ${quoted(controller)}, expected a pod controller resource`,
-      );
+  const controllers = explicit.length > 0 ? explicit : autogenControllersOf(spec);
+  return controllers.flatMap((controller) => {
+    const group = AUTOGEN_CONTROLLER_GROUPS[controller];
+    if (group === undefined) return [];
     return targets.some((target) => target.resource === controller) ? [] : [{ group, resource: controller }];
   });
 }

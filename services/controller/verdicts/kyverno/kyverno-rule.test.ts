@@ -117,21 +117,29 @@ describe('Kyverno rule verdicts', () => {
     );
   });
 
-  it('is unknown for deny conditions, preconditions and variables', () => {
-    const deny = clusterPolicy('deny', {
+  it('is unknown for what depends on the requester or on cluster data', () => {
+    const requester = clusterPolicy('requester', {
       validate: {
         deny: {
-          conditions: { any: [{ key: '{{ request.operation }}', operator: 'Equals', value: 'DELETE' }] },
+          conditions: { any: [{ key: '{{ request.userInfo.username }}', operator: 'Equals', value: 'x' }] },
         },
       },
     });
-    expect(check(deny, deployment([{ name: 'web' }]))[0]).toMatchObject({
+    expect(check(requester, deployment([{ name: 'web' }]))[0]).toMatchObject({
       verdict: 'unknown',
-      reason: 'Kyverno deny conditions (JMESPath) not evaluated here',
+      reason: expect.stringContaining('who makes the request') as unknown,
     });
-    const variables = clusterPolicy('vars', {
-      validate: { pattern: { metadata: { name: '{{ request.object.metadata.name }}' } } },
+    const configMap = clusterPolicy('config', {
+      context: [{ name: 'allowed', configMap: { name: 'registries', namespace: 'kyverno' } }],
+      validate: {
+        deny: {
+          conditions: { any: [{ key: '{{ allowed.data.list }}', operator: 'Equals', value: 'x' }] },
+        },
+      },
     });
-    expect(check(variables, deployment([{ name: 'web' }]))[0].verdict).toBe('unknown');
+    expect(check(configMap, deployment([{ name: 'web' }]))[0]).toMatchObject({
+      verdict: 'unknown',
+      reason: expect.stringContaining('allowed') as unknown,
+    });
   });
 });

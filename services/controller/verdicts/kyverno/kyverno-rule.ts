@@ -2,7 +2,6 @@ import type { ConstraintDraft as Constraint } from '../../../model/constraint';
 import { isRecord, type KubernetesObject } from '../../../model/kubernetes';
 import { podTemplateLocationOf } from '../../../model/workload';
 import { detail, objectName, text, type Text } from '../../../model/text';
-import { compileCel, toCelInput } from '../cel/cel-program';
 import { evaluatePodSecurity, isPodSecurityLevel } from '../pod-security';
 import {
   NOT_APPLICABLE,
@@ -12,13 +11,24 @@ import {
   type VerdictContext,
   type VerdictOutcome,
 } from '../types';
-import { matchPattern, usesVariables, type PatternResult } from './pattern';
+import { evaluateKyvernoCel } from './kyverno-cel-rule';
+import { conditionsHold } from './kyverno-conditions';
+import { KyvernoRuleError, NotEvaluable } from './kyverno-errors';
+import { baseContext, ruleContext } from './kyverno-rule-context';
+import { resolve, substituteVariables, type JsonContext } from './kyverno-variables';
+import { AmbiguousPattern, matchPattern, type PatternResult } from './pattern';
+import { PASS, type StepResult } from './step-result';
+import { applyPodSecurityExclusions } from './pod-security-exclusions';
 
-// A Kyverno ClusterPolicy/Policy rule (constraint `<policy>/<rule>`) on one object: validate.pattern
-// and anyPattern (pattern.ts), validate.podSecurity (the Pod Security Standards module),
-// validate.cel (with the admission-policy CEL environment). A pod controller reached through
+// A Kyverno ClusterPolicy/Policy rule (constraint `<policy>/<rule>`) on one object, in the order
+// Kyverno 1.19's engine takes it: the rule's `variable` context entries, its JMESPath preconditions
+// (false: the rule does not apply), then validate.deny (conditions), pattern / anyPattern (with
+// variables substituted), foreach (elements, element scope, nested foreach), podSecurity (with
+// exclusions) or cel (celPreconditions, variables, namespaceObject). A pod controller reached through
 // Kyverno's auto-generation is checked through its pod template, as the generated rule would.
-// `unknown`: preconditions and deny conditions (JMESPath), foreach, variables `{{ }}`.
+// `unknown`, with the reason: who makes the request (request.userInfo), context Kyverno loads from
+// the cluster (apiCall, configMap), functions of time or randomness, and what Kyverno answers with an
+// error rather than pass or fail.
 
 type Fields = Record<string, unknown>;
 
@@ -46,19 +56,30 @@ function matchedKinds(rule: Fields): string[] {
   });
 }
 
-interface Subject {
+export interface Subject {
+  /** What the rule sees as `request.object`: the object, or a controller's pod template as a pod. */
   value: Fields;
   /** Prefix of evidence paths: `spec.template` when a pod controller is checked through its template. */
   prefix: string;
 }
 
 /** The object, or a controller's pod template when the rule names Pods and not the controller. */
-function subjectOf(rule: Fields, object: KubernetesObject): Subject {
-  const kinds = matchedKinds(rule);
+export function subjectOf(kinds: readonly string[], object: KubernetesObject): Subject {
   const kind = object.kind ?? '';
   if (kind !== 'Pod' && !kinds.includes(kind) && kinds.includes('Pod')) {
     const location = podTemplateLocationOf(object);
-    if (location) return { value: location.template, prefix: location.path.join('.') };
+    if (location)
+      return {
+        // Auto-generation rewrites request.object.spec / .metadata to the template's: the same as
+        // evaluating the rule on the template as if it were the object.
+        value: {
+          apiVersion: object.apiVersion,
+          kind: object.kind,
+          metadata: isRecord(location.template.metadata) ? location.template.metadata : {},
+          spec: location.template.spec,
+        },
+        prefix: location.path.join('.'),
+      };
   }
   return { value: object as Fields, prefix: '' };
 }
@@ -84,75 +105,220 @@ function shown(value: unknown): string {
   return json.length > 60 ? `${json.slice(0, 57)}...` : json;
 }
 
-function patternEvidence(
-  subject: Subject,
+interface Evaluation {
+  subject: Subject;
+  context: JsonContext;
+  message: string;
+  checkpoint: () => void;
+}
+
+function ruleMessage(evaluation: Evaluation): string {
+  try {
+    const substituted = substituteVariables(evaluation.message, evaluation.context, evaluation.checkpoint);
+    return typeof substituted === 'string' ? substituted : evaluation.message;
+  } catch {
+    return evaluation.message;
+  }
+}
+
+function patternFailure(
+  evaluation: Evaluation,
   failure: Extract<PatternResult, { kind: 'fail' }>,
-  message: string,
+  base: string,
+  labelSource: Fields,
 ): Evidence {
   const field = failure.path.slice(failure.path.lastIndexOf('.') + 1) || 'the object';
+  const path = joinPath(base, failure.path);
   return {
-    path: joinPath(subject.prefix, failure.path),
-    message: text`${elementLabel(subject.value, failure.path)}${detail(message, 'it fails a rule of the policy')} (${field} is ${shown(failure.value)})`,
+    path: joinPath(evaluation.subject.prefix, path),
+    message: text`${elementLabel(labelSource, path)}${detail(ruleMessage(evaluation), 'it fails a rule of the policy')} (${field} is ${shown(failure.value)})`,
   };
 }
 
-function evaluatePatterns(validate: Fields, subject: Subject, message: string): VerdictOutcome {
-  const patterns =
-    validate.pattern !== undefined
-      ? [validate.pattern]
-      : Array.isArray(validate.anyPattern)
-        ? validate.anyPattern
-        : [];
-  if (patterns.some(usesVariables))
-    return unknown(text`the pattern uses Kyverno variables, which are not substituted here`);
-  const results = patterns.map((pattern) => matchPattern(pattern, subject.value));
-  if (results.some((result) => result.kind === 'skip')) return NOT_APPLICABLE;
-  const firstFailure = results.find((result) => result.kind === 'fail');
-  if (results.some((result) => result.kind === 'pass') || !firstFailure || firstFailure.kind !== 'fail')
-    return { verdict: 'passes', evidence: [] };
+function errorOf(result: PatternResult): never {
+  throw new KyvernoRuleError(result.kind === 'error' ? result.message : 'the pattern cannot be evaluated');
+}
+
+/**
+ * pattern or anyPattern on the resource (or the foreach element in scope); `base` is the element's
+ * path in the subject, for evidence.
+ */
+function validatePatterns(
+  validate: Fields,
+  evaluation: Evaluation,
+  resource: unknown,
+  base: string,
+): StepResult {
+  if (validate.pattern !== undefined && validate.pattern !== null) {
+    const pattern = substituteVariables(validate.pattern, evaluation.context, evaluation.checkpoint);
+    const result = matchPattern(pattern, resource, evaluation.checkpoint);
+    if (result.kind === 'pass') return PASS;
+    if (result.kind === 'skip') return { kind: 'skip' };
+    if (result.kind === 'error') errorOf(result);
+    return { kind: 'fail', evidence: [patternFailure(evaluation, result, base, evaluation.subject.value)] };
+  }
+  const patterns = Array.isArray(validate.anyPattern) ? validate.anyPattern : [];
+  let firstFailure: Extract<PatternResult, { kind: 'fail' }> | undefined;
+  let failures = 0;
+  let skips = 0;
+  for (const raw of patterns) {
+    const pattern = substituteVariables(raw, evaluation.context, evaluation.checkpoint);
+    const result = matchPattern(pattern, resource, evaluation.checkpoint);
+    if (result.kind === 'pass') return PASS;
+    if (result.kind === 'skip') skips++;
+    else {
+      failures++;
+      if (result.kind === 'fail') firstFailure ??= result;
+    }
+  }
+  if (failures > 0)
+    return {
+      kind: 'fail',
+      evidence: firstFailure
+        ? [patternFailure(evaluation, firstFailure, base, evaluation.subject.value)]
+        : [
+            {
+              path: evaluation.subject.prefix,
+              message: [detail(ruleMessage(evaluation), 'it fails a rule of the policy')],
+            },
+          ],
+    };
+  return skips > 0 ? { kind: 'skip' } : PASS;
+}
+
+function denyStep(validate: Fields, evaluation: Evaluation, path: string): StepResult {
+  const deny = isRecord(validate.deny) ? validate.deny : {};
+  if (!conditionsHold(deny.conditions ?? null, evaluation.context, evaluation.checkpoint)) return PASS;
+  // deny with no conditions denies everything, as in Kyverno.
   return {
-    verdict: 'violates',
-    evidence: [patternEvidence(subject, firstFailure, message)],
-    rejects: 'object',
+    kind: 'fail',
+    evidence: [
+      {
+        path: joinPath(evaluation.subject.prefix, path),
+        message: [detail(ruleMessage(evaluation), 'it fails a rule of the policy')],
+      },
+    ],
   };
 }
 
-function evaluatePodSecurityRule(podSecurity: Fields, subject: Subject): VerdictOutcome {
-  if (Array.isArray(podSecurity.exclude) && podSecurity.exclude.length > 0)
-    return unknown(text`podSecurity exclusions are not evaluated here`);
+/** The object path a foreach list names (`request.object.spec.containers` → `spec.containers`). */
+function listPath(list: string, parent: string): string {
+  const object = /^request\.object\.([\w.]+)$/.exec(list.trim());
+  if (object) return object[1];
+  const element = /^element\d*\.([\w.]+)$/.exec(list.trim());
+  if (element && parent) return `${parent}.${element[1]}`;
+  return parent;
+}
+
+interface ForeachScope {
+  nesting: number;
+  /** The element the pattern applies to (element scope), with its path in the subject. */
+  element?: { value: unknown; path: string };
+}
+
+function withElement(context: JsonContext, element: unknown, index: number, nesting: number): JsonContext {
+  return {
+    ...context,
+    data: {
+      ...context.data,
+      element,
+      [`element${nesting}`]: element,
+      elementIndex: index,
+      [`elementIndex${nesting}`]: index,
+    },
+  };
+}
+
+/** One validator level (the rule, or a foreach body): Kyverno's validator.validate. */
+function validateLevel(validate: Fields, evaluation: Evaluation, scope: ForeachScope): StepResult {
+  if (!conditionsHold(validate.preconditions ?? null, evaluation.context, evaluation.checkpoint))
+    return { kind: 'skip' };
+  const at = scope.element?.path ?? '';
+  if (validate.deny !== undefined && validate.deny !== null) return denyStep(validate, evaluation, at);
+  if (
+    (validate.pattern !== undefined && validate.pattern !== null) ||
+    (validate.anyPattern !== undefined && validate.anyPattern !== null)
+  ) {
+    if (scope.element) return validatePatterns(validate, evaluation, scope.element.value, scope.element.path);
+    return validatePatterns(validate, evaluation, evaluation.subject.value, '');
+  }
+  if (Array.isArray(validate.foreach)) return validateForeach(validate.foreach, evaluation, scope);
+  return { kind: 'none' };
+}
+
+function validateForeach(entries: unknown[], evaluation: Evaluation, scope: ForeachScope): StepResult {
+  let applied = 0;
+  for (const entry of entries) {
+    if (!isRecord(entry) || typeof entry.list !== 'string') continue;
+    if (entry.context !== undefined)
+      throw new NotEvaluable('a foreach declares its own context, not evaluated here');
+    const listValue = resolve(entry.list, evaluation.context);
+    const elements = Array.isArray(listValue) ? listValue : [listValue];
+    const path = listPath(entry.list, scope.element?.path ?? '');
+    const elementScope = typeof entry.elementScope === 'boolean' ? entry.elementScope : undefined;
+    for (let index = 0; index < elements.length; index++) {
+      evaluation.checkpoint();
+      const element: unknown = elements[index];
+      if (element === null || element === undefined) continue;
+      const scoped = elementScope ?? isRecord(element);
+      if (elementScope === true && !isRecord(element))
+        throw new KyvernoRuleError('elementScope is true for elements that are not maps');
+      const elementPath = Array.isArray(listValue) ? `${path}[${index}]` : path;
+      const inner: Evaluation = {
+        ...evaluation,
+        context: withElement(evaluation.context, element, index, scope.nesting),
+      };
+      const innerScope: ForeachScope = {
+        nesting: scope.nesting + 1,
+        element: scoped ? { value: element, path: elementPath } : scope.element,
+      };
+      let result: StepResult;
+      try {
+        result = validateLevel(entry, inner, innerScope);
+      } catch (error) {
+        // Kyverno skips an element whose preconditions fail to evaluate.
+        if (error instanceof KyvernoRuleError && entry.preconditions !== undefined) continue;
+        throw error;
+      }
+      if (result.kind === 'none' || result.kind === 'skip') continue;
+      if (result.kind === 'fail') return result;
+      applied++;
+    }
+  }
+  return applied === 0 ? { kind: 'none' } : PASS;
+}
+
+function evaluatePodSecurityRule(podSecurity: Fields, subject: Subject): StepResult {
   const level = podSecurity.level;
   if (!isPodSecurityLevel(level))
-    return unknown(text`podSecurity level ${String(level)} is not a Pod Security level`);
+    throw new KyvernoRuleError(`podSecurity level ${String(level)} is not a Pod Security level`);
   const version = typeof podSecurity.version === 'string' ? podSecurity.version : 'latest';
-  const failures = evaluatePodSecurity(subject.value, level, version, { pathPrefix: subject.prefix });
-  if (failures.length === 0) return { verdict: 'passes', evidence: [] };
+  const failures = applyPodSecurityExclusions(
+    evaluatePodSecurity(subject.value, level, version),
+    podSecurity.exclude,
+    subject.value,
+    level,
+    version,
+  );
+  if (failures.length === 0) return PASS;
   return {
-    verdict: 'violates',
-    evidence: failures.map((failure) => ({ path: failure.path, message: [failure.message] })),
-    rejects: 'object',
+    kind: 'fail',
+    evidence: failures.map((failure) => ({
+      path: joinPath(subject.prefix, failure.path),
+      message: [failure.message],
+    })),
   };
 }
 
-function evaluateCelRule(cel: Fields, subject: Subject, context: VerdictContext): VerdictOutcome {
-  const expressions = Array.isArray(cel.expressions) ? cel.expressions.filter(isRecord) : [];
-  const bindings = {
-    object: toCelInput(subject.value),
-    oldObject: context.admitted.oldObject ? toCelInput(context.admitted.oldObject) : null,
-  };
-  const evidence: Evidence[] = [];
-  for (const entry of expressions) {
-    if (typeof entry.expression !== 'string') continue;
-    const result = compileCel(entry.expression)(bindings);
-    if (!result.ok)
-      return unknown(text`a CEL expression cannot be evaluated here: ${detail(result.message, 'an error')}`);
-    if (result.value === true) continue;
-    const message =
-      typeof entry.message === 'string' ? entry.message : `failed expression: ${entry.expression}`;
-    evidence.push({ path: subject.prefix, message: [detail(message, 'it fails a rule of the policy')] });
+function toOutcome(result: StepResult): VerdictOutcome {
+  switch (result.kind) {
+    case 'pass':
+      return { verdict: 'passes', evidence: [] };
+    case 'fail':
+      return { verdict: 'violates', evidence: result.evidence, rejects: 'object' };
+    default:
+      return NOT_APPLICABLE;
   }
-  return evidence.length === 0
-    ? { verdict: 'passes', evidence: [] }
-    : { verdict: 'violates', evidence, rejects: 'object' };
 }
 
 /** A rule's verdict names the rule: `Kyverno ClusterPolicy "p" rule "r"`. */
@@ -181,21 +347,37 @@ function evaluateRule(
   const rule = ruleOf(policy, constraint.name);
   if (!rule) return unknown(text`the rule is not in the policy the index holds`);
   if (!isRecord(rule.validate)) return applies();
-  if (rule.preconditions !== undefined)
-    return unknown(text`the rule has preconditions (JMESPath), not evaluated here`);
-  const validate = rule.validate;
-  const subject = subjectOf(rule, context.admitted.object);
+  try {
+    return toOutcome(evaluateValidateRule(rule, rule.validate, context));
+  } catch (error) {
+    if (error instanceof NotEvaluable)
+      return unknown(
+        text`the rule is not evaluated here: ${detail(error.message, 'it needs data Forewarn lacks')}`,
+      );
+    if (error instanceof KyvernoRuleError)
+      return unknown(
+        text`Kyverno reports an error rather than pass or fail for this rule: ${detail(error.message, 'an evaluation error')}`,
+      );
+    if (error instanceof AmbiguousPattern)
+      return unknown(
+        text`Kyverno's answer depends on a random choice: ${detail(error.message, 'several keys match')}`,
+      );
+    throw error;
+  }
+}
+
+function evaluateValidateRule(rule: Fields, validate: Fields, context: VerdictContext): StepResult {
+  const checkpoint = () => context.guard.checkpoint();
+  const subject = subjectOf(matchedKinds(rule), context.admitted.object);
+  const jsonContext = ruleContext(rule, baseContext(subject, context), checkpoint);
+  if (!conditionsHold(rule.preconditions ?? null, jsonContext, checkpoint)) return { kind: 'skip' };
   const message =
     typeof validate.message === 'string' ? validate.message : `validation rule ${String(rule.name)} failed`;
-  if (validate.pattern !== undefined || validate.anyPattern !== undefined)
-    return evaluatePatterns(validate, subject, message);
+  const evaluation: Evaluation = { subject, context: jsonContext, message, checkpoint };
   if (isRecord(validate.podSecurity)) return evaluatePodSecurityRule(validate.podSecurity, subject);
-  if (isRecord(validate.cel)) return evaluateCelRule(validate.cel, subject, context);
-  const what: Text =
-    validate.deny !== undefined
-      ? text`deny conditions (JMESPath)`
-      : validate.foreach !== undefined
-        ? text`foreach`
-        : text`this kind of validation`;
-  return unknown(text`Kyverno ${what} not evaluated here`);
+  if (isRecord(validate.cel)) return evaluateKyvernoCel(rule, validate, subject, context);
+  const what: Text | undefined =
+    validate.manifests !== undefined ? text`verifying signed manifests` : undefined;
+  if (what) throw new NotEvaluable('verifying signed manifests needs signatures and keys');
+  return validateLevel({ ...validate, preconditions: undefined }, evaluation, { nesting: 0 });
 }

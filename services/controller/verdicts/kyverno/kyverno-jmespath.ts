@@ -1,0 +1,265 @@
+import {
+  compile,
+  registerFunction,
+  TreeInterpreter,
+  TYPE_ANY,
+  TYPE_ARRAY,
+  TYPE_NUMBER,
+  TYPE_OBJECT,
+  TYPE_STRING,
+  type JSONValue,
+} from '@jmespath-community/jmespath';
+import { parse as parseYaml } from 'yaml';
+import { isRecord } from '../../../model/kubernetes';
+import { wildcardMatches } from './scalar-pattern';
+import { KyvernoRuleError, NotEvaluable } from './kyverno-errors';
+
+// JMESPath as Kyverno evaluates it: the standard language (@jmespath-community/jmespath, a maintained
+// TypeScript implementation that takes custom functions) plus Kyverno's own pure functions
+// (https://kyverno.io/docs/writing-policies/jmespath/), written here from their documentation.
+// Functions that read the clock, randomness or the cluster make the rule `unknown`.
+
+type Arguments = Array<JSONValue | unknown>;
+
+const text = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
+
+function goRegex(pattern: string): RegExp {
+  try {
+    return new RegExp(pattern, 'u');
+  } catch {
+    throw new KyvernoRuleError(`invalid regular expression ${pattern}`);
+  }
+}
+
+function numberOf(value: unknown, name: string): number {
+  if (typeof value === 'number') return value;
+  throw new NotEvaluable(`${name} is evaluated here on numbers only`);
+}
+
+const KYVERNO_FUNCTIONS: Array<[string, (args: Arguments) => unknown, number[][]]> = [
+  [
+    'compare',
+    ([a, b]) => (String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0),
+    [[TYPE_STRING], [TYPE_STRING]],
+  ],
+  [
+    'equal_fold',
+    ([a, b]) => String(a).toLowerCase() === String(b).toLowerCase(),
+    [[TYPE_STRING], [TYPE_STRING]],
+  ],
+  [
+    'replace',
+    ([subject, old, replacement, count]) => {
+      let result = String(subject);
+      let remaining = Number(count);
+      let from = 0;
+      while (remaining !== 0) {
+        const at = result.indexOf(String(old), from);
+        if (at === -1) break;
+        result = result.slice(0, at) + String(replacement) + result.slice(at + String(old).length);
+        from = at + String(replacement).length;
+        remaining--;
+        if (String(old) === '') break;
+      }
+      return result;
+    },
+    [[TYPE_STRING], [TYPE_STRING], [TYPE_STRING], [TYPE_NUMBER]],
+  ],
+  [
+    'replace_all',
+    ([subject, old, replacement]) => String(subject).replaceAll(String(old), String(replacement)),
+    [[TYPE_STRING], [TYPE_STRING], [TYPE_STRING]],
+  ],
+  ['to_upper', ([value]) => String(value).toUpperCase(), [[TYPE_STRING]]],
+  ['to_lower', ([value]) => String(value).toLowerCase(), [[TYPE_STRING]]],
+  [
+    'trim',
+    ([value, cut]) => {
+      const characters = new Set(String(cut));
+      const chars = [...String(value)];
+      let start = 0;
+      let end = chars.length;
+      while (start < end && characters.has(chars[start])) start++;
+      while (end > start && characters.has(chars[end - 1])) end--;
+      return chars.slice(start, end).join('');
+    },
+    [[TYPE_STRING], [TYPE_STRING]],
+  ],
+  [
+    'trim_prefix',
+    ([value, prefix]) =>
+      String(value).startsWith(String(prefix)) ? String(value).slice(String(prefix).length) : value,
+    [[TYPE_STRING], [TYPE_STRING]],
+  ],
+  ['split', ([value, separator]) => String(value).split(String(separator)), [[TYPE_STRING], [TYPE_STRING]]],
+  [
+    'regex_replace_all',
+    ([pattern, value, replacement]) =>
+      text(value).replace(
+        new RegExp(goRegex(String(pattern)).source, 'gu'),
+        String(replacement)
+          .replace(/\$\{?(\w+)\}?/g, '$$<$1>')
+          .replace(/\$<(\d+)>/g, '$$$1'),
+      ),
+    [[TYPE_STRING], [TYPE_STRING, TYPE_NUMBER], [TYPE_STRING, TYPE_NUMBER]],
+  ],
+  [
+    'regex_replace_all_literal',
+    ([pattern, value, replacement]) =>
+      text(value).replace(new RegExp(goRegex(String(pattern)).source, 'gu'), () => text(replacement)),
+    [[TYPE_STRING], [TYPE_STRING, TYPE_NUMBER], [TYPE_STRING, TYPE_NUMBER]],
+  ],
+  [
+    'regex_match',
+    ([pattern, value]) => goRegex(String(pattern)).test(text(value)),
+    [[TYPE_STRING], [TYPE_STRING, TYPE_NUMBER]],
+  ],
+  [
+    'pattern_match',
+    ([pattern, value]) => wildcardMatches(String(pattern), text(value)),
+    [[TYPE_STRING], [TYPE_STRING, TYPE_NUMBER]],
+  ],
+  [
+    'label_match',
+    ([selector, labels]) =>
+      isRecord(selector) &&
+      isRecord(labels) &&
+      Object.entries(selector).every(([key, value]) => labels[key] === value),
+    [[TYPE_OBJECT], [TYPE_OBJECT]],
+  ],
+  [
+    'to_boolean',
+    ([value]) => {
+      const lowered = String(value).toLowerCase();
+      if (lowered === 'true') return true;
+      if (lowered === 'false') return false;
+      throw new KyvernoRuleError(`to_boolean: ${String(value)} is not a boolean`);
+    },
+    [[TYPE_STRING]],
+  ],
+  ['add', ([a, b]) => numberOf(a, 'add') + numberOf(b, 'add'), [[TYPE_ANY], [TYPE_ANY]]],
+  ['subtract', ([a, b]) => numberOf(a, 'subtract') - numberOf(b, 'subtract'), [[TYPE_ANY], [TYPE_ANY]]],
+  ['multiply', ([a, b]) => numberOf(a, 'multiply') * numberOf(b, 'multiply'), [[TYPE_ANY], [TYPE_ANY]]],
+  [
+    'divide',
+    ([a, b]) => {
+      if (numberOf(b, 'divide') === 0) throw new KyvernoRuleError('divide: division by zero');
+      return numberOf(a, 'divide') / numberOf(b, 'divide');
+    },
+    [[TYPE_ANY], [TYPE_ANY]],
+  ],
+  ['modulo', ([a, b]) => numberOf(a, 'modulo') % numberOf(b, 'modulo'), [[TYPE_ANY], [TYPE_ANY]]],
+  [
+    'round',
+    ([value, digits]) => {
+      const factor = 10 ** Number(digits);
+      return Math.round(Number(value) * factor) / factor;
+    },
+    [[TYPE_NUMBER], [TYPE_NUMBER]],
+  ],
+  ['base64_decode', ([value]) => Buffer.from(String(value), 'base64').toString('utf8'), [[TYPE_STRING]]],
+  ['base64_encode', ([value]) => Buffer.from(String(value), 'utf8').toString('base64'), [[TYPE_STRING]]],
+  [
+    'truncate',
+    ([value, length]) => [...String(value)].slice(0, Math.max(0, Number(length))).join(''),
+    [[TYPE_STRING], [TYPE_NUMBER]],
+  ],
+  ['parse_json', ([value]) => JSON.parse(String(value)) as unknown, [[TYPE_STRING]]],
+  ['parse_yaml', ([value]) => parseYaml(String(value)) as unknown, [[TYPE_STRING]]],
+  [
+    'lookup',
+    ([collection, key]) => {
+      if (Array.isArray(collection)) return collection[numberOf(key, 'lookup')] ?? null;
+      if (isRecord(collection)) return collection[String(key)] ?? null;
+      return null;
+    },
+    [
+      [TYPE_OBJECT, TYPE_ARRAY],
+      [TYPE_STRING, TYPE_NUMBER],
+    ],
+  ],
+  [
+    'items',
+    ([collection, keyName, valueName]) => {
+      if (Array.isArray(collection))
+        return collection.map((item, index) => ({
+          [String(keyName)]: index,
+          [String(valueName)]: item as unknown,
+        }));
+      return Object.keys(collection as Record<string, unknown>)
+        .sort()
+        .map((key) => ({
+          [String(keyName)]: key,
+          [String(valueName)]: (collection as Record<string, unknown>)[key],
+        }));
+    },
+    [[TYPE_OBJECT, TYPE_ARRAY], [TYPE_STRING], [TYPE_STRING]],
+  ],
+  [
+    'object_from_lists',
+    ([keys, values]) =>
+      Object.fromEntries(
+        (keys as unknown[]).map((key, index) => [String(key), (values as unknown[])[index] ?? null]),
+      ),
+    [[TYPE_ARRAY], [TYPE_ARRAY]],
+  ],
+];
+
+const IMPURE_FUNCTIONS = [
+  'time_now',
+  'time_now_utc',
+  'time_since',
+  'random',
+  'x509_decode',
+  'image_normalize',
+  'is_external_url',
+];
+
+let registered = false;
+
+function registerKyvernoFunctions(): void {
+  if (registered) return;
+  registered = true;
+  for (const [name, implementation, signature] of KYVERNO_FUNCTIONS)
+    registerFunction(
+      name,
+      (args) => implementation(args) as JSONValue,
+      signature.map((types) => ({ types })),
+      { override: true, warn: false },
+    );
+  for (const name of IMPURE_FUNCTIONS)
+    registerFunction(
+      name,
+      () => {
+        throw new NotEvaluable(`it calls ${name}, whose result depends on when or where Kyverno runs`);
+      },
+      [{ types: [TYPE_ANY], variadic: true, optional: true }],
+      { override: true, warn: false },
+    );
+}
+
+const compiled = new Map<string, ReturnType<typeof compile>>();
+const CACHE_LIMIT = 2000;
+
+/** Evaluates an expression; a syntax or type error is Kyverno's rule error. */
+export function queryJmesPath(expression: string, data: unknown): unknown {
+  registerKyvernoFunctions();
+  let ast = compiled.get(expression);
+  if (!ast) {
+    try {
+      ast = compile(expression);
+    } catch (error) {
+      throw new KyvernoRuleError(
+        `invalid JMESPath ${expression}: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+    if (compiled.size >= CACHE_LIMIT) compiled.clear();
+    compiled.set(expression, ast);
+  }
+  try {
+    return TreeInterpreter.search(ast, data as JSONValue);
+  } catch (error) {
+    if (error instanceof NotEvaluable || error instanceof KyvernoRuleError) throw error;
+    throw new KyvernoRuleError(error instanceof Error ? error.message : String(error));
+  }
+}

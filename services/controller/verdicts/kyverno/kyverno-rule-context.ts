@@ -1,0 +1,59 @@
+import { isRecord } from '../../../model/kubernetes';
+import type { VerdictContext } from '../types';
+import { queryJmesPath } from './kyverno-jmespath';
+import { resolve, substituteVariables, type JsonContext } from './kyverno-variables';
+
+// The JSON context a Kyverno rule's variables read (pkg/engine/context): the admission request as the
+// webhook knows it, then the rule's `context` entries in order. `variable` entries are computed here
+// (a value, a JMESPath over it or over the context, a default); the others (apiCall, configMap,
+// globalReference, imageRegistry) come from the cluster, and reading one makes the rule `unknown`.
+
+type Fields = Record<string, unknown>;
+
+/** The rule's `context`: `variable` entries are computed; the others come from the cluster. */
+export function ruleContext(rule: Fields, base: JsonContext, checkpoint: () => void): JsonContext {
+  const entries = Array.isArray(rule.context) ? rule.context.filter(isRecord) : [];
+  let context = base;
+  const unbound: string[] = [...base.unbound];
+  for (const entry of entries) {
+    if (typeof entry.name !== 'string') continue;
+    if (!isRecord(entry.variable)) {
+      unbound.push(entry.name);
+      context = { ...context, unbound };
+      continue;
+    }
+    const variable = entry.variable;
+    let value: unknown = null;
+    if (variable.value !== undefined) {
+      value = substituteVariables(variable.value, context, checkpoint);
+      if (typeof variable.jmesPath === 'string') value = queryJmesPath(variable.jmesPath, value) ?? null;
+    } else if (typeof variable.jmesPath === 'string') {
+      const path = substituteVariables(variable.jmesPath, context, checkpoint);
+      value = typeof path === 'string' ? resolve(path, context) : null;
+    }
+    if ((value === null || value === undefined) && variable.default !== undefined)
+      value = substituteVariables(variable.default, context, checkpoint);
+    context = { data: { ...context.data, [entry.name]: value }, unbound };
+  }
+  return context;
+}
+
+export function baseContext(subject: { value: Fields }, context: VerdictContext): JsonContext {
+  const { operation, namespace, oldObject } = context.admitted;
+  return {
+    data: {
+      request: {
+        operation,
+        object: subject.value,
+        oldObject: oldObject ?? null,
+        namespace:
+          typeof subject.value.metadata === 'object' &&
+          isRecord(subject.value.metadata) &&
+          typeof subject.value.metadata.namespace === 'string'
+            ? subject.value.metadata.namespace
+            : namespace,
+      },
+    },
+    unbound: [],
+  };
+}
