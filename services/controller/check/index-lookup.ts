@@ -25,12 +25,15 @@ export function indexLookup(
 ): ConstraintLookup {
   // The controller's admission check itself: the same list, with verdicts on the object.
   return async (query) =>
-    buildAdmissionCheck(
-      index,
-      {
-        object: { ...query.object, metadata: { ...query.object.metadata, namespace: query.namespace } },
-        operation: 'CREATE',
-      },
-      { prospective: findMissingCompanions(query.object, query.namespace) },
-    ).constraints;
+    query.clusterScoped
+      ? buildAdmissionCheck(index, { object: query.object, operation: 'CREATE', clusterScoped: true })
+          .constraints
+      : buildAdmissionCheck(
+          index,
+          {
+            object: { ...query.object, metadata: { ...query.object.metadata, namespace: query.namespace } },
+            operation: 'CREATE',
+          },
+          { prospective: findMissingCompanions(query.object, query.namespace) },
+        ).constraints;
 }
