@@ -104,6 +104,11 @@ export function parseListedConstraints(body: unknown): LookedUpConstraint[] {
 function controllerLookup(api: ControllerApi): ConstraintLookup {
   // The webhook's own request: the object as the review would carry it, to the admission check.
   return async (query) => {
+    // Not a request the webhook makes (it sees namespaced objects only): the object as it is.
+    if (query.clusterScoped)
+      return parseListedConstraints(
+        await api.postJson('/api/v1/admission-check', { object: query.object, operation: 'CREATE' }),
+      );
     const checkBody = webhookQueryFor(query).checkBody;
     if (checkBody === undefined)
       return parseListedConstraints(await api.getJson(constraintQueryPath('', webhookQueryFor(query))));

@@ -307,6 +307,35 @@ describe('check in a terminal', () => {
     );
   });
 
+  it('checks a Namespace against a controller too, as its own object (not skipped)', async () => {
+    const file = path.join(directory, 'namespace.yaml');
+    await writeFile(file, 'apiVersion: v1\nkind: Namespace\nmetadata: { name: team }\n');
+    const demo = indexObjects(demoClusterObjects());
+    const server = createServer(
+      createControllerApp({
+        index: demo.index,
+        runtimeState: () => runtimeStateFor(demo),
+        configuredDetailLevel: 'summary',
+        clock: () => FIXED_NOW,
+        logger: silentLogger(),
+      }),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const address = server.address();
+      const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+      const { cli, stdout } = environment(false);
+      expect(await runCli(['check', '-f', file, '--url', url, '-o', 'json'], cli)).toBe(0);
+      const output = JSON.parse(stdout.text) as {
+        reports: Array<{ objects: Array<Record<string, unknown>> }>;
+      };
+      expect(output.reports[0].objects[0]).toMatchObject({ kind: 'Namespace', resource: 'namespaces' });
+      expect(output.reports[0].objects[0].skipped).toBeUndefined();
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
   it('leaves lines whole when the output is not a terminal', async () => {
     const { cli, stdout } = environment(false);
     expect(await runCli(['check', '-f', manifest, '--manifests', demoManifests], cli)).toBe(3);

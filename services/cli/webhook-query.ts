@@ -1,6 +1,6 @@
 import { groupOf, versionOf } from '../model/kubernetes';
 import type { AdmissionQuery } from '../controller/check/manifest-check';
-import { constraintQueryOf, parseAdmissionReview } from '../webhook/admission';
+import { constraintQueryOf, parseAdmissionReview } from '../model/admission-review';
 import type { ConstraintQuery } from '../model/admission-query';
 
 // `forewarn check --url`: the exact query the webhook would send for an object. The object is

@@ -1,6 +1,10 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import {
   ADMITTED_WORKLOAD_RESOURCES,
   isRepresentedByOwner,
+  KYVERNO_AUTOGEN_KINDS,
+  podCountOf,
   LISTED_WORKLOAD_KINDS,
   workloadKind,
   workloadLabels,
@@ -96,5 +100,51 @@ describe('the workload kinds table', () => {
     expect(isRepresentedByOwner(workloadKind('', 'Pod')!, owned)).toBe(true);
     expect(isRepresentedByOwner(workloadKind('apps', 'Deployment')!, owned)).toBe(false);
     expect(isRepresentedByOwner(workloadKind('batch', 'Job')!, { metadata: { name: 'x' } })).toBe(false);
+  });
+});
+
+describe('one table of workload facts', () => {
+  it('says how many pods each kind asks for at once: its count field, else 1', () => {
+    const cases: Array<[string, Record<string, unknown>, number]> = [
+      ['Pod', {}, 1],
+      ['Deployment', { replicas: 3 }, 3],
+      ['StatefulSet', { replicas: 0 }, 0],
+      ['ReplicaSet', {}, 1],
+      ['ReplicationController', { replicas: 2 }, 2],
+      ['Job', { parallelism: 4 }, 4],
+      ['CronJob', { jobTemplate: { spec: { parallelism: 5 } } }, 5],
+      ['DaemonSet', { replicas: 9 }, 1],
+      ['Deployment', { replicas: 'three' }, 1],
+      ['ConfigMap', { replicas: 3 }, 1],
+    ];
+    for (const [kind, spec, expected] of cases)
+      expect({ kind, spec, count: podCountOf({ kind, spec }) }).toEqual({ kind, spec, count: expected });
+  });
+
+  it("lists Kyverno's default auto-generation controllers with their resources", () => {
+    expect(KYVERNO_AUTOGEN_KINDS.map((entry) => `${entry.group}/${entry.plural}`)).toEqual([
+      'apps/deployments',
+      'apps/statefulsets',
+      'apps/daemonsets',
+      'apps/replicasets',
+      'batch/jobs',
+      'batch/cronjobs',
+    ]);
+  });
+
+  it('is the only place that lists the pod controllers', () => {
+    // A list of three or more controller kinds anywhere else repeats a fact of this table.
+    const repeated =
+      /'(Deployment|StatefulSet|DaemonSet|ReplicaSet|Job|CronJob)'(\s*,\s*'(Deployment|StatefulSet|DaemonSet|ReplicaSet|Job|CronJob)'){2,}/;
+    const services = path.join(__dirname, '..');
+    const files = readdirSync(services, { recursive: true, encoding: 'utf8' }).filter(
+      (file) => file.endsWith('.ts') && !file.endsWith('.test.ts') && !file.includes('fixtures'),
+    );
+    const offenders = files.filter(
+      (file) =>
+        file !== path.join('model', 'workload-kinds.ts') &&
+        repeated.test(readFileSync(path.join(services, file), 'utf8')),
+    );
+    expect(offenders).toEqual([]);
   });
 });

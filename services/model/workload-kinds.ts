@@ -30,9 +30,19 @@ export interface WorkloadKind {
   representedByOwner: boolean;
   /** The webhook is registered for it (spec 4.4). */
   admitted: boolean;
+  /**
+   * Where the object says how many pods it runs at once (`spec.replicas`, a Job's parallelism), which
+   * defaults to 1; absent: one pod (a Pod).
+   */
+  podCountPath?: readonly string[];
+  /** Runs one pod per node (a DaemonSet): the count is per node, the nodes are not known here. */
+  podsPerNode?: boolean;
+  /** A pod controller Kyverno's auto-generation extends Pod rules to by default. */
+  kyvernoAutogen?: boolean;
 }
 
 const TEMPLATE = ['spec', 'template'] as const;
+const REPLICAS = ['spec', 'replicas'] as const;
 
 export const WORKLOAD_KINDS: readonly WorkloadKind[] = [
   {
@@ -54,6 +64,8 @@ export const WORKLOAD_KINDS: readonly WorkloadKind[] = [
     listed: true,
     representedByOwner: false,
     admitted: true,
+    ...(kind === 'DaemonSet' ? { podsPerNode: true } : { podCountPath: REPLICAS }),
+    kyvernoAutogen: true,
   })),
   {
     group: 'apps',
@@ -64,6 +76,8 @@ export const WORKLOAD_KINDS: readonly WorkloadKind[] = [
     listed: false,
     representedByOwner: true,
     admitted: true,
+    podCountPath: REPLICAS,
+    kyvernoAutogen: true,
   },
   {
     group: 'batch',
@@ -74,6 +88,8 @@ export const WORKLOAD_KINDS: readonly WorkloadKind[] = [
     listed: true,
     representedByOwner: true,
     admitted: true,
+    podCountPath: ['spec', 'parallelism'],
+    kyvernoAutogen: true,
   },
   {
     group: 'batch',
@@ -84,6 +100,8 @@ export const WORKLOAD_KINDS: readonly WorkloadKind[] = [
     listed: true,
     representedByOwner: false,
     admitted: true,
+    podCountPath: ['spec', 'jobTemplate', 'spec', 'parallelism'],
+    kyvernoAutogen: true,
   },
   // Not registered by default, but a widened registration still gets its pods' labels.
   {
@@ -95,8 +113,22 @@ export const WORKLOAD_KINDS: readonly WorkloadKind[] = [
     listed: false,
     representedByOwner: true,
     admitted: false,
+    podCountPath: REPLICAS,
   },
 ];
+
+/** The pod controllers Kyverno's auto-generation covers by default, in table order. */
+export const KYVERNO_AUTOGEN_KINDS: readonly WorkloadKind[] = WORKLOAD_KINDS.filter(
+  (entry) => entry.kyvernoAutogen === true,
+);
+
+/** How many pods an object of a workload kind asks for at once (its pod-count field, default 1). */
+export function podCountOf(object: KubernetesObject): number {
+  const entry = workloadKindNamed(object.kind ?? '');
+  if (!entry?.podCountPath) return 1;
+  const count = readPath(object, entry.podCountPath);
+  return typeof count === 'number' && Number.isInteger(count) && count >= 0 ? count : 1;
+}
 
 const BY_GROUP_KIND = new Map(WORKLOAD_KINDS.map((entry) => [`${entry.group}/${entry.kind}`, entry]));
 const BY_KIND = new Map(WORKLOAD_KINDS.map((entry) => [entry.kind, entry]));

@@ -28,12 +28,18 @@ export function indexLookup(
   // The controller's admission check itself: the same list, with verdicts on the object, rendered
   // for the viewer's level as the HTTP route renders it for the same caller.
   return async (query) =>
-    buildAdmissionCheck(
-      index,
-      {
-        object: { ...query.object, metadata: { ...query.object.metadata, namespace: query.namespace } },
-        operation: 'CREATE',
-      },
-      { prospective: findMissingCompanions(query.object, query.namespace), viewer: { level } },
-    ).constraints;
+    query.clusterScoped
+      ? buildAdmissionCheck(
+          index,
+          { object: query.object, operation: 'CREATE', clusterScoped: true },
+          { viewer: { level } },
+        ).constraints
+      : buildAdmissionCheck(
+          index,
+          {
+            object: { ...query.object, metadata: { ...query.object.metadata, namespace: query.namespace } },
+            operation: 'CREATE',
+          },
+          { prospective: findMissingCompanions(query.object, query.namespace), viewer: { level } },
+        ).constraints;
 }

@@ -122,7 +122,7 @@ describe('checkManifest', () => {
     expect(unset.objects[0].namespace).toBe('default');
   });
 
-  it('skips what the webhook never sees: cluster-scoped objects and unregistered resources', async () => {
+  it('skips the namespaced resources the webhook is not registered for, and checks cluster-scoped ones', async () => {
     const report = await checkManifest(
       'mixed.yaml',
       `apiVersion: v1
@@ -143,7 +143,7 @@ items:
       lookup,
     );
     expect(report.objects.map((object) => [object.kind, object.skipped ?? 'checked'])).toEqual([
-      ['Namespace', 'cluster-scoped: the webhook only sees namespaced objects'],
+      ['Namespace', 'checked'],
       [
         'Ingress',
         'the webhook is not registered for networking.k8s.io/ingresses, so it never warns about it',
@@ -195,5 +195,63 @@ items:
     expect(companions).toEqual([
       '[CRITICAL] Deployment web references ClusterIssuer "letsencrypt", which does not exist - create the ClusterIssuer or fix the annotation',
     ]);
+  });
+});
+
+describe('checkManifest on cluster-scoped objects', () => {
+  // Platform teams apply Namespaces: the rules that target them give verdicts, as for workloads.
+  const policies = parseManifest(
+    'namespace-policies.yaml',
+    `apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: { name: namespaces-need-owner }
+spec:
+  validationFailureAction: Enforce
+  rules:
+    - name: require-owner
+      match: { any: [{ resources: { kinds: [Namespace] } }] }
+      validate:
+        message: Namespaces need an owner label.
+        pattern: { metadata: { labels: { owner: "?*" } } }
+`,
+  ).objects;
+  const cluster = indexObjects([...demoClusterObjects(), ...policies]);
+  const namespaceLookup = indexLookup(cluster.index);
+  const namespace = (labels: string) =>
+    `apiVersion: v1\nkind: Namespace\nmetadata: { name: team, labels: { ${labels} } }\n`;
+
+  it('evaluates a Namespace against the cluster-wide rules that target Namespaces, with verdicts', async () => {
+    const report = await checkManifest('namespace.yaml', namespace('env: dev'), namespaceLookup);
+    const [object] = report.objects;
+    expect(object.skipped).toBeUndefined();
+    expect(object).toMatchObject({ kind: 'Namespace', namespace: null, resource: 'namespaces' });
+    expect(object.findings).toEqual([
+      expect.objectContaining({
+        name: 'namespaces-need-owner/require-owner',
+        verdict: 'violates',
+        severity: 'Critical',
+        evidence: [expect.objectContaining({ path: 'metadata.labels.owner' })],
+      }),
+    ]);
+    expect(report.rejectionCount).toBe(1);
+    expect(object.warnings).toEqual([expect.stringMatching(/^\[CRITICAL\] will be rejected: .*owner/)]);
+    // Workload rules (quotas, network policies of a namespace) do not apply to the Namespace itself.
+    expect(object.findings.every((finding) => finding.constraintType === 'Admission')).toBe(true);
+
+    const owned = await checkManifest('namespace.yaml', namespace('owner: shop-team'), namespaceLookup);
+    expect(owned.objects[0].findings).toEqual([]);
+    expect(owned.objects[0].passed.map((finding) => finding.name)).toEqual([
+      'namespaces-need-owner/require-owner',
+    ]);
+  });
+
+  it('checks other cluster-scoped kinds against the rules that target them: none here', async () => {
+    const report = await checkManifest(
+      'role.yaml',
+      'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: { name: viewer }\nrules: []\n',
+      namespaceLookup,
+    );
+    expect(report.objects[0]).toMatchObject({ kind: 'ClusterRole', findings: [], passed: [], warnings: [] });
+    expect(report.objects[0].skipped).toBeUndefined();
   });
 });

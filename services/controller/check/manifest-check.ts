@@ -23,6 +23,11 @@ export interface AdmissionQuery {
   labels: Labels;
   /** The object itself, for companion checks (missing resources it references). */
   object: KubernetesObject;
+  /**
+   * A cluster-scoped object (a Namespace): checked against the cluster-wide constraints that
+   * intercept its resource (`namespace` is then its own name for a Namespace, else empty).
+   */
+  clusterScoped?: boolean;
 }
 
 /** A constraint as a lookup gives it: with the verdict on the object when it was evaluated. */
@@ -92,8 +97,9 @@ function skipReason(
   resource: ResourceTarget,
   requestedNamespace: string | undefined,
 ): string | undefined {
-  if (isClusterScoped(object.apiVersion, object.kind))
-    return 'cluster-scoped: the webhook only sees namespaced objects';
+  // Cluster-scoped objects are checked against the policies that target them (the API server
+  // enforces those whether or not Forewarn's webhook sees the object).
+  if (isClusterScoped(object.apiVersion, object.kind)) return undefined;
   if (!isInterceptedByWebhook(resource))
     return `the webhook is not registered for ${formatResourceParameter(resource)}, so it never warns about it`;
   const namespace = object.metadata?.namespace;
@@ -123,11 +129,17 @@ async function checkObject(
     passed: [],
   };
   if (skipped !== undefined) return { checked: { ...checked, skipped }, warnings: [] };
+  const clusterScoped = isClusterScoped(apiVersion, kind);
   const constraints = await lookup({
-    namespace: object.metadata?.namespace ?? 'default',
+    namespace: clusterScoped
+      ? kind === 'Namespace' && group === ''
+        ? checked.name
+        : ''
+      : (object.metadata?.namespace ?? 'default'),
     resource,
     labels: workloadLabels({ group, kind }, object),
     object,
+    ...(clusterScoped ? { clusterScoped } : {}),
   });
   const warned = constraints.filter(
     (constraint) => constraint.severity !== 'Info' && constraint.verdict !== 'passes',

@@ -1,7 +1,12 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { isDns1123Label, isRecord, type KubernetesObject } from '../../model/kubernetes';
 import { describeWorkload } from '../../model/workload';
-import { buildAdmissionCheck, namespaceOfObject } from '../verdicts/admission-check';
+import {
+  buildAdmissionCheck,
+  namespaceOfObject,
+  type AdmissionCheckRequest,
+} from '../verdicts/admission-check';
+import { isClusterScoped } from '../sources/manifest-parsing';
 import type { ConstraintDraft } from '../../model/constraint';
 import type { WorkloadDescriptor } from '../../model/workload';
 import type { ResourceDependencies } from './resource-requests';
@@ -48,9 +53,7 @@ function error(status: number, message: string): Answer {
   return { status, body: { error: message } };
 }
 
-function readCheckRequest(
-  body: unknown,
-): Answer | { object: KubernetesObject; oldObject?: KubernetesObject; operation: 'CREATE' | 'UPDATE' } {
+function readCheckRequest(body: unknown): Answer | AdmissionCheckRequest {
   if (!isRecord(body) || !isRecord(body.object))
     return error(400, 'the request must be a JSON object {"object": {...}, "operation": "CREATE"|"UPDATE"}');
   const operation = body.operation === undefined ? 'CREATE' : body.operation;
@@ -72,6 +75,8 @@ function readCheckRequest(
     object,
     ...(isRecord(body.oldObject) ? { oldObject: body.oldObject as KubernetesObject } : {}),
     operation,
+    // `forewarn check` sends Namespaces and other cluster-scoped objects; the webhook never does.
+    ...(isClusterScoped(object.apiVersion, object.kind) ? { clusterScoped: true } : {}),
   };
 }
 

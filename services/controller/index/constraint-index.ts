@@ -1,5 +1,6 @@
 import { CONSTRAINT_TYPES, type ConstraintType } from '../../model/api';
-import type { Constraint, NamespaceScope } from '../../model/constraint';
+import type { Constraint, NamespaceScope, ResourceTarget } from '../../model/constraint';
+import { targetsInclude } from '../../model/resources';
 import { referenceKey, referenceOf, type KubernetesObject, type Labels } from '../../model/kubernetes';
 import { matchesNamespaceSelector } from '../../model/selector';
 import { generatedReferenceKey, opaqueReference } from '../../model/opaque-reference';
@@ -261,6 +262,17 @@ export class ConstraintIndex {
         namespaces.add(namespace);
     }
     return [...namespaces];
+  }
+
+  /**
+   * Cluster-wide constraints that intercept this resource: what a cluster-scoped object (a Namespace,
+   * a ClusterRole) meets. Only those that name their resources: the others are about pods.
+   */
+  constraintsTargetingClusterResource(resource: ResourceTarget): Constraint[] {
+    return [...this.clusterWide.values()].filter(
+      (constraint) =>
+        constraint.resourceTargets !== undefined && targetsInclude(constraint.resourceTargets, resource),
+    );
   }
 
   /** The indexed constraint with this opaque reference, whatever its namespace. */

@@ -7,6 +7,7 @@ import { isNameVisible, renderText, type Text, type Viewer } from '../../model/t
 import { workloadLabels } from '../../model/workload-kinds';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { matchingConstraints, toListedConstraint } from '../views/constraint-list';
+import { compareBySeverityThenName } from '../views/ordering';
 import { evaluateVerdicts } from './evaluate';
 import { pathWithinObject } from './evidence-path';
 import type { AdmissionOperation, Verdict, VerdictIndex } from './types';
@@ -19,6 +20,12 @@ export interface AdmissionCheckRequest {
   object: KubernetesObject;
   oldObject?: KubernetesObject;
   operation: AdmissionOperation;
+  /**
+   * The object is cluster-scoped (a Namespace, a ClusterRole): checked against the cluster-wide
+   * constraints that intercept its resource, not a namespace's. Only `check` asks this; the webhook
+   * is registered for namespaced resources alone.
+   */
+  clusterScoped?: boolean;
 }
 
 export interface AdmissionCheckOptions {
@@ -159,11 +166,36 @@ export function namespaceOfObject(object: KubernetesObject, fallback = 'default'
   return typeof namespace === 'string' && namespace !== '' ? namespace : fallback;
 }
 
+/**
+ * A cluster-scoped object's constraints and the namespace its rules see: a Namespace is its own
+ * namespace (namespace selectors match its labels, as in the API server); anything else has none.
+ */
+function clusterScopedCheck(
+  index: ConstraintIndex,
+  object: KubernetesObject,
+): { constraints: ConstraintDraft[]; namespace: string; namespaceLabels: Record<string, string> } {
+  const group = groupOf(object.apiVersion);
+  const kind = object.kind ?? '';
+  const isNamespace = group === '' && kind === 'Namespace';
+  const labels = object.metadata?.labels;
+  return {
+    constraints: index
+      .constraintsTargetingClusterResource({ group, resource: pluralOfKind(kind) })
+      .sort(compareBySeverityThenName),
+    namespace: isNamespace ? (object.metadata?.name ?? '') : '',
+    namespaceLabels: isNamespace && isStringRecord(labels) ? labels : {},
+  };
+}
+
 export function buildAdmissionCheck(
   index: ConstraintIndex,
   request: AdmissionCheckRequest,
   options: AdmissionCheckOptions = {},
 ): AdmissionCheck {
+  if (request.clusterScoped) {
+    const scoped = clusterScopedCheck(index, request.object);
+    return checkedConstraints(index, request, scoped, options);
+  }
   const { object } = request;
   const namespace = namespaceOfObject(object);
   const group = groupOf(object.apiVersion);
@@ -181,13 +213,29 @@ export function buildAdmissionCheck(
     options.prospective ?? [],
   );
   const namespaceLabels = index.labelsOfNamespace(namespace);
-  const verdicts = evaluateVerdicts(constraints, {
+  return checkedConstraints(
+    index,
+    request,
+    { constraints, namespace, namespaceLabels: isStringRecord(namespaceLabels) ? namespaceLabels : {} },
+    options,
+  );
+}
+
+/** Verdicts on the object for the constraints that apply, rendered for the viewer and ordered. */
+function checkedConstraints(
+  index: ConstraintIndex,
+  request: AdmissionCheckRequest,
+  scope: { constraints: ConstraintDraft[]; namespace: string; namespaceLabels: Record<string, string> },
+  options: AdmissionCheckOptions,
+): AdmissionCheck {
+  const { namespace } = scope;
+  const verdicts = evaluateVerdicts(scope.constraints, {
     admitted: {
-      object,
+      object: request.object,
       ...(request.oldObject ? { oldObject: request.oldObject } : {}),
       operation: request.operation,
       namespace,
-      namespaceLabels: isStringRecord(namespaceLabels) ? namespaceLabels : {},
+      namespaceLabels: scope.namespaceLabels,
     },
     index: verdictIndexOf(index),
   });

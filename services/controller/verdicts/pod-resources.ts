@@ -7,6 +7,7 @@ import {
   type Quantity,
 } from '../../model/quantity';
 import { podTemplateLocationOf } from '../../model/workload';
+import { podCountOf, workloadKindNamed } from '../../model/workload-kinds';
 
 // The compute resources of the pods an object creates, as the API server sees them at admission:
 // a container's unset request defaults to its limit (API defaulting), then LimitRanges fill what is
@@ -81,29 +82,6 @@ function readContainers(
   });
 }
 
-function positiveInteger(value: unknown, fallback: number): number {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : fallback;
-}
-
-function podCountOf(object: KubernetesObject): number {
-  const spec = isRecord(object.spec) ? object.spec : {};
-  switch (object.kind) {
-    case 'Deployment':
-    case 'StatefulSet':
-    case 'ReplicaSet':
-      return positiveInteger(spec.replicas, 1);
-    case 'Job':
-      return positiveInteger(spec.parallelism, 1);
-    case 'CronJob': {
-      const jobSpec =
-        isRecord(spec.jobTemplate) && isRecord(spec.jobTemplate.spec) ? spec.jobTemplate.spec : {};
-      return positiveInteger(jobSpec.parallelism, 1);
-    }
-    default:
-      return 1;
-  }
-}
-
 /** The pods of an object; undefined for kinds that create none. */
 export function podShapeOf(object: KubernetesObject): PodShape | undefined {
   const location = podTemplateLocationOf(object);
@@ -121,7 +99,7 @@ export function podShapeOf(object: KubernetesObject): PodShape | undefined {
       ...readContainers(spec, specPath, 'containers'),
     ],
     podCount: podCountOf(object),
-    countIsPerNode: object.kind === 'DaemonSet',
+    countIsPerNode: workloadKindNamed(object.kind ?? '')?.podsPerNode === true,
   };
 }
 

@@ -60,12 +60,12 @@ const ALLOWED: Record<string, readonly string[]> = {
     ),
   ],
   webhook: ['model', 'logging', 'net', 'flags'],
-  // The CLI runs the controller's check core offline and reads objects as the webhook does.
+  // The CLI runs the controller's check core offline; it reads objects as the webhook does through
+  // the model (model/admission-review.ts), never through the webhook's code.
   cli: [
     'model',
     'logging',
     'flags',
-    'webhook',
     ...['adapters', 'index', 'missing', 'sources', 'views', 'check'].map((folder) => `controller/${folder}`),
   ],
   // Infra ships as a package: it may use the model and the flag value rules, never a service.

@@ -97,15 +97,15 @@ async function warningsFor(
 describe('webhook in front of the real controller', () => {
   it('warns a Deployment in shop with the exact Critical and Warning lines, Critical first', async () => {
     const warnings = await warningsFor(deployment('frontend', { app: 'frontend', tier: 'web' }), 'shop');
-    // Violations of this object first (DESIGN.md 7b), then the rest; Critical first within each.
+    // Critical first (DESIGN.md 7), and within a severity the violations of this object first (7b).
     const isViolation = (warning: string) =>
       / will (be rejected|get a warning|be recorded in the audit log): /.test(warning);
-    const violations = warnings.filter(isViolation);
-    expect(warnings.slice(0, violations.length)).toEqual(violations);
-    const others = warnings.slice(violations.length);
-    const critical = others.filter((warning) => warning.startsWith('[CRITICAL] '));
-    expect(others.slice(0, critical.length)).toEqual(critical);
-    expect(violations[0]).toMatch(/^\[CRITICAL\] will be rejected: container "frontend": /);
+    const rank = (warning: string) =>
+      (warning.startsWith('[CRITICAL] ') ? 0 : 2) + (isViolation(warning) ? 0 : 1);
+    const ranks = warnings.map(rank);
+    expect(ranks).toEqual([...ranks].sort((left, right) => left - right));
+    expect(new Set(ranks)).toEqual(new Set([0, 1, 2, 3]));
+    expect(warnings[0]).toMatch(/^\[CRITICAL\] will be rejected: container "frontend": /);
     expect(warnings).toContain(
       '[WARNING] NetworkPolicy "default-deny-ingress" denies all ingress traffic for all pods in shop - add a NetworkPolicy in shop that allows the ingress traffic your pods need',
     );

@@ -10,6 +10,7 @@ import { isStringRecord, type KubernetesObject } from '../../../model/kubernetes
 import { kindsInPlural, listInEnglish, shorten, singleLine } from '../../../model/summary-rules';
 import { formatLabelSelector, isEmptySelector } from '../../../model/label-selector';
 import { detail, objectName, text, type Text } from '../../../model/text';
+import { KYVERNO_AUTOGEN_KINDS } from '../../../model/workload-kinds';
 import {
   readOptionalString,
   readRecord,
@@ -230,16 +231,11 @@ function hintFor(type: RuleType, action: FailureAction, policy: Text, rule: Text
     : text`fix the violations of Kyverno rule "${rule}" of ${kind} "${policy}" in your namespace's PolicyReport; the policy may be switched to Enforce`;
 }
 
-/** The pod controllers Kyverno's auto-generation covers by default. */
-const POD_CONTROLLERS = ['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job', 'CronJob'] as const;
-const POD_CONTROLLER_TARGETS: Record<string, ResourceTarget> = {
-  Deployment: { group: 'apps', resource: 'deployments' },
-  StatefulSet: { group: 'apps', resource: 'statefulsets' },
-  DaemonSet: { group: 'apps', resource: 'daemonsets' },
-  ReplicaSet: { group: 'apps', resource: 'replicasets' },
-  Job: { group: 'batch', resource: 'jobs' },
-  CronJob: { group: 'batch', resource: 'cronjobs' },
-};
+/** The pod controllers Kyverno's auto-generation covers by default (model/workload-kinds.ts). */
+const POD_CONTROLLERS: readonly string[] = KYVERNO_AUTOGEN_KINDS.map((entry) => entry.kind);
+const POD_CONTROLLER_TARGETS: Record<string, ResourceTarget> = Object.fromEntries(
+  KYVERNO_AUTOGEN_KINDS.map((entry) => [entry.kind, { group: entry.group, resource: entry.plural }]),
+);
 export const AUTOGEN_ANNOTATION = 'pod-policies.kyverno.io/autogen-controllers';
 
 /**

@@ -1,0 +1,197 @@
+import { isRecord, readPath, type Labels } from './kubernetes';
+import { companionAnnotations, describeWorkload } from './workload';
+import { workloadLabels } from './workload-kinds';
+import { errorMessage } from './error-message';
+import { admissionCheckBody, type ConstraintQuery } from './admission-query';
+
+// Reading an AdmissionReview (spec 4.5, DESIGN.md 7): pure functions from an untrusted request body
+// to the query the webhook makes for it. A model fact both the webhook (which answers reviews) and
+// `forewarn check --url` (which builds the review the API server would send) use. Nothing here
+// throws on bad input: every malformed review maps to a value the webhook answers with
+// `allowed: true` (rule B-1).
+
+export const ADMISSION_V1 = 'admission.k8s.io/v1';
+const ADMISSION_V1BETA1 = 'admission.k8s.io/v1beta1';
+
+export interface GroupVersionResource {
+  group: string;
+  version: string;
+  resource: string;
+}
+
+export interface GroupVersionKind {
+  group: string;
+  version: string;
+  kind: string;
+}
+
+/** What the webhook needs from an AdmissionReview request. */
+export interface AdmissionRequestSummary {
+  uid: string;
+  /** The review's own apiVersion, echoed in the response as the API server requires. */
+  reviewApiVersion: string;
+  namespace: string;
+  name: string | null;
+  operation: string;
+  resource: GroupVersionResource | null;
+  kind: GroupVersionKind | null;
+  /**
+   * Labels the controller matches workload selectors against (see workloadLabels); `{}` for an
+   * object without labels (it matches only empty selectors), null when the review carries no object.
+   */
+  labels: Labels | null;
+  /** What companion checks need about the admitted object (missing issuers, monitors, ...). */
+  companions: { annotations: Record<string, string>; portNames: string[] } | null;
+  /** The admitted object and its previous version, for the controller's verdicts. */
+  object: Record<string, unknown> | null;
+  oldObject: Record<string, unknown> | null;
+}
+
+export type ParsedReview =
+  | { ok: true; request: AdmissionRequestSummary }
+  /** `uid` is `''` when the review did not carry one we could read. */
+  | { ok: false; uid: string; reviewApiVersion: string; problem: string };
+
+/** `group` and `version` of a GroupVersionResource or GroupVersionKind; absent ones are ''. */
+function groupVersionOf(value: Record<string, unknown>): { group: string; version: string } {
+  return {
+    group: typeof value.group === 'string' ? value.group : '',
+    version: typeof value.version === 'string' ? value.version : '',
+  };
+}
+
+function readGroupVersionResource(value: unknown): GroupVersionResource | null {
+  if (!isRecord(value) || typeof value.resource !== 'string' || value.resource === '') return null;
+  return { ...groupVersionOf(value), resource: value.resource };
+}
+
+function readGroupVersionKind(value: unknown): GroupVersionKind | null {
+  if (!isRecord(value) || typeof value.kind !== 'string' || value.kind === '') return null;
+  return { ...groupVersionOf(value), kind: value.kind };
+}
+
+/** `apps/v1` + `Deployment` from an object, for reviews that lack `request.kind`. */
+function kindOfObject(object: Record<string, unknown>): GroupVersionKind | null {
+  if (typeof object.kind !== 'string' || typeof object.apiVersion !== 'string') return null;
+  const slash = object.apiVersion.indexOf('/');
+  return {
+    group: slash === -1 ? '' : object.apiVersion.slice(0, slash),
+    version: slash === -1 ? object.apiVersion : object.apiVersion.slice(slash + 1),
+    kind: object.kind,
+  };
+}
+
+function reviewApiVersionOf(body: unknown): string {
+  // A v1beta1 review must be answered in v1beta1; everything else gets v1.
+  return isRecord(body) && body.apiVersion === ADMISSION_V1BETA1 ? ADMISSION_V1BETA1 : ADMISSION_V1;
+}
+
+/** Reads an AdmissionReview of unknown shape. */
+export function parseAdmissionReview(body: unknown): ParsedReview {
+  const reviewApiVersion = reviewApiVersionOf(body);
+  const failure = (uid: string, problem: string): ParsedReview => ({
+    ok: false,
+    uid,
+    reviewApiVersion,
+    problem,
+  });
+  if (!isRecord(body)) return failure('', 'body is not a JSON object');
+  const request = body.request;
+  // The uid is read first: every answer the API server can match, even to a malformed review,
+  // must carry it, or the API server fails the call (and a failurePolicy Fail would block).
+  const readableUid = isRecord(request) && typeof request.uid === 'string' ? request.uid : '';
+  if (body.kind !== undefined && body.kind !== 'AdmissionReview') {
+    return failure(
+      readableUid,
+      `kind is ${JSON.stringify(body.kind).slice(0, 100)}, expected AdmissionReview`,
+    );
+  }
+  if (!isRecord(request)) return failure('', 'request is missing');
+  if (readableUid === '') return failure('', 'request.uid is missing');
+  const uid = readableUid;
+
+  // UPDATE and CREATE carry `object`; fall back to `oldObject` so a DELETE sent by a widened
+  // registration still gets labels.
+  const object = isRecord(request.object)
+    ? request.object
+    : isRecord(request.oldObject)
+      ? request.oldObject
+      : null;
+  const namespace =
+    typeof request.namespace === 'string' && request.namespace !== ''
+      ? request.namespace
+      : readPath(object, ['metadata', 'namespace']);
+  if (typeof namespace !== 'string' || namespace === '') {
+    return failure(uid, 'request has no namespace (cluster-scoped objects have no namespace constraints)');
+  }
+  const kind = readGroupVersionKind(request.kind) ?? (object ? kindOfObject(object) : null);
+  const name =
+    typeof request.name === 'string' && request.name !== ''
+      ? request.name
+      : readPath(object, ['metadata', 'name']);
+
+  return {
+    ok: true,
+    request: {
+      uid,
+      reviewApiVersion,
+      namespace,
+      name: typeof name === 'string' && name !== '' ? name : null,
+      operation: typeof request.operation === 'string' ? request.operation : '',
+      resource: readGroupVersionResource(request.resource),
+      kind,
+      labels: object ? workloadLabels(kind, object) : null,
+      companions: companionHintsOf(object, kind),
+      object: isRecord(request.object) ? request.object : null,
+      oldObject: isRecord(request.oldObject) ? request.oldObject : null,
+    },
+  };
+}
+
+/** Only the annotations companion rules read travel to the controller, with the port names. */
+function companionHintsOf(
+  object: Record<string, unknown> | null,
+  kind: GroupVersionKind | null,
+): AdmissionRequestSummary['companions'] {
+  if (!object || !kind) return null;
+  const workload = describeWorkload({ ...object, kind: kind.kind });
+  if (!workload) return null;
+  return { annotations: companionAnnotations(workload.annotations), portNames: workload.portNames };
+}
+
+/** The controller query for an admitted request: what the webhook sends, and `forewarn check --url` shows. */
+export function constraintQueryOf(review: AdmissionRequestSummary): ConstraintQuery {
+  return {
+    namespace: review.namespace,
+    resource: review.resource,
+    labels: review.labels,
+    // Companion hints travel with the kind and name of the object.
+    subject:
+      review.companions && review.kind && review.name
+        ? { kind: review.kind.kind, name: review.name, ...review.companions }
+        : undefined,
+    checkBody: review.kind
+      ? admissionCheckBody(review.operation, review.object, review.oldObject, {
+          apiVersion: review.kind.group ? `${review.kind.group}/${review.kind.version}` : review.kind.version,
+          kind: review.kind.kind,
+          namespace: review.namespace,
+        })
+      : undefined,
+  };
+}
+
+/** JSON text to a parsed review; text that is not JSON is a malformed review, not an exception. */
+export function parseAdmissionReviewText(text: string): ParsedReview {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (error) {
+    return {
+      ok: false,
+      uid: '',
+      reviewApiVersion: ADMISSION_V1,
+      problem: `body is not JSON: ${errorMessage(error)}`,
+    };
+  }
+  return parseAdmissionReview(body);
+}
