@@ -7,6 +7,7 @@ import { renderText, type Text, type Viewer } from '../../model/text';
 import { workloadLabels } from '../../model/workload-kinds';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { matchingConstraints, toListedConstraint } from '../views/constraint-list';
+import { withServerDefaults } from './defaulting';
 import { evaluateVerdicts } from './evaluate';
 import type { AdmissionOperation, Verdict, VerdictIndex } from './types';
 
@@ -137,7 +138,10 @@ export function buildAdmissionCheck(
   request: AdmissionCheckRequest,
   options: AdmissionCheckOptions = {},
 ): AdmissionCheck {
-  const { object } = request;
+  // The server defaults the object before any admission sees it (defaulting/index.ts): matching
+  // (a Job takes its template's labels) and every verdict use the defaulted copy, once per object.
+  const object = withServerDefaults(request.object);
+  const oldObject = request.oldObject ? withServerDefaults(request.oldObject) : undefined;
   const namespace = namespaceOfObject(object);
   const group = groupOf(object.apiVersion);
   const kind = object.kind ?? '';
@@ -157,7 +161,7 @@ export function buildAdmissionCheck(
   const verdicts = evaluateVerdicts(constraints, {
     admitted: {
       object,
-      ...(request.oldObject ? { oldObject: request.oldObject } : {}),
+      ...(oldObject ? { oldObject } : {}),
       operation: request.operation,
       namespace,
       namespaceLabels: isStringRecord(namespaceLabels) ? namespaceLabels : {},
