@@ -27,7 +27,8 @@ const template = (spec: Record<string, unknown>, labels: Record<string, string> 
 });
 const containers = [{ name: 'app', image: 'registry.example.com/app' }];
 
-function podSpecDefaults(prefix: FieldPath): Array<[FieldPath, unknown]> {
+/** The pod spec defaults; `resources: {}` where container 0 sets no resources. */
+function podSpecDefaults(prefix: FieldPath, unsetResources = true): Array<[FieldPath, unknown]> {
   return [
     [[...prefix, 'restartPolicy'], 'Always'],
     [[...prefix, 'dnsPolicy'], 'ClusterFirst'],
@@ -37,6 +38,8 @@ function podSpecDefaults(prefix: FieldPath): Array<[FieldPath, unknown]> {
     [[...prefix, 'containers', 0, 'imagePullPolicy'], 'Always'],
     [[...prefix, 'containers', 0, 'terminationMessagePath'], '/dev/termination-log'],
     [[...prefix, 'containers', 0, 'terminationMessagePolicy'], 'File'],
+    // Go structs are serialized even when empty, and admission sees them so.
+    ...(unsetResources ? [[[...prefix, 'containers', 0, 'resources'], {}] as [FieldPath, unknown]] : []),
   ];
 }
 
@@ -91,10 +94,11 @@ export const SERVER_DEFAULTS: DefaultedObject[] = [
       },
     },
     expected: [
-      ...podSpecDefaults(['spec']),
+      ...podSpecDefaults(['spec'], false),
       [['spec', 'enableServiceLinks'], true],
       [['spec', 'initContainers', 0, 'imagePullPolicy'], 'Always'],
       [['spec', 'initContainers', 0, 'terminationMessagePolicy'], 'File'],
+      [['spec', 'initContainers', 0, 'resources'], {}],
       [[...C, 1, 'imagePullPolicy'], 'Always'],
       [[...C, 2, 'imagePullPolicy'], 'IfNotPresent'],
       [[...C, 3, 'imagePullPolicy'], 'IfNotPresent'],
@@ -125,6 +129,7 @@ export const SERVER_DEFAULTS: DefaultedObject[] = [
       [[...V, 4, 'projected', 'sources', 0, 'serviceAccountToken', 'expirationSeconds'], 3600],
       [[...V, 5, 'hostPath', 'type'], ''],
       [[...V, 6, 'ephemeral', 'volumeClaimTemplate', 'spec', 'volumeMode'], 'Filesystem'],
+      [[...V, 6, 'ephemeral', 'volumeClaimTemplate', 'metadata'], {}],
     ],
   },
   {
@@ -164,7 +169,8 @@ export const SERVER_DEFAULTS: DefaultedObject[] = [
       ],
       [['spec', 'revisionHistoryLimit'], 10],
       [['spec', 'progressDeadlineSeconds'], 600],
-      ...podSpecDefaults(['spec', 'template', 'spec']),
+      ...podSpecDefaults(['spec', 'template', 'spec'], false),
+      [['spec', 'template', 'metadata'], { labels: { app: 'web' } }],
       // What only a Pod gets: not in a template.
       [['spec', 'template', 'spec', 'enableServiceLinks'], undefined],
       [['spec', 'template', 'spec', 'containers', 0, 'resources', 'requests'], undefined],
@@ -208,6 +214,8 @@ export const SERVER_DEFAULTS: DefaultedObject[] = [
       [['spec', 'revisionHistoryLimit'], 10],
       [['spec', 'volumeClaimTemplates', 0, 'spec', 'volumeMode'], 'Filesystem'],
       [['spec', 'volumeClaimTemplates', 0, 'status', 'phase'], 'Pending'],
+      [['spec', 'volumeClaimTemplates', 0, 'apiVersion'], 'v1'],
+      [['spec', 'volumeClaimTemplates', 0, 'kind'], 'PersistentVolumeClaim'],
       ...podSpecDefaults(['spec', 'template', 'spec']),
     ],
   },
@@ -244,7 +252,7 @@ export const SERVER_DEFAULTS: DefaultedObject[] = [
       spec: { template: template({ containers, restartPolicy: 'Never' }, { app: 'batch' }) },
     },
     expected: [
-      [['metadata', 'labels'], { app: 'batch' }],
+      [['metadata', 'labels', 'app'], 'batch'],
       [['spec', 'completions'], 1],
       [['spec', 'parallelism'], 1],
       [['spec', 'backoffLimit'], 6],
@@ -297,6 +305,7 @@ export const SERVER_DEFAULTS: DefaultedObject[] = [
       ),
       // A job template gets no Job defaults.
       [['spec', 'jobTemplate', 'spec', 'backoffLimit'], undefined],
+      [['spec', 'jobTemplate', 'metadata'], {}],
     ],
   },
   {

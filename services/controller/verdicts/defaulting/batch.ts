@@ -43,6 +43,7 @@ export function defaultCronJob(cronJob: JsonRecord): void {
   defaultPointer(spec, 'successfulJobsHistoryLimit', 3);
   defaultPointer(spec, 'failedJobsHistoryLimit', 1);
   const jobTemplate = structAt(spec, 'jobTemplate');
+  if (jobTemplate) structAt(jobTemplate, 'metadata');
   const jobSpec = jobTemplate && structAt(jobTemplate, 'spec');
   if (!jobSpec) return;
   podFailurePolicy(jobSpec);

@@ -47,6 +47,8 @@ function probe(container: JsonRecord, field: string): void {
 }
 
 function container(value: JsonRecord): void {
+  // A Go struct, never omitted when serialized: admission sees `resources: {}` on every container.
+  structAt(value, 'resources');
   defaultString(value, 'imagePullPolicy', defaultPullPolicy(value.image));
   defaultString(value, 'terminationMessagePath', TERMINATION_MESSAGE_PATH);
   defaultString(value, 'terminationMessagePolicy', 'File');
@@ -69,7 +71,9 @@ function container(value: JsonRecord): void {
 }
 
 function persistentVolumeClaimSpec(spec: JsonRecord | undefined): void {
-  if (spec) defaultPointer(spec, 'volumeMode', 'Filesystem');
+  if (!spec) return;
+  defaultPointer(spec, 'volumeMode', 'Filesystem');
+  structAt(spec, 'resources');
 }
 
 /** A volume that names no source at all is an emptyDir. */
@@ -123,7 +127,10 @@ function volume(value: JsonRecord): void {
   }
   const ephemeral = recordAt(value, 'ephemeral');
   const claimTemplate = ephemeral && recordAt(ephemeral, 'volumeClaimTemplate');
-  if (claimTemplate) persistentVolumeClaimSpec(structAt(claimTemplate, 'spec'));
+  if (claimTemplate) {
+    structAt(claimTemplate, 'metadata');
+    persistentVolumeClaimSpec(structAt(claimTemplate, 'spec'));
+  }
 }
 
 /** SetDefaults_PodSpec and what the generated code applies inside every pod spec. */
@@ -138,9 +145,14 @@ export function defaultPodSpec(spec: JsonRecord): void {
     for (const value of recordsAt(spec, field)) container(value);
 }
 
-/** The pod spec of a template (`spec.template`), created as the server's non-pointer struct is. */
+/**
+ * A pod template (`spec.template`): its pod spec, and its metadata and spec as the server serializes
+ * Go structs, `{}` when empty.
+ */
 export function defaultTemplateSpec(template: JsonRecord | undefined): void {
-  const spec = template && structAt(template, 'spec');
+  if (!template) return;
+  structAt(template, 'metadata');
+  const spec = structAt(template, 'spec');
   if (spec) defaultPodSpec(spec);
 }
 
@@ -272,8 +284,13 @@ export function defaultPersistentVolumeClaim(claim: JsonRecord): void {
   persistentVolumeClaimSpec(structAt(claim, 'spec'));
 }
 
-/** A StatefulSet's claim template keeps the defaulted status (nothing clears it). */
+/**
+ * A StatefulSet's claim template keeps the defaulted status (nothing clears it), and the conversion
+ * to apps/v1 names its apiVersion and kind (pkg/apis/apps/v1/conversion.go).
+ */
 export function defaultClaimTemplate(claim: JsonRecord): void {
+  defaultString(claim, 'apiVersion', 'v1');
+  defaultString(claim, 'kind', 'PersistentVolumeClaim');
   const status = structAt(claim, 'status');
   if (status) defaultString(status, 'phase', 'Pending');
   persistentVolumeClaimSpec(structAt(claim, 'spec'));
