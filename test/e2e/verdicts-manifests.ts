@@ -152,6 +152,16 @@ export const admissionPolicies: Manifest[] = [
     ],
   }),
   binding('pod-spec-defaults', ['Warn']),
+  // CEL optional syntax, which the API server's CEL environment enables (issue 21).
+  policy('optional-syntax', {
+    validations: [
+      {
+        expression: `object.metadata.?labels[?'${EXEMPT_LABEL}'].orValue('false') != 'true' && [?object.metadata.?labels[?'app']].all(app, app != '')`,
+        message: 'exemptions are reviewed',
+      },
+    ],
+  }),
+  binding('optional-syntax', ['Warn']),
 ];
 
 interface ContainerOptions {

@@ -217,7 +217,13 @@ test('ValidatingAdmissionPolicy verdicts agree with what the API server admits, 
   expect(verdictsOf('trusted-registry')).toEqual(expect.arrayContaining(['violates', 'passes']));
   expect(verdictsOf('max-replicas')).toContain('unknown');
   // Policies reading fields the server defaults (issue 21) are decided both ways, as the server does.
-  for (const name of ['no-always-pull', 'patient-probes', 'rollout-defaults', 'pod-spec-defaults'])
+  for (const name of [
+    'no-always-pull',
+    'patient-probes',
+    'rollout-defaults',
+    'pod-spec-defaults',
+    'optional-syntax',
+  ])
     expect({ name, verdicts: verdictsOf(name) }).toEqual({
       name,
       verdicts: expect.arrayContaining(['violates', 'passes']),
