@@ -112,23 +112,26 @@ const BENCHMARKS = {
     const figures = await runVerdicts();
     printTable(
       'Verdicts: CPU per admitted object, 20-constraint namespace, in process (no HTTP)',
-      ['constraints', 'verdicts', 'evaluate µs', 'admission check µs'],
+      ['constraints', 'verdicts', 'defaulting µs', 'evaluate µs', 'admission check µs'],
       [
         [
           figures.constraints,
           Object.entries(figures.verdicts)
             .map(([verdict, count]) => `${verdict} ${count}`)
             .join(', '),
+          format(figures.defaultingCpuMicrosPerObject, 1),
           format(figures.evaluateCpuMicrosPerObject, 1),
           format(figures.admissionCheckCpuMicrosPerObject, 1),
         ],
       ],
     );
+    // The object is defaulted once before its verdicts: both count against the budget.
+    const verdictMicros = figures.defaultingCpuMicrosPerObject + figures.evaluateCpuMicrosPerObject;
     verdicts.push({
-      benchmark: 'verdict evaluation CPU per object, 20 constraints',
+      benchmark: 'verdict evaluation CPU per object (defaulting included), 20 constraints',
       target: `< ${figures.budgetMicros} µs`,
-      measured: format(figures.evaluateCpuMicrosPerObject, 1),
-      pass: figures.evaluateCpuMicrosPerObject < figures.budgetMicros,
+      measured: format(verdictMicros, 1),
+      pass: verdictMicros < figures.budgetMicros,
     });
   },
   admission: async (verdicts) => {

@@ -6,7 +6,8 @@
 // and a ValidatingAdmissionPolicy with CEL), evaluated in this process with no HTTP around it.
 // `evaluate` is the evaluators alone; `admission check` adds selecting the constraints and
 // rendering the answer, i.e. everything POST /api/v1/admission-check does after parsing.
-// Prints one JSON line; the budget is 200 µs of CPU per object for `evaluate`.
+// `defaulting` is the API server's defaults applied to the object, once before its verdicts.
+// Prints one JSON line; the budget is 200 µs of CPU per object for `defaulting` + `evaluate`.
 
 const { AdapterRegistry } = require('../dist/services/controller/adapters/registry');
 const { ConstraintIndex } = require('../dist/services/controller/index/constraint-index');
@@ -17,6 +18,7 @@ const {
   verdictIndexOf,
 } = require('../dist/services/controller/verdicts/admission-check');
 const { matchingConstraints } = require('../dist/services/controller/views/constraint-list');
+const { withServerDefaults } = require('../dist/services/controller/verdicts/defaulting');
 const {
   namespaceObject,
   policyObjects,
@@ -69,6 +71,7 @@ function admissionPolicy() {
  * @property {Partial<Record<import('../dist/services/model/api').VerdictName, number>>} verdicts
  * @property {number} iterations
  * @property {number} evaluateCpuMicrosPerObject
+ * @property {number} defaultingCpuMicrosPerObject
  * @property {number} admissionCheckCpuMicrosPerObject
  * @property {number} budgetMicros
  */
@@ -123,6 +126,8 @@ const evaluateMicros = cpuMicrosPerCall(
   (copy) => evaluateVerdicts(constraints, { ...context, admitted: { ...context.admitted, object: copy } }),
   object,
 );
+// The API server's defaults, applied once per admitted object before the verdicts (a copy).
+const defaultingMicros = cpuMicrosPerCall((copy) => withServerDefaults(copy), object);
 const checkMicros = cpuMicrosPerCall(
   (copy) => buildAdmissionCheck(index, { object: copy, operation: 'CREATE' }),
   object,
@@ -134,6 +139,7 @@ const output = {
   verdicts: counts,
   iterations: ITERATIONS,
   evaluateCpuMicrosPerObject: Number(evaluateMicros.toFixed(1)),
+  defaultingCpuMicrosPerObject: Number(defaultingMicros.toFixed(1)),
   admissionCheckCpuMicrosPerObject: Number(checkMicros.toFixed(1)),
   budgetMicros: 200,
 };

@@ -103,12 +103,72 @@ export const admissionPolicies: Manifest[] = [
     ],
   }),
   binding('trusted-registry', ['Warn']),
+  // Policies that read fields the API server defaults (issue 21): the manifests below never set them.
+  policy('no-always-pull', {
+    variables: [CONTAINERS_VARIABLE],
+    validations: [
+      {
+        expression: "variables.containers.all(c, c.imagePullPolicy != 'Always')",
+        message: 'images must be pinned to a version: pull policy Always',
+      },
+    ],
+  }),
+  binding('no-always-pull', ['Deny']),
+  policy('patient-probes', {
+    variables: [CONTAINERS_VARIABLE],
+    validations: [
+      {
+        expression:
+          'variables.containers.all(c, !has(c.livenessProbe) || (c.livenessProbe.periodSeconds >= 10 && c.livenessProbe.failureThreshold >= 3))',
+        message: 'liveness probes must wait at least 10 seconds and 3 failures',
+      },
+    ],
+  }),
+  binding('patient-probes', ['Deny']),
+  policy('rollout-defaults', {
+    matchConstraints: { resourceRules: [RULES[1]] },
+    validations: [
+      {
+        expression:
+          "object.spec.revisionHistoryLimit <= 10 && object.spec.strategy.type == 'RollingUpdate' && object.spec.template.spec.restartPolicy == 'Always' && object.spec.template.spec.terminationGracePeriodSeconds <= 30",
+        message: 'rollouts keep at most 10 revisions and roll pods gracefully',
+      },
+    ],
+  }),
+  binding('rollout-defaults', ['Deny']),
+  policy('pod-spec-defaults', {
+    variables: [
+      {
+        name: 'podSpec',
+        expression: "object.kind == 'Pod' ? object.spec : object.spec.template.spec",
+      },
+    ],
+    validations: [
+      {
+        expression:
+          "variables.podSpec.dnsPolicy == 'ClusterFirst' && variables.podSpec.schedulerName == 'default-scheduler' && variables.podSpec.containers.all(c, c.terminationMessagePolicy == 'File')",
+        message: 'pods use cluster DNS and the default scheduler',
+      },
+    ],
+  }),
+  binding('pod-spec-defaults', ['Warn']),
+  // CEL optional syntax, which the API server's CEL environment enables (issue 21).
+  policy('optional-syntax', {
+    validations: [
+      {
+        expression: `object.metadata.?labels[?'${EXEMPT_LABEL}'].orValue('false') != 'true' && [?object.metadata.?labels[?'app']].all(app, app != '')`,
+        message: 'exemptions are reviewed',
+      },
+    ],
+  }),
+  binding('optional-syntax', ['Warn']),
 ];
 
 interface ContainerOptions {
   name?: string;
   image?: string;
   memory?: string;
+  livenessProbe?: Manifest;
 }
 
 function container(options: ContainerOptions = {}): Manifest {
@@ -116,28 +176,35 @@ function container(options: ContainerOptions = {}): Manifest {
     name: options.name ?? 'app',
     image: options.image ?? 'registry.example.com/app:1',
     ...(options.memory ? { resources: { limits: { memory: options.memory } } } : {}),
+    ...(options.livenessProbe ? { livenessProbe: options.livenessProbe } : {}),
   };
 }
 
-function pod(name: string, containers: Manifest[], labels: Record<string, string> = {}): Manifest {
+function pod(
+  name: string,
+  containers: Manifest[],
+  labels: Record<string, string> = {},
+  spec: Manifest = {},
+): Manifest {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name, namespace: VAP_NAMESPACE, labels: { app: name, ...labels } },
-    spec: { containers },
+    spec: { ...spec, containers },
   };
 }
 
 function deployment(
   name: string,
   containers: Manifest[],
-  options: { replicas?: number; labels?: Record<string, string> } = {},
+  options: { replicas?: number; labels?: Record<string, string>; spec?: Manifest } = {},
 ): Manifest {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: { name, namespace: VAP_NAMESPACE, labels: { app: name, ...options.labels } },
     spec: {
+      ...options.spec,
       replicas: options.replicas ?? 1,
       selector: { matchLabels: { app: name } },
       template: { metadata: { labels: { app: name } }, spec: { containers } },
@@ -157,6 +224,20 @@ export const admissionPolicyObjects: Manifest[] = [
   pod('limited-pod', [container({ memory: '128Mi' })]),
   pod('outside-registry', [container({ memory: '128Mi', image: 'docker.io/library/nginx:1.27' })]),
   pod('outside-registry-unlimited', [container({ image: 'docker.io/library/nginx:1.27' })]),
+  // Judged on what the server defaults (issue 21): pull policy from the tag, probe timings, rollout fields.
+  pod('latest-image', [container({ memory: '128Mi', image: 'registry.example.com/app:latest' })]),
+  pod('untagged-image', [container({ memory: '128Mi', image: 'registry.example.com/app' })]),
+  pod('digest-image', [
+    container({ memory: '128Mi', image: `registry.example.com/app@sha256:${'c'.repeat(64)}` }),
+  ]),
+  pod('default-probe', [container({ memory: '128Mi', livenessProbe: { httpGet: { port: 8080 } } })]),
+  pod('hasty-probe', [
+    container({ memory: '128Mi', livenessProbe: { httpGet: { port: 8080 }, periodSeconds: 2 } }),
+  ]),
+  deployment('default-rollout', [container({ memory: '256Mi' })]),
+  deployment('long-history', [container({ memory: '256Mi' })], { spec: { revisionHistoryLimit: 20 } }),
+  deployment('untagged-rollout', [container({ memory: '256Mi', image: 'registry.example.com/app' })]),
+  pod('custom-dns', [container({ memory: '128Mi' })], {}, { dnsPolicy: 'Default' }),
 ];
 
 export const PSA_NAMESPACES: Manifest[] = [
@@ -190,6 +271,11 @@ const SECURITY_VARIANTS: Record<string, SecurityChange> = {
   },
   'host-network': (podSpec) => {
     podSpec.hostNetwork = true;
+  },
+  // The server defaults each port's hostPort to its containerPort on the host network (issue 21).
+  'host-network-port': (podSpec) => {
+    podSpec.hostNetwork = true;
+    (podSpec.containers as Manifest[])[0].ports = [{ containerPort: 9100 }];
   },
   'run-as-root': (podSpec) => {
     delete (podSpec.securityContext as Manifest).runAsNonRoot;

@@ -8,6 +8,7 @@ import { workloadLabels } from '../../model/workload-kinds';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { matchingConstraints, toListedConstraint } from '../views/constraint-list';
 import { compareBySeverityThenName } from '../views/ordering';
+import { withServerDefaults } from './defaulting';
 import { evaluateVerdicts } from './evaluate';
 import { pathWithinObject } from './evidence-path';
 import type { AdmissionOperation, Verdict, VerdictIndex } from './types';
@@ -192,11 +193,18 @@ export function buildAdmissionCheck(
   request: AdmissionCheckRequest,
   options: AdmissionCheckOptions = {},
 ): AdmissionCheck {
-  if (request.clusterScoped) {
-    const scoped = clusterScopedCheck(index, request.object);
-    return checkedConstraints(index, request, scoped, options);
+  // The server defaults the object before any admission sees it (defaulting/index.ts): matching
+  // (a Job takes its template's labels) and every verdict use the defaulted copy, once per object.
+  const defaulted: AdmissionCheckRequest = {
+    ...request,
+    object: withServerDefaults(request.object),
+    ...(request.oldObject ? { oldObject: withServerDefaults(request.oldObject) } : {}),
+  };
+  if (defaulted.clusterScoped) {
+    const scoped = clusterScopedCheck(index, defaulted.object);
+    return checkedConstraints(index, defaulted, scoped, options);
   }
-  const { object } = request;
+  const { object } = defaulted;
   const namespace = namespaceOfObject(object);
   const group = groupOf(object.apiVersion);
   const kind = object.kind ?? '';
@@ -215,7 +223,7 @@ export function buildAdmissionCheck(
   const namespaceLabels = index.labelsOfNamespace(namespace);
   return checkedConstraints(
     index,
-    request,
+    defaulted,
     { constraints, namespace, namespaceLabels: isStringRecord(namespaceLabels) ? namespaceLabels : {} },
     options,
   );
@@ -243,7 +251,7 @@ function checkedConstraints(
   const viewer: Viewer = { level: options.viewer?.level ?? 'full', namespace };
   return {
     constraints: verdicts
-      .map(({ constraint, verdict }) => checkedEntry(constraint, verdict, object, viewer))
+      .map(({ constraint, verdict }) => checkedEntry(constraint, verdict, request.object, viewer))
       .sort(compareChecked),
   };
 }

@@ -121,31 +121,32 @@ describe('ValidatingAdmissionPolicy verdicts', () => {
         },
         validations: [
           {
-            expression: 'object.spec.template.spec.containers.all(c, has(c.resources.limits))',
-            message: 'every container must set resource limits',
+            expression: 'object.spec.template.spec.containers.all(c, has(c.securityContext.runAsNonRoot))',
+            message: 'every container must set runAsNonRoot',
           },
         ],
       },
     };
     const containers = [
-      { name: 'web', resources: { limits: { memory: '1Gi' } } },
-      { name: 'sidecar', resources: {} },
+      { name: 'web', securityContext: { runAsNonRoot: true } },
+      { name: 'sidecar', securityContext: {} },
+      // No security context: an evaluation error (the server defaults none, unlike `resources: {}`).
       { name: 'init' },
     ];
     const [entry] = checkAgainst([policy, binding('require-limits')], deployment(1, containers));
     expect(entry.evidence).toEqual([
       {
         path: 'spec.template.spec.containers[1]',
-        message: 'container "sidecar": every container must set resource limits',
+        message: 'container "sidecar": every container must set runAsNonRoot',
       },
       {
         path: 'spec.template.spec.containers[2]',
         message:
-          'container "init": a validation cannot be evaluated on it (field not found: resources) and the policy fails closed',
+          'container "init": a validation cannot be evaluated on it (field not found: securityContext) and the policy fails closed',
       },
     ]);
     expect(entry.summary).toBe(
-      'will be rejected: container "sidecar": every container must set resource limits (and 1 more) (ValidatingAdmissionPolicy "require-limits")',
+      'will be rejected: container "sidecar": every container must set runAsNonRoot (and 1 more) (ValidatingAdmissionPolicy "require-limits")',
     );
   });
 
@@ -173,18 +174,21 @@ describe('ValidatingAdmissionPolicy verdicts', () => {
           { name: 'replicas', expression: 'object.spec.replicas' },
         ],
         validations: [
-          { expression: 'variables.containers.all(c, has(c.resources))', message: 'set resources' },
+          {
+            expression: 'variables.containers.all(c, has(c.securityContext))',
+            message: 'set a security context',
+          },
           { expression: 'variables.replicas >= 2', message: 'two replicas' },
         ],
       },
     };
     const [entry] = checkAgainst(
       [policy, minReplicas[1]],
-      deployment(1, [{ name: 'web', resources: {} }, { name: 'sidecar' }]),
+      deployment(1, [{ name: 'web', securityContext: {} }, { name: 'sidecar' }]),
     );
     expect(entry.verdict).toBe('violates');
     expect(entry.evidence).toEqual([
-      { path: 'spec.template.spec.containers[1]', message: 'container "sidecar": set resources' },
+      { path: 'spec.template.spec.containers[1]', message: 'container "sidecar": set a security context' },
       { path: 'spec.replicas', message: 'two replicas' },
     ]);
   });

@@ -1,14 +1,18 @@
-import { celEnv, isCelError, isCelList, isCelMap, parse, plan, type CelValue } from '@bufbuild/cel';
+import { celEnv, isCelError, isCelList, isCelMap, plan, type CelValue } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import { isRecord } from '../../../model/kubernetes';
 import { KUBERNETES_CEL_FUNCTIONS } from './kubernetes-extensions';
 import { NETWORK_CEL_FUNCTIONS } from './network-extensions';
+import { OPTIONAL_CEL_FUNCTIONS } from './optional-library';
+import { parseWithOptionalSyntax as parse } from './optional-syntax';
 
 // Compiling and running CEL for admission policies with @bufbuild/cel (docs/decisions.md). JSON
 // from Kubernetes objects becomes CEL input once per object: whole numbers are CEL ints (bigint),
 // as the API server's schema-typed values are for integer fields.
 
-const environment = celEnv({ funcs: [...strings, ...KUBERNETES_CEL_FUNCTIONS, ...NETWORK_CEL_FUNCTIONS] });
+const environment = celEnv({
+  funcs: [...strings, ...KUBERNETES_CEL_FUNCTIONS, ...NETWORK_CEL_FUNCTIONS, ...OPTIONAL_CEL_FUNCTIONS],
+});
 
 export type CelProgram = (bindings: Record<string, unknown>) => CelOutcome;
 

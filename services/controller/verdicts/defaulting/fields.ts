@@ -1,0 +1,60 @@
+import { isRecord } from '../../../model/kubernetes';
+
+// How the API server's defaulting functions test for "unset", over JSON. Go structs cannot tell an
+// absent string from "" or an absent non-pointer int from 0, so those defaults also replace "" and 0;
+// a pointer field is unset only when absent or null. A field of the wrong type is left alone: the
+// server rejects such an object when it decodes it, before any default.
+
+export type JsonRecord = Record<string, unknown>;
+
+/** A string field (`imagePullPolicy`): absent or "". */
+export function defaultString(record: JsonRecord, field: string, value: string): void {
+  const current = record[field];
+  if (current === undefined || current === null || current === '') record[field] = value;
+}
+
+/** A non-pointer integer (`timeoutSeconds`): absent or 0. */
+export function defaultInteger(record: JsonRecord, field: string, value: number): void {
+  const current = record[field];
+  if (current === undefined || current === null || current === 0) record[field] = value;
+}
+
+/** A pointer field (`replicas`, `enableServiceLinks`, `securityContext`): absent or null. */
+export function defaultPointer(record: JsonRecord, field: string, value: unknown): void {
+  const current = record[field];
+  if (current === undefined || current === null) record[field] = value;
+}
+
+/** The record at `field`, when there is one (a struct pointer that is set). */
+export function recordAt(record: JsonRecord, field: string): JsonRecord | undefined {
+  const value = record[field];
+  return isRecord(value) ? value : undefined;
+}
+
+/** The record at `field`, created empty when absent (a Go struct that is not a pointer). */
+export function structAt(record: JsonRecord, field: string): JsonRecord | undefined {
+  const value = record[field];
+  if (value === undefined || value === null) {
+    const created: JsonRecord = {};
+    record[field] = created;
+    return created;
+  }
+  return isRecord(value) ? value : undefined;
+}
+
+/** The records of a list field (containers, volumes, ports), skipping anything else. */
+export function recordsAt(record: JsonRecord, field: string): JsonRecord[] {
+  const value = record[field];
+  return Array.isArray(value) ? value.filter(isRecord) : [];
+}
+
+/** A deep copy of decoded JSON (plain objects, arrays, scalars): cheaper than structuredClone. */
+export function copyJson<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(copyJson) as T;
+  if (isRecord(value)) {
+    const copy: JsonRecord = {};
+    for (const key of Object.keys(value)) copy[key] = copyJson(value[key]);
+    return copy as T;
+  }
+  return value;
+}
