@@ -31,6 +31,19 @@ build_pulumi() {
 # same version, so Pulumi neither warns nor looks for another plugin. Only the versions below can be
 # built from what the Go module proxy serves (docs/e2e.md, "Pulumi providers").
 
+# Downloads every module of the main module in the current directory before compiling: a download that
+# times out on a loaded machine (TLS handshake timeout, unexpected EOF) is retried here, instead of
+# failing a long compile minutes later.
+download_modules() { # what (for the log)
+  local attempt
+  for attempt in 1 2 3; do
+    run_logged go mod download && return 0
+    log "downloading the modules of $1 failed (attempt $attempt of 3)"
+    sleep $((attempt * 10))
+  done
+  return 1
+}
+
 # pulumi-resource-kubernetes: the served provider module at the commit of its tag, with the one local
 # replace (sdk/v4 => ../sdk) swapped for the served SDK module of the same tag.
 provider_kubernetes_module_version() { # SDK version -> provider module version (the tag's commit)
@@ -57,8 +70,8 @@ build_provider_kubernetes() {
   (cd "$work/src" && go mod edit -dropreplace github.com/pulumi/pulumi-kubernetes/sdk/v4 \
     -require "github.com/pulumi/pulumi-kubernetes/sdk/v4@v$version" &&
     run_logged go mod download github.com/pulumi/pulumi-kubernetes/sdk/v4 &&
-    run_logged go get "github.com/pulumi/pulumi-kubernetes/sdk/v4@v$version") ||
-    fail "resolving module $module@$module_version with github.com/pulumi/pulumi-kubernetes/sdk/v4@v$version failed (in $work/src)" "read the log"
+    run_logged go get "github.com/pulumi/pulumi-kubernetes/sdk/v4@v$version" && download_modules "$module") ||
+    fail "resolving module $module@$module_version with github.com/pulumi/pulumi-kubernetes/sdk/v4@v$version failed (in $work/src)" "read the log; check the Go proxy: go list -m $module@$module_version"
   (cd "$work/src/cmd/pulumi-resource-kubernetes" && VERSION="$version" run_logged go run ./generate.go) ||
     fail "generating the embedded schema of module $module (go run ./generate.go) failed" "read the log"
   (cd "$work/src" && run_logged go build -p 1 -trimpath \
@@ -95,7 +108,7 @@ build_provider_tls() {
   rm -rf "$work" && mkdir -p "$work/out"
   cp -r "$(provider_tls_sources)" "$work/src"
   ldflags="-s -w -X $module/provider.Version=$version"
-  (cd "$work/src" && run_logged go mod download) ||
+  (cd "$work/src" && download_modules "$module") ||
     fail "downloading the modules of $module (github.com/pulumi/pulumi-terraform-bridge/v3, github.com/hashicorp/terraform-provider-tls) failed" \
       "read the log; check the Go proxy: go list -m github.com/pulumi/pulumi-terraform-bridge/v3@v3.119.0"
   (cd "$work/src" && run_logged go build -p 1 -trimpath -ldflags "$ldflags" -o "$work/out/pulumi-tfgen-tls" ./cmd/pulumi-tfgen-tls) ||

@@ -293,7 +293,9 @@ verify_folder() { # tool folder
     ;;
   etcd-*) verify_binary "$folder/etcd" --version ;;
   pulumi-v*) verify_binary "$folder/pulumi" version ;;
-  pulumi-resource-*) verify_binary "$folder/$(basename "$folder" | sed 's/-v[0-9].*//')" -version ;;
+  # The Kubernetes provider has no version flag: -help shows that it starts on this machine.
+  pulumi-resource-kubernetes-*) verify_binary "$folder/pulumi-resource-kubernetes" -help ;;
+  pulumi-resource-tls-*) verify_binary "$folder/pulumi-resource-tls" -version ;;
   kwok-*) verify_binary "$folder/kwok" --version ;;
   *) for bin in "$folder"/*; do [[ $(basename "$bin") == BUILD-INFO || -x $bin ]] || fail "$bin is not executable" "delete $folder and run this script again"; done ;;
   esac
