@@ -12,7 +12,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
 readonly TIER=deploy
 readonly RESULTS_JSON="${FOREWARN_DEPLOY_JSON:-}"
-readonly JEST_TIME_LIMIT="${FOREWARN_DEPLOY_JEST_TIME_LIMIT:-900}"
+readonly JEST_TIME_LIMIT="${FOREWARN_DEPLOY_JEST_TIME_LIMIT:-1500}"
 # shellcheck source=test/e2e/tier-runner.sh
 source test/e2e/tier-runner.sh
 last_value() { sed -n "s/^$1=//p" <<<"$2" | tail -n 1; }
