@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import ts from 'typescript';
 import { repositoryRoot } from '../e2e/forewarn-support';
-import { PulumiWorkspace } from './pulumi-cli';
+import { PulumiWorkspace, runCommand } from './pulumi-cli';
 import { deployToolDirs, requireDeployTools, toolPath } from './tools';
 
 interface SchemaResource {
@@ -90,7 +90,15 @@ test('the binary is the tls package at the version of the @pulumi/tls SDK', asyn
   const sdkManifest = JSON.parse(await readFile(path.join(sdkDir, 'package.json'), 'utf8')) as {
     version: string;
   };
-  expect({ name: schema.name, version: schema.version }).toEqual({
+  // The bridge leaves the version out of the schema; the plugin reports it with -version.
+  const reported = await runCommand(
+    toolPath('pulumi-resource-tls'),
+    ['-version'],
+    repositoryRoot,
+    {},
+    30_000,
+  );
+  expect({ name: schema.name, version: reported.stdout.trim() }).toEqual({
     name: 'tls',
     version: sdkManifest.version,
   });
