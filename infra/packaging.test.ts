@@ -23,8 +23,19 @@ describe('packaging', () => {
     for (const name of pulumiPackages) {
       expect(manifest.dependencies).not.toHaveProperty(name);
       expect(manifest.peerDependencies).toHaveProperty(name);
-      expect(manifest.devDependencies[name]).toBe(manifest.peerDependencies?.[name]);
     }
+  });
+
+  it('develops against exact Pulumi versions, the oldest that the peer ranges allow', () => {
+    // The dev versions pair with the provider binaries the deploy tier builds (docs/e2e.md); users get
+    // the wider peer range, whose floor is exactly what the tier tested.
+    for (const name of pulumiPackages) {
+      const tested = manifest.devDependencies[name];
+      expect({ name, tested }).toEqual({ name, tested: expect.stringMatching(/^\d+\.\d+\.\d+$/) });
+      expect([tested, `^${tested}`]).toContain(manifest.peerDependencies?.[name]);
+    }
+    expect(manifest.devDependencies['@pulumi/kubernetes']).toBe('4.25.0');
+    expect(manifest.devDependencies['@pulumi/tls']).toBe('5.3.0');
   });
 
   it('leaves peer dependencies out of the runtime image', () => {

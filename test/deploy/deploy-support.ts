@@ -3,6 +3,7 @@
 import { copyFile, mkdir, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { BUILT_IN_API_GROUPS } from '../../services/model/kubernetes';
+import { generateSelfSignedBundle } from '../../services/webhook/certs/self-signed';
 import { COMPANION_KINDS, INVENTORY_KINDS, POLICY_SOURCE_KINDS } from '../../services/model/watched-kinds';
 import type { Cluster } from '../e2e/harness';
 import { asJsonObject, isJsonObject, repositoryRoot, type JsonObject } from '../e2e/forewarn-support';
@@ -135,4 +136,51 @@ export async function stackProjectDirectory(workDir: string): Promise<string> {
     await symlink(path.join(repositoryRoot, entry), path.join(dir, entry));
   }
   return dir;
+}
+
+export interface CertManagerIssue {
+  namespace: string;
+  certificate: string;
+  secretName: string;
+  /** The Service the certificate serves (its DNS names go into the SANs). */
+  serviceName: string;
+  issuer: { name: string; kind: string };
+}
+
+/**
+ * Does what cert-manager's controller does for a Certificate, since no cert-manager runs in the tier:
+ * writes the `kubernetes.io/tls` Secret the Certificate names, with a serving certificate signed by a
+ * CA (made here by the webhook's own generator), the CA in `ca.crt`, and the annotations cert-manager
+ * puts on the Secrets it issues.
+ */
+export async function issueSecretAsCertManager(cluster: Cluster, issue: CertManagerIssue): Promise<void> {
+  const bundle = await generateSelfSignedBundle({
+    serviceName: issue.serviceName,
+    namespace: issue.namespace,
+    extraSans: [],
+    now: new Date(),
+  });
+  const base64 = (text: string): string => Buffer.from(text).toString('base64');
+  const secret = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type: 'kubernetes.io/tls',
+    metadata: {
+      name: issue.secretName,
+      namespace: issue.namespace,
+      annotations: {
+        'cert-manager.io/certificate-name': issue.certificate,
+        'cert-manager.io/issuer-name': issue.issuer.name,
+        'cert-manager.io/issuer-kind': issue.issuer.kind,
+        'cert-manager.io/issuer-group': 'cert-manager.io',
+      },
+    },
+    data: {
+      'tls.crt': base64(bundle.certPem),
+      'tls.key': base64(bundle.keyPem),
+      'ca.crt': base64(bundle.caPem),
+    },
+  };
+  const result = await cluster.kubectl(['apply', '-f', '-'], { stdin: JSON.stringify(secret) });
+  if (result.code !== 0) throw new Error(`issuing Secret ${issue.secretName} failed: ${result.stderr}`);
 }

@@ -8,7 +8,14 @@ import path from 'node:path';
 import { Certificate } from '@kubernetes-models/cert-manager/cert-manager.io/v1/Certificate';
 import { startCluster, waitFor, type Cluster } from '../e2e/harness';
 import { requireBuiltEntries, unusedLoopbackPort } from '../e2e/forewarn-support';
-import { at, kubectlJson, kubectlOk, objectExists, stackProjectDirectory } from './deploy-support';
+import {
+  at,
+  issueSecretAsCertManager,
+  kubectlJson,
+  kubectlOk,
+  objectExists,
+  stackProjectDirectory,
+} from './deploy-support';
 import {
   STACK_NAMES,
   authorizationErrors,
@@ -23,9 +30,7 @@ import {
   pointRegistrationAt,
   webhookTrust,
 } from './component-checks';
-import { deployToolDirs, skipAwaitConfig, testNeedingProviders } from './tools';
-
-const withProviders = testNeedingProviders('deploy.test.ts');
+import { deployToolDirs, requireDeployTools, skipAwaitConfig } from './tools';
 
 let cluster: Cluster;
 let workDir: string;
@@ -47,6 +52,7 @@ async function initStack(stack: string, configLines: readonly string[]): Promise
 }
 
 beforeAll(async () => {
+  requireDeployTools();
   requireBuiltEntries();
   cluster = await startCluster();
   workDir = await mkdtemp(path.join(tmpdir(), 'forewarn-deploy-'));
@@ -67,40 +73,34 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-withProviders(
-  'pulumi up of the repository stack (self-signed) creates the component in forewarn-system',
-  async () => {
-    await initStack('deploy', []);
-    await pulumi.succeed(project, ['up', '--yes', '--stack', 'deploy']);
-    for (const object of [
-      ['namespace', STACK_NAMES.namespace],
-      ['clusterrole', STACK_NAMES.controller],
-      ['clusterrolebinding', STACK_NAMES.webhook],
-      ['validatingwebhookconfiguration', STACK_NAMES.registration],
-      ['-n', STACK_NAMES.namespace, 'deployment', STACK_NAMES.controller],
-      ['-n', STACK_NAMES.namespace, 'secret', STACK_NAMES.tlsSecret],
-    ]) {
-      expect({ object, exists: await objectExists(cluster, object) }).toEqual({ object, exists: true });
-    }
-    const trust = await webhookTrust(cluster);
-    expect(trust.caBundle).toBe(trust.secretCa);
-  },
-);
+test('pulumi up of the repository stack (self-signed) creates the component in forewarn-system', async () => {
+  await initStack('deploy', []);
+  await pulumi.succeed(project, ['up', '--yes', '--stack', 'deploy']);
+  for (const object of [
+    ['namespace', STACK_NAMES.namespace],
+    ['clusterrole', STACK_NAMES.controller],
+    ['clusterrolebinding', STACK_NAMES.webhook],
+    ['validatingwebhookconfiguration', STACK_NAMES.registration],
+    ['-n', STACK_NAMES.namespace, 'deployment', STACK_NAMES.controller],
+    ['-n', STACK_NAMES.namespace, 'secret', STACK_NAMES.tlsSecret],
+  ]) {
+    expect({ object, exists: await objectExists(cluster, object) }).toEqual({ object, exists: true });
+  }
+  const trust = await webhookTrust(cluster);
+  expect(trust.caBundle).toBe(trust.secretCa);
+});
 
-withProviders('a second preview shows no changes and a second up is a no-op', async () => {
+test('a second preview shows no changes and a second up is a no-op', async () => {
   await pulumi.succeed(project, ['preview', '--expect-no-changes', '--stack', 'deploy']);
   const second = await pulumi.succeed(project, ['up', '--yes', '--expect-no-changes', '--stack', 'deploy']);
   expect(second.stdout).toMatch(/unchanged/);
 });
 
-withProviders(
-  'the controller, as its ServiceAccount, becomes healthy with no authorization error',
-  async () => {
-    controller = await expectControllerHealthyAs(cluster, workDir, processes);
-  },
-);
+test('the controller, as its ServiceAccount, becomes healthy with no authorization error', async () => {
+  controller = await expectControllerHealthyAs(cluster, workDir, processes);
+});
 
-withProviders('the webhook, as its ServiceAccount, reuses the Secret the component created', async () => {
+test('the webhook, as its ServiceAccount, reuses the Secret the component created', async () => {
   const before = await webhookTrust(cluster);
   const { process: webhook, settled } = await startWebhookAs(cluster, workDir, {
     port: await unusedLoopbackPort(),
@@ -115,38 +115,35 @@ withProviders('the webhook, as its ServiceAccount, reuses the Secret the compone
   expect(await webhookTrust(cluster)).toEqual(before);
 });
 
-withProviders(
-  'after a forced rotation the webhook injects its new CA and kubectl apply prints warnings',
-  async () => {
-    const before = await webhookTrust(cluster);
-    const port = await unusedLoopbackPort();
-    // The API server has no route to a Service here: it calls the local webhook by URL instead.
-    await pointRegistrationAt(cluster, { url: `https://127.0.0.1:${port}/validate` });
-    const { process: webhook, settled } = await startWebhookAs(cluster, workDir, {
-      port,
-      controllerUrl: controller?.url ?? '',
-      loopbackSan: true, // a name the component's certificate lacks: the webhook must rotate
-      logName: 'webhook-rotated.log',
-    });
-    processes.push(webhook);
-    expect(settled.action).toBe('rotated');
-    const rotated = await waitFor(
-      async () => {
-        const trust = await webhookTrust(cluster);
-        return trust.caBundle === trust.secretCa && trust.secretCa !== before.secretCa ? trust : undefined;
-      },
-      30_000,
-      { description: 'the new CA in the registration', intervalMs: 250 },
-    );
-    expect(rotated.secretData).not.toEqual(before.secretData);
-    await expectWarningsOnApply(cluster);
-    expect(authorizationErrors(webhook)).toEqual([]);
-    await webhook.stop('SIGTERM');
-    await pointRegistrationAt(cluster, 'service');
-  },
-);
+test('after a forced rotation the webhook injects its new CA and kubectl apply prints warnings', async () => {
+  const before = await webhookTrust(cluster);
+  const port = await unusedLoopbackPort();
+  // The API server has no route to a Service here: it calls the local webhook by URL instead.
+  await pointRegistrationAt(cluster, { url: `https://127.0.0.1:${port}/validate` });
+  const { process: webhook, settled } = await startWebhookAs(cluster, workDir, {
+    port,
+    controllerUrl: controller?.url ?? '',
+    loopbackSan: true, // a name the component's certificate lacks: the webhook must rotate
+    logName: 'webhook-rotated.log',
+  });
+  processes.push(webhook);
+  expect(settled.action).toBe('rotated');
+  const rotated = await waitFor(
+    async () => {
+      const trust = await webhookTrust(cluster);
+      return trust.caBundle === trust.secretCa && trust.secretCa !== before.secretCa ? trust : undefined;
+    },
+    30_000,
+    { description: 'the new CA in the registration', intervalMs: 250 },
+  );
+  expect(rotated.secretData).not.toEqual(before.secretData);
+  await expectWarningsOnApply(cluster);
+  expect(authorizationErrors(webhook)).toEqual([]);
+  await webhook.stop('SIGTERM');
+  await pointRegistrationAt(cluster, 'service');
+});
 
-withProviders("pulumi up and refresh after the rotation keep the webhook's Secret and caBundle", async () => {
+test("pulumi up and refresh after the rotation keep the webhook's Secret and caBundle", async () => {
   const rotated = await webhookTrust(cluster);
   await pulumi.succeed(project, ['up', '--yes', '--stack', 'deploy']);
   expect(await webhookTrust(cluster)).toEqual(rotated);
@@ -156,74 +153,84 @@ withProviders("pulumi up and refresh after the rotation keep the webhook's Secre
   await pulumi.succeed(project, ['preview', '--expect-no-changes', '--stack', 'deploy']);
 });
 
-withProviders(
-  'managed mode creates the cert-manager Certificate and the inject-ca-from annotation',
-  async () => {
-    await initStack('managed', [
-      'forewarn:name: fw-managed',
-      'forewarn:namespace: fw-managed',
-      'forewarn:admissionWebhook:',
-      '  certManagement: managed',
-      '  certIssuer: { issuerName: internal-ca, issuerKind: ClusterIssuer }',
-    ]);
-    const up = pulumi.run(project, ['up', '--yes', '--stack', 'managed']);
-    // Play cert-manager: once the Certificate exists, mark it Ready (Pulumi waits for that condition).
-    const certificateCreated = waitFor(
-      () => objectExists(cluster, ['-n', 'fw-managed', 'certificate', 'fw-managed-webhook']),
-      240_000,
-      { description: 'Certificate fw-managed-webhook', intervalMs: 500 },
-    );
-    const early = await Promise.race([
-      up,
-      certificateCreated.then(
-        () => undefined,
-        () => undefined,
-      ),
-    ]);
-    if (early && early.code !== 0)
-      throw new Error(`pulumi up (managed) failed:\n${tail(early.stdout)}\n${tail(early.stderr)}`);
-    await certificateCreated;
-    const ready = {
-      status: {
-        conditions: [{ type: 'Ready', status: 'True', reason: 'Issued', message: 'issued by the test' }],
-      },
-    };
-    await kubectlOk(cluster, [
-      '-n',
-      'fw-managed',
-      'patch',
-      'certificate',
-      'fw-managed-webhook',
-      '--subresource=status',
-      '--type=merge',
-      '-p',
-      JSON.stringify(ready),
-    ]);
-    const result = await up;
-    if (result.code !== 0)
-      throw new Error(`pulumi up (managed) failed:\n${tail(result.stdout)}\n${tail(result.stderr)}`);
-    const certificate = await kubectlJson(cluster, [
-      '-n',
-      'fw-managed',
-      'get',
-      'certificate',
-      'fw-managed-webhook',
-    ]);
-    expect(() => new Certificate(certificate as never).validate()).not.toThrow();
-    expect(at(certificate, 'spec', 'secretName')).toBe('fw-managed-webhook-tls');
-    expect(at(certificate, 'spec', 'issuerRef')).toEqual({ name: 'internal-ca', kind: 'ClusterIssuer' });
-    const registration = await kubectlJson(cluster, [
-      'get',
-      'validatingwebhookconfiguration',
-      'fw-managed-webhook',
-    ]);
-    expect(at(registration, 'metadata', 'annotations', 'cert-manager.io/inject-ca-from')).toBe(
-      'fw-managed/fw-managed-webhook',
-    );
-    await pulumi.succeed(project, ['destroy', '--yes', '--stack', 'managed']);
-    expect(await objectExists(cluster, ['validatingwebhookconfiguration', 'fw-managed-webhook'])).toBe(false);
-  },
-);
+test('managed mode creates the cert-manager Certificate and the inject-ca-from annotation', async () => {
+  await initStack('managed', [
+    'forewarn:name: fw-managed',
+    'forewarn:namespace: fw-managed',
+    'forewarn:admissionWebhook:',
+    '  certManagement: managed',
+    '  certIssuer: { issuerName: internal-ca, issuerKind: ClusterIssuer }',
+  ]);
+  const up = pulumi.run(project, ['up', '--yes', '--stack', 'managed']);
+  // Play cert-manager: once the Certificate exists, mark it Ready (Pulumi waits for that condition).
+  const certificateCreated = waitFor(
+    () => objectExists(cluster, ['-n', 'fw-managed', 'certificate', 'fw-managed-webhook']),
+    240_000,
+    { description: 'Certificate fw-managed-webhook', intervalMs: 500 },
+  );
+  const early = await Promise.race([
+    up,
+    certificateCreated.then(
+      () => undefined,
+      () => undefined,
+    ),
+  ]);
+  if (early && early.code !== 0)
+    throw new Error(`pulumi up (managed) failed:\n${tail(early.stdout)}\n${tail(early.stderr)}`);
+  await certificateCreated;
+  // No cert-manager runs here: the test does its part, as cert-manager would on seeing the
+  // Certificate: it issues the Secret the Certificate names (a CA-signed serving certificate, with
+  // cert-manager's annotations), then reports the Certificate Ready.
+  await issueSecretAsCertManager(cluster, {
+    namespace: 'fw-managed',
+    certificate: 'fw-managed-webhook',
+    secretName: 'fw-managed-webhook-tls',
+    serviceName: 'fw-managed-webhook',
+    issuer: { name: 'internal-ca', kind: 'ClusterIssuer' },
+  });
+  const ready = {
+    status: {
+      conditions: [{ type: 'Ready', status: 'True', reason: 'Issued', message: 'issued by the test' }],
+    },
+  };
+  await kubectlOk(cluster, [
+    '-n',
+    'fw-managed',
+    'patch',
+    'certificate',
+    'fw-managed-webhook',
+    '--subresource=status',
+    '--type=merge',
+    '-p',
+    JSON.stringify(ready),
+  ]);
+  const result = await up;
+  if (result.code !== 0)
+    throw new Error(`pulumi up (managed) failed:\n${tail(result.stdout)}\n${tail(result.stderr)}`);
+  const certificate = await kubectlJson(cluster, [
+    '-n',
+    'fw-managed',
+    'get',
+    'certificate',
+    'fw-managed-webhook',
+  ]);
+  expect(() => new Certificate(certificate as never).validate()).not.toThrow();
+  expect(at(certificate, 'spec', 'secretName')).toBe('fw-managed-webhook-tls');
+  expect(at(certificate, 'spec', 'issuerRef')).toEqual({ name: 'internal-ca', kind: 'ClusterIssuer' });
+  const registration = await kubectlJson(cluster, [
+    'get',
+    'validatingwebhookconfiguration',
+    'fw-managed-webhook',
+  ]);
+  expect(at(registration, 'metadata', 'annotations', 'cert-manager.io/inject-ca-from')).toBe(
+    'fw-managed/fw-managed-webhook',
+  );
+  const issued = await kubectlJson(cluster, ['-n', 'fw-managed', 'get', 'secret', 'fw-managed-webhook-tls']);
+  expect(at(issued, 'type')).toBe('kubernetes.io/tls');
+  expect(Object.keys(at(issued, 'data') as object).sort()).toEqual(['ca.crt', 'tls.crt', 'tls.key']);
+  await pulumi.succeed(project, ['destroy', '--yes', '--stack', 'managed']);
+  expect(await objectExists(cluster, ['validatingwebhookconfiguration', 'fw-managed-webhook'])).toBe(false);
+});
 
 test("invalid stack configuration fails preview with the component's message and creates nothing", async () => {
   await initStack('invalid', [
@@ -243,7 +250,7 @@ test("invalid stack configuration fails preview with the component's message and
   expect(await objectExists(cluster, ['clusterrole', 'fw-invalid-controller'])).toBe(false);
 });
 
-withProviders('pulumi destroy leaves nothing behind', async () => {
+test('pulumi destroy leaves nothing behind', async () => {
   await pulumi.succeed(project, ['destroy', '--yes', '--stack', 'deploy']);
   const selector = '-l=app.kubernetes.io/part-of=forewarn';
   for (const kind of ['clusterroles', 'clusterrolebindings', 'validatingwebhookconfigurations']) {

@@ -8,15 +8,14 @@ import { startCluster, type Cluster } from '../e2e/harness';
 import { repositoryRoot } from '../e2e/forewarn-support';
 import { at, kubectlJson, kubectlOk, objectExists } from './deploy-support';
 import { PulumiWorkspace, runCommand } from './pulumi-cli';
-import { deployToolDirs, pythonVirtualenv, testNeedingProviders } from './tools';
-
-const withProviders = testNeedingProviders('python.test.ts');
+import { deployToolDirs, pythonVirtualenv, requireDeployTools } from './tools';
 
 let cluster: Cluster;
 let pulumi: PulumiWorkspace;
 let program: string;
 
 beforeAll(async () => {
+  requireDeployTools();
   cluster = await startCluster();
   const workDir = await mkdtemp(path.join(tmpdir(), 'forewarn-deploy-python-'));
   pulumi = new PulumiWorkspace({
@@ -72,7 +71,7 @@ test("invalid arguments from Python fail the preview with the component's messag
   expect(output).toMatch(/namespace\.name must be a DNS-1123 label/);
 });
 
-withProviders('pulumi up of the Python program deploys the component', async () => {
+test('pulumi up of the Python program deploys the component', async () => {
   await pulumi.succeed(program, ['stack', 'init', 'py']);
   const stackFile = path.join(program, 'Pulumi.py.yaml');
   const settings = await readFile(stackFile, 'utf8');
@@ -108,7 +107,7 @@ withProviders('pulumi up of the Python program deploys the component', async () 
   await pulumi.succeed(program, ['preview', '--expect-no-changes', '--stack', 'py']);
 });
 
-withProviders('pulumi destroy of the Python program removes every cluster-scoped object', async () => {
+test('pulumi destroy of the Python program removes every cluster-scoped object', async () => {
   await pulumi.succeed(program, ['destroy', '--yes', '--stack', 'py']);
   const selector = '-l=app.kubernetes.io/instance=forewarn-py';
   for (const kind of ['clusterroles', 'clusterrolebindings', 'validatingwebhookconfigurations']) {

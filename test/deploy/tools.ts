@@ -31,11 +31,28 @@ export function skipAwaitConfig(): string[] {
 /** The resource plugins `pulumi up` of the component needs, looked up in the tool directories. */
 export const REQUIRED_PROVIDERS = ['pulumi-resource-kubernetes', 'pulumi-resource-tls'] as const;
 
-/** Which required providers are missing from the tool directories (empty when all are there). */
-export function missingProviders(): string[] {
-  return REQUIRED_PROVIDERS.filter(
-    (provider) => !deployToolDirs().some((dir) => isExecutable(path.join(dir, provider))),
+/**
+ * Fails (never skips) when a tool the tier needs is missing from the tool directories: run.sh has
+ * build-tools.sh build every one of them, so a missing binary means the tier was started by hand
+ * with a partial FOREWARN_DEPLOY_PATH.
+ */
+export function requireDeployTools(extra: readonly string[] = []): void {
+  const missing = [...REQUIRED_PROVIDERS, 'pulumi', ...extra].filter(
+    (tool) => !deployToolDirs().some((dir) => isExecutable(path.join(dir, tool))),
   );
+  if (missing.length > 0) {
+    throw new Error(
+      `${missing.join(', ')} not found in ${deployToolDirs().join(', ')}: run the tier with npm run test:deploy ` +
+        '(test/e2e/provision/build-tools.sh builds them; see docs/e2e.md)',
+    );
+  }
+}
+
+/** The directory holding `tool`, from the tool directories (throws when none has it). */
+export function toolPath(tool: string): string {
+  const dir = deployToolDirs().find((candidate) => isExecutable(path.join(candidate, tool)));
+  if (!dir) throw new Error(`${tool} not found in ${deployToolDirs().join(', ')}`);
+  return path.join(dir, tool);
 }
 
 function isExecutable(file: string): boolean {
@@ -45,19 +62,4 @@ function isExecutable(file: string): boolean {
   } catch {
     return false;
   }
-}
-
-/**
- * `test` when every provider is there, else `test.skip` with the reason printed once: tests that
- * create Kubernetes objects cannot run without the Kubernetes and TLS providers, while the ones that
- * fail before any object is registered (invalid arguments, `pulumi package add`) still run.
- */
-export function testNeedingProviders(file: string): jest.It {
-  const missing = missingProviders();
-  if (missing.length === 0) return test;
-  console.log(
-    `[deploy] ${file}: SKIPPING the tests that create objects: ${missing.join(', ')} not found in ` +
-      `${deployToolDirs().join(', ')} (test/e2e/provision/build-tools.sh could not build them; see docs/e2e.md)`,
-  );
-  return test.skip;
 }

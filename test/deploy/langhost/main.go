@@ -6,10 +6,15 @@
 // are served. This host implements what `pulumi up/preview/refresh/destroy`, `pulumi package add` and
 // source-based component plugins need, and nothing else:
 //   - Run: starts the program with the language SDK's own runner (@pulumi/pulumi/cmd/run; for Python a
-//     small runner script embedded below, driving the `pulumi` package's runtime);
+//     small runner script embedded below, driving the `pulumi` package's runtime). For Node.js it does
+//     what Pulumi's own host does: the SDK is resolved by Node from the program directory (so a program
+//     folder with its own node_modules works, wherever it is), the entry point is `main:` or "." (the
+//     runner then takes package.json's `main`), TypeScript runs through the SDK's ts-node support, and
+//     runtime options typescript, tsconfig and nodeargs are honoured;
 //   - RunPlugin (nodejs): runs a source-based component plugin with @pulumi/pulumi/cmd/run-plugin;
 //   - GeneratePackage and Link (python): the CLI's own Python code generator (pkg/v3/codegen/python),
 //     then a requirements.txt entry; InstallDependencies (python) pip-installs requirements.txt.
+//
 // Everything else answers "unimplemented", which the engine tolerates for these commands.
 package main
 
@@ -20,8 +25,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/util/rpcutil"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/emptypb"
 )

@@ -8,8 +8,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
+	"strings"
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 )
@@ -17,17 +17,48 @@ import (
 // The exit code @pulumi/pulumi's runners use after they reported the error themselves.
 const exitAfterLoggedError = 32
 
-// findPulumiSDKFile looks for node_modules/@pulumi/pulumi/<file> from dir upwards, as Node resolves it.
-func findPulumiSDKFile(dir, file string) (string, error) {
-	for current := dir; ; current = filepath.Dir(current) {
-		candidate := filepath.Join(current, "node_modules", "@pulumi", "pulumi", file)
-		if _, err := os.Stat(candidate); err == nil {
-			return candidate, nil
+// locateSDKModule finds a file of the program's @pulumi/pulumi the way Pulumi's own Node host does:
+// Node's own resolution (require.resolve) run from the program directory, so node_modules is found in
+// that directory or any above it, and NODE_PATH, symlinked and hoisted installs work as they do for
+// the program itself.
+func locateSDKModule(ctx context.Context, programDirectory, module string) (string, error) {
+	script := "process.stdout.write(require.resolve(process.argv[1]))"
+	cmd := exec.CommandContext(ctx, "node", "-e", script, module)
+	cmd.Dir = programDirectory
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if strings.Contains(stderr.String(), "Cannot find module") {
+			return "", fmt.Errorf("it looks like the Pulumi SDK is not installed: no %s resolves from %s; "+
+				"run npm install (or yarn install) in the program's directory", module, programDirectory)
 		}
-		if filepath.Dir(current) == current {
-			return "", fmt.Errorf("no node_modules/@pulumi/pulumi/%s above %s: run npm ci", file, dir)
-		}
+		return "", fmt.Errorf("could not resolve %s from %s: %v: %s", module, programDirectory, err,
+			strings.TrimSpace(stderr.String()))
 	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// programDirectory is where the program lives: Pulumi.yaml's folder, or the folder `main:` names (the
+// engine's ProgramDirectory); older engines send only the working directory.
+func programDirectory(info *pulumirpc.ProgramInfo, pwd string) string {
+	if info != nil && info.ProgramDirectory != "" {
+		return info.ProgramDirectory
+	}
+	return pwd
+}
+
+// entryPoint is the program argument of @pulumi/pulumi's runner: the file `main:` names, relative to
+// the program directory, or "." when there is none, which makes the runner take package.json's
+// `exports` or `main` (else index.js/index.ts), exactly as under Pulumi's own host.
+func entryPoint(info *pulumirpc.ProgramInfo, program string) string {
+	if info != nil && info.EntryPoint != "" {
+		return info.EntryPoint
+	}
+	if program != "" {
+		return program
+	}
+	return "."
 }
 
 // configEnvironment is how the engine's configuration reaches the SDKs: PULUMI_CONFIG and
@@ -70,49 +101,62 @@ func runResult(err error) (*pulumirpc.RunResponse, error) {
 }
 
 func (h *host) runNodejs(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.RunResponse, error) {
-	program := programPath(req.Info, req.Program)
-	runner, err := findPulumiSDKFile(filepath.Dir(program), "cmd/run")
+	directory := programDirectory(req.Info, req.Pwd)
+	runner, err := locateSDKModule(ctx, directory, "@pulumi/pulumi/cmd/run")
 	if err != nil {
 		return &pulumirpc.RunResponse{Error: err.Error()}, nil
 	}
-	args := []string{
+	// Pulumi.yaml's runtime.options.nodeargs go to node before the runner, as with Pulumi's own host.
+	args := strings.Fields(runtimeOption(req.Info, "nodeargs"))
+	args = append(args,
 		runner,
-		"--monitor=" + req.MonitorAddress,
-		"--engine=" + h.engineAddress,
-		"--project=" + req.Project,
-		"--stack=" + req.Stack,
-		"--pwd=" + req.Pwd,
-		"--organization=" + req.Organization,
-		"--parallel=" + strconv.Itoa(int(req.Parallel)),
-	}
+		"--monitor="+req.MonitorAddress,
+		"--engine="+h.engineAddress,
+		"--project="+req.Project,
+		"--stack="+req.Stack,
+		"--pwd="+directory,
+		"--organization="+req.Organization,
+		"--parallel="+strconv.Itoa(int(req.Parallel)),
+	)
 	if req.Info != nil && req.Info.RootDirectory != "" {
 		args = append(args, "--root-directory="+req.Info.RootDirectory)
 	}
 	if req.DryRun {
 		args = append(args, "--dry-run")
 	}
-	args = append(args, program)
+	args = append(args, entryPoint(req.Info, req.Program))
 	args = append(args, req.Args...)
 
 	env, err := configEnvironment(req)
 	if err != nil {
 		return nil, err
 	}
-	// Pulumi.yaml's runtime.options.typescript (a boolean) turns ts-node off; it is on by default.
-	typescript := "true"
-	if req.Info != nil && req.Info.Options != nil {
-		if value, ok := req.Info.Options.Fields["typescript"]; ok {
-			typescript = strconv.FormatBool(value.GetBoolValue())
-		}
-	}
-	env = append(env, "PULUMI_NODEJS_TYPESCRIPT="+typescript)
+	env = append(env, typeScriptEnvironment(req.Info)...)
 
 	cmd := exec.CommandContext(ctx, "node", args...)
-	cmd.Dir = req.Pwd
+	cmd.Dir = directory
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout = os.Stdout
 	cmd.Stderr = os.Stderr
 	return runResult(cmd.Run())
+}
+
+// typeScriptEnvironment passes Pulumi.yaml's runtime options to the SDK's runner, which registers the
+// TypeScript support it ships (ts-node, or the program's own typescript and ts-node when installed):
+// `typescript` (a boolean, on by default) and `tsconfig` (the file ts-node reads; default tsconfig.json
+// in the program directory).
+func typeScriptEnvironment(info *pulumirpc.ProgramInfo) []string {
+	typescript := "true"
+	if info != nil && info.Options != nil {
+		if value, ok := info.Options.Fields["typescript"]; ok {
+			typescript = strconv.FormatBool(value.GetBoolValue())
+		}
+	}
+	env := []string{"PULUMI_NODEJS_TYPESCRIPT=" + typescript}
+	if tsconfig := runtimeOption(info, "tsconfig"); tsconfig != "" {
+		env = append(env, "PULUMI_NODEJS_TSCONFIG_PATH="+tsconfig)
+	}
+	return env
 }
 
 // streamWriter forwards a child's output to the engine as RunPlugin messages.
@@ -143,7 +187,7 @@ func runNodejsPlugin(req *pulumirpc.RunPluginRequest, stream pulumirpc.LanguageR
 	if req.Info != nil && req.Info.ProgramDirectory != "" {
 		directory = req.Info.ProgramDirectory
 	}
-	runner, err := findPulumiSDKFile(directory, "cmd/run-plugin")
+	runner, err := locateSDKModule(stream.Context(), directory, "@pulumi/pulumi/cmd/run-plugin")
 	if err != nil {
 		return err
 	}

@@ -2,9 +2,12 @@
 # Builds (once) and caches the Go-built binaries of the end-to-end and deploy tiers:
 #   kube-apiserver, kube-controller-manager, kube-scheduler, kubectl   Kubernetes KUBERNETES_VERSION
 #   etcd                                      the go.etcd.io/etcd/server/v3 version Kubernetes pins
-#   pulumi, pulumi-language-nodejs            the @pulumi/pulumi version of package-lock.json
+#   pulumi                                    the @pulumi/pulumi version of package-lock.json
 #   pulumi-resource-kubernetes, -tls          the @pulumi/kubernetes and @pulumi/tls versions of the lock
-#   kwok                                      optional (Deployments become Available); built last
+#                                             (4.25.0 and 5.3.0: the versions buildable from served modules)
+#   kwok                                      makes Deployments Available for the deploy tier's await test
+# Pulumi's own language hosts are not served by the Go module proxy: the deploy tier builds its own
+# (test/deploy/build-langhost.sh).
 #
 # Cache: ${FOREWARN_E2E_CACHE:-/var/cache/forewarn-e2e}/tools/<tool>-<version>/ (one folder per tool
 # and version, each with its BUILD-INFO); a tool is rebuilt only when its folder is incomplete. The
@@ -16,9 +19,8 @@
 # Environment:
 #   FOREWARN_E2E_CACHE          cache root (default /var/cache/forewarn-e2e)
 #   FOREWARN_KUBERNETES_VERSION Kubernetes release to build (default below)
-#   FOREWARN_SKIP_OPTIONAL=1    do not try the optional tools (kwok)
-#   FOREWARN_TOOLS_ONLY="a b"   build only these tool groups (kubernetes etcd pulumi language-nodejs
-#                               provider-kubernetes provider-tls kwok); the bin dir then holds them only
+#   FOREWARN_TOOLS_ONLY="a b"   build only these tool groups (kubernetes etcd pulumi provider-kubernetes
+#                               provider-tls kwok); the bin dir then holds them only
 set -euo pipefail
 
 readonly KUBERNETES_VERSION="${FOREWARN_KUBERNETES_VERSION:-v1.34.4}"
@@ -27,7 +29,7 @@ readonly CACHE_ROOT="${FOREWARN_E2E_CACHE:-/var/cache/forewarn-e2e}"
 readonly TOOLS_ROOT="$CACHE_ROOT/tools"
 readonly WORK_ROOT="$CACHE_ROOT/work"
 readonly LOG_DIR="$CACHE_ROOT/logs"
-readonly TOOL_GROUPS="kubernetes etcd pulumi language-nodejs provider-kubernetes provider-tls kwok"
+readonly TOOL_GROUPS="kubernetes etcd pulumi provider-kubernetes provider-tls kwok"
 
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false
 # The proxy serves these modules but the checksum database does not know the newest Pulumi releases.
@@ -219,22 +221,20 @@ build_etcd() {
   rm -rf "$work"
 }
 
-# The Pulumi CLI, its Node language host and the providers.
+# The Pulumi CLI and the providers.
 # shellcheck source=build-tools-pulumi.sh
 source "$(dirname "${BASH_SOURCE[0]}")/build-tools-pulumi.sh"
 
-# ---------------------------------------------------------------- kwok (optional)
+# ---------------------------------------------------------------- kwok
 build_kwok() {
   local version="$KWOK_VERSION" started=$SECONDS work
   tool_complete kwok "$version" && return 0
   require_go
-  log "building kwok $version (optional); cold: 3-5 min"
+  log "building kwok $version; cold: 3-5 min"
   work="$WORK_ROOT/kwok-$version"
   rm -rf "$work" && mkdir -p "$work/out"
-  if ! GOBIN="$work/out" run_logged go install -p 2 -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$version"; then
-    log "WARNING: kwok $version (optional) failed to build: Deployments will not become Available; see the log"
-    return 1
-  fi
+  GOBIN="$work/out" run_logged go install -p 2 -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$version" ||
+    fail "compiling module sigs.k8s.io/kwok@$version (cmd/kwok) failed" "read the log; check the Go proxy: go list -m sigs.k8s.io/kwok@$version"
   install_tool kwok "$version" "$started" "sigs.k8s.io/kwok/cmd/kwok@$version" "$work/out/kwok"
   rm -rf "$work"
 }
@@ -268,20 +268,17 @@ link_bin_dir() { # dir, tool folders...
 wanted() { [[ -z ${FOREWARN_TOOLS_ONLY:-} || " $FOREWARN_TOOLS_ONLY " == *" $1 "* ]]; }
 
 # Runs one tool's build in a subshell (its fail() ends only that build), and records the tool's folder
-# or the failure. Optional tools that fail are reported but do not fail the script.
+# or the failure: every wanted group is required, a failure fails the script once all were tried.
 FOLDERS=()
 FAILED=()
-build_group() { # group, required|optional, tool folder, build command...
-  local group="$1" need="$2" folder="$3"
-  shift 3
+build_group() { # group, tool folder, build command...
+  local group="$1" folder="$2"
+  shift 2
   wanted "$group" || return 0
-  if [[ $need == optional && ${FOREWARN_SKIP_OPTIONAL:-} == 1 ]]; then return 0; fi
   if ("$@"); then
     FOLDERS+=("$folder")
-  elif [[ $need == required ]]; then
-    FAILED+=("$group")
   else
-    log "WARNING: the optional $group failed to build (see above); going on without it"
+    FAILED+=("$group")
   fi
 }
 
@@ -296,6 +293,9 @@ verify_folder() { # tool folder
     ;;
   etcd-*) verify_binary "$folder/etcd" --version ;;
   pulumi-v*) verify_binary "$folder/pulumi" version ;;
+  # The Kubernetes provider has no version flag: -help shows that it starts on this machine.
+  pulumi-resource-kubernetes-*) verify_binary "$folder/pulumi-resource-kubernetes" -help ;;
+  pulumi-resource-tls-*) verify_binary "$folder/pulumi-resource-tls" -version ;;
   kwok-*) verify_binary "$folder/kwok" --version ;;
   *) for bin in "$folder"/*; do [[ $(basename "$bin") == BUILD-INFO || -x $bin ]] || fail "$bin is not executable" "delete $folder and run this script again"; done ;;
   esac
@@ -322,16 +322,13 @@ main() {
   log "versions: Kubernetes $KUBERNETES_VERSION, etcd $ETCD_VERSION, Pulumi v$PULUMI_VERSION, pulumi-kubernetes v$PROVIDER_KUBERNETES_VERSION, pulumi-tls v$PROVIDER_TLS_VERSION, kwok $KWOK_VERSION"
 
   # Order: what the e2e tier needs first, then the Pulumi CLI, the providers, and kwok last.
-  build_group kubernetes required "$(tool_dir kubernetes "$KUBERNETES_VERSION")" build_kubernetes
-  build_group etcd required "$(tool_dir etcd "$ETCD_VERSION")" build_etcd
-  build_group pulumi required "$(tool_dir pulumi "v$PULUMI_VERSION")" build_pulumi
-  build_group language-nodejs required "$(tool_dir pulumi-language-nodejs "v$PULUMI_VERSION")" build_language_nodejs
-  build_group provider-kubernetes required "$(tool_dir pulumi-resource-kubernetes "v$PROVIDER_KUBERNETES_VERSION")" \
-    build_provider kubernetes "$PROVIDER_KUBERNETES_VERSION" \
-    github.com/pulumi/pulumi-kubernetes/provider/v4 github.com/pulumi/pulumi-kubernetes/sdk/v4
-  build_group provider-tls required "$(tool_dir pulumi-resource-tls "v$PROVIDER_TLS_VERSION")" \
-    build_provider tls "$PROVIDER_TLS_VERSION" github.com/pulumi/pulumi-tls/provider/v5 github.com/pulumi/pulumi-tls/sdk/v5
-  build_group kwok optional "$(tool_dir kwok "$KWOK_VERSION")" build_kwok
+  build_group kubernetes "$(tool_dir kubernetes "$KUBERNETES_VERSION")" build_kubernetes
+  build_group etcd "$(tool_dir etcd "$ETCD_VERSION")" build_etcd
+  build_group pulumi "$(tool_dir pulumi "v$PULUMI_VERSION")" build_pulumi
+  build_group provider-kubernetes "$(tool_dir pulumi-resource-kubernetes "v$PROVIDER_KUBERNETES_VERSION")" \
+    build_provider_kubernetes
+  build_group provider-tls "$(tool_dir pulumi-resource-tls "v$PROVIDER_TLS_VERSION")" build_provider_tls
+  build_group kwok "$(tool_dir kwok "$KWOK_VERSION")" build_kwok
 
   if ((${#FAILED[@]} > 0)); then
     fail "these tools could not be built: ${FAILED[*]} (their ERROR lines are above)" \

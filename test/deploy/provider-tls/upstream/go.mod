@@ -1,0 +1,3 @@
+module github.com/hashicorp/terraform-provider-tls/forewarnupstream
+
+go 1.24.8
