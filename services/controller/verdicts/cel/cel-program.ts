@@ -2,13 +2,16 @@ import { celEnv, isCelError, isCelList, isCelMap, parse, plan, type CelValue } f
 import { strings } from '@bufbuild/cel/ext';
 import { isRecord } from '../../../model/kubernetes';
 import { KUBERNETES_CEL_FUNCTIONS } from './kubernetes-extensions';
+import { LINEAR_STRING_FUNCTIONS } from './linear-strings';
 import { NETWORK_CEL_FUNCTIONS } from './network-extensions';
 
 // Compiling and running CEL for admission policies with @bufbuild/cel (docs/decisions.md). JSON
 // from Kubernetes objects becomes CEL input once per object: whole numbers are CEL ints (bigint),
 // as the API server's schema-typed values are for integer fields.
 
-const environment = celEnv({ funcs: [...strings, ...KUBERNETES_CEL_FUNCTIONS, ...NETWORK_CEL_FUNCTIONS] });
+const environment = celEnv({
+  funcs: [...strings, ...LINEAR_STRING_FUNCTIONS, ...KUBERNETES_CEL_FUNCTIONS, ...NETWORK_CEL_FUNCTIONS],
+});
 
 export type CelProgram = (bindings: Record<string, unknown>) => CelOutcome;
 
