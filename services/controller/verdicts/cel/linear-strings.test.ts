@@ -41,7 +41,7 @@ describe('linear string functions', () => {
     const program = compileCel("c.image.replace('docker.io/', '')");
     const milliseconds = millisecondsOf(() => {
       const result = program({ c: { image } });
-      expect(result).toEqual({ ok: true, value: 'a'.repeat(20_000) });
+      expect(result).toMatchObject({ ok: true, value: 'a'.repeat(20_000) });
     });
     expect(milliseconds).toBeLessThan(100);
   });

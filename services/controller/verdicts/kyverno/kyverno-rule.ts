@@ -3,6 +3,7 @@ import { isRecord, type KubernetesObject } from '../../../model/kubernetes';
 import { podTemplateLocationOf } from '../../../model/workload';
 import { detail, objectName, text, type Text } from '../../../model/text';
 import { compileCel, toCelInput } from '../cel/cel-program';
+import { CelCostExceeded, CostTracker, RUNTIME_CEL_COST_BUDGET } from '../cel/runtime-cost';
 import { evaluatePodSecurity, isPodSecurityLevel } from '../pod-security';
 import {
   NOT_APPLICABLE,
@@ -133,16 +134,52 @@ function evaluatePodSecurityRule(podSecurity: Fields, subject: Subject): Verdict
   };
 }
 
-function evaluateCelRule(cel: Fields, subject: Subject, context: VerdictContext): VerdictOutcome {
+/**
+ * Kyverno's `validate.cel` runs on the API server's CEL stack (the ValidatingAdmissionPolicy
+ * compiler and its cost limits): each expression stops at PerCallLimit, all of them at
+ * RuntimeCELCostBudget, and a stop is an evaluation error the policy's failurePolicy decides.
+ */
+function evaluateCelRule(
+  cel: Fields,
+  subject: Subject,
+  context: VerdictContext,
+  failurePolicy: 'Fail' | 'Ignore',
+): VerdictOutcome {
   const expressions = Array.isArray(cel.expressions) ? cel.expressions.filter(isRecord) : [];
   const bindings = {
     object: toCelInput(subject.value),
     oldObject: context.admitted.oldObject ? toCelInput(context.admitted.oldObject) : null,
   };
   const evidence: Evidence[] = [];
+  let spent = 0;
   for (const entry of expressions) {
     if (typeof entry.expression !== 'string') continue;
-    const result = compileCel(entry.expression)(bindings);
+    const result = compileCel(entry.expression)(bindings, new CostTracker(context.guard));
+    spent += result.cost;
+    const costStop = !result.ok && result.costExceeded ? result.message : undefined;
+    const budgetStop =
+      spent > RUNTIME_CEL_COST_BUDGET
+        ? new CelCostExceeded('budget', RUNTIME_CEL_COST_BUDGET).message
+        : undefined;
+    const stop = budgetStop ?? costStop;
+    if (stop !== undefined) {
+      if (failurePolicy === 'Ignore')
+        return {
+          verdict: 'passes',
+          evidence: [],
+          reason: text`the API server stops evaluating it (${detail(stop, 'an evaluation error')}) and the policy's failurePolicy Ignore admits the object`,
+        };
+      return {
+        verdict: 'violates',
+        evidence: [
+          {
+            path: subject.prefix,
+            message: text`the rule cannot be evaluated on it (${detail(stop, 'an evaluation error')}) and the policy fails closed`,
+          },
+        ],
+        rejects: 'object',
+      };
+    }
     if (!result.ok)
       return unknown(text`a CEL expression cannot be evaluated here: ${detail(result.message, 'an error')}`);
     if (result.value === true) continue;
@@ -190,7 +227,15 @@ function evaluateRule(
   if (validate.pattern !== undefined || validate.anyPattern !== undefined)
     return evaluatePatterns(validate, subject, message);
   if (isRecord(validate.podSecurity)) return evaluatePodSecurityRule(validate.podSecurity, subject);
-  if (isRecord(validate.cel)) return evaluateCelRule(validate.cel, subject, context);
+  if (isRecord(validate.cel)) {
+    const spec = isRecord(policy.spec) ? policy.spec : {};
+    return evaluateCelRule(
+      validate.cel,
+      subject,
+      context,
+      spec.failurePolicy === 'Ignore' ? 'Ignore' : 'Fail',
+    );
+  }
   const what: Text =
     validate.deny !== undefined
       ? text`deny conditions (JMESPath)`
