@@ -16,7 +16,7 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/services', '<rootDir>/infra', '<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
-  testPathIgnorePatterns: ['/node_modules/', '/dist/', '/test/e2e/', '/test/deploy/'],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/', '/test/e2e/', '/test/deploy/', '/test/fidelity/'],
   transform: {
     '^.+\\.(t|j|mj)s$': [
       '@swc/jest',
