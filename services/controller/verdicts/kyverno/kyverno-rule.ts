@@ -2,7 +2,7 @@ import type { ConstraintDraft as Constraint } from '../../../model/constraint';
 import { isRecord, type KubernetesObject } from '../../../model/kubernetes';
 import { podTemplateLocationOf } from '../../../model/workload';
 import { detail, objectName, text, type Text } from '../../../model/text';
-import { compileCel, toCelInput } from '../cel/cel-program';
+import { compileCel, toCelInput, type CelProgram } from '../cel/cel-program';
 import { CelCostExceeded, CostTracker, RUNTIME_CEL_COST_BUDGET } from '../cel/runtime-cost';
 import { evaluatePodSecurity, isPodSecurityLevel } from '../pod-security';
 import {
@@ -134,6 +134,20 @@ function evaluatePodSecurityRule(podSecurity: Fields, subject: Subject): Verdict
   };
 }
 
+// Compiled once per expression text (bounded): a rule is evaluated for every admitted object.
+const COMPILED_EXPRESSIONS_KEPT = 1_024;
+const compiledExpressions = new Map<string, CelProgram>();
+
+function compiledExpression(expression: string): CelProgram {
+  const cached = compiledExpressions.get(expression);
+  if (cached) return cached;
+  const program = compileCel(expression);
+  if (compiledExpressions.size >= COMPILED_EXPRESSIONS_KEPT)
+    compiledExpressions.delete(compiledExpressions.keys().next().value as string);
+  compiledExpressions.set(expression, program);
+  return program;
+}
+
 /**
  * Kyverno's `validate.cel` runs on the API server's CEL stack (the ValidatingAdmissionPolicy
  * compiler and its cost limits): each expression stops at PerCallLimit, all of them at
@@ -154,7 +168,7 @@ function evaluateCelRule(
   let spent = 0;
   for (const entry of expressions) {
     if (typeof entry.expression !== 'string') continue;
-    const result = compileCel(entry.expression)(bindings, new CostTracker(context.guard));
+    const result = compiledExpression(entry.expression)(bindings, new CostTracker(context.guard));
     spent += result.cost;
     const costStop = !result.ok && result.costExceeded ? result.message : undefined;
     const budgetStop =
