@@ -1,4 +1,3 @@
-import { dirname, join } from 'node:path';
 import {
   celError,
   celType,
@@ -50,63 +49,16 @@ function charge(units: number): void {
   activeTracker?.charge(units);
 }
 
-// ---------------------------------------------------------------------------------------------
-// The plan's nodes (@bufbuild/cel 0.6.x dist/cjs/planner.js and access.js), as far as they are read
-// here. They are module internals: `assertPlannerShape` below fails loudly at load when they change.
-
-interface Activation {
-  resolve(name: string): unknown;
-}
-
-interface Interpretable {
-  id: number;
-  eval(activation: Activation): unknown;
-}
-
-interface AccessNode {
-  access?(activation: Activation, value: unknown): unknown;
-  accessIfPresent?(activation: Activation, value: unknown, presenceOnly: boolean): unknown;
-  isPresent?(activation: Activation, value: unknown): unknown;
-}
-
-interface AttributeNode extends AccessNode {
-  accesses_?: AccessNode[];
-  attrs?: AttributeNode[];
-  operand?: Interpretable;
-  cond?: Interpretable;
-  t?: EvalAttrNode;
-  f?: EvalAttrNode;
-}
-
-interface EvalAttrNode extends Interpretable, AccessNode {
-  attr: AttributeNode;
-  resolve(activation: Activation): unknown;
-}
-
-interface PlannerModule {
-  Planner: new (
-    functions: unknown,
-    registry: unknown,
-    namespace: string,
-  ) => {
-    plan(expression: unknown): Interpretable;
-  };
-}
-
-interface EvalContextModule {
-  withEvalContext<T>(context: { registry: unknown }, node: T): T;
-}
-
-interface ActivationModule {
-  ObjectActivation: new (data: Record<string, unknown>) => Activation;
-}
-
-const celDistribution = dirname(require.resolve('@bufbuild/cel'));
-/* eslint-disable @typescript-eslint/no-require-imports -- the planner is not exported; see above */
-const plannerModule = require(join(celDistribution, 'planner.js')) as PlannerModule;
-const evalContextModule = require(join(celDistribution, 'eval.js')) as EvalContextModule;
-const activationModule = require(join(celDistribution, 'activation.js')) as ActivationModule;
-/* eslint-enable @typescript-eslint/no-require-imports */
+import {
+  activationModule,
+  evalContextModule,
+  plannerModule,
+  type AccessNode,
+  type Activation,
+  type AttributeNode,
+  type EvalAttrNode,
+  type Interpretable,
+} from './plan-internals';
 
 const kindOf = (node: object): string => node.constructor.name;
 const decorated = new WeakSet<object>();
@@ -138,7 +90,43 @@ type CallNode = Interpretable & {
   func?: { call(id: number, target: unknown, args: unknown[]): unknown };
 };
 
+// Type conversions cel-go (OptOptimize) evaluates while planning when their argument is a constant.
+const CONVERSIONS = new Set([
+  'int',
+  'uint',
+  'double',
+  'string',
+  'bytes',
+  'bool',
+  'timestamp',
+  'duration',
+  'dyn',
+  'type',
+]);
+
+const isConstant = (node: Interpretable) => kindOf(node) === 'EvalConst';
+const isConstantLiteral = (node: Interpretable): boolean =>
+  isConstant(node) ||
+  (kindOf(node) === 'EvalList' &&
+    (node as Interpretable & { elems: Interpretable[] }).elems.every(isConstant));
+
+/**
+ * What cel-go's optimiser leaves of a call's cost: nothing for a conversion of a constant (folded),
+ * nothing for `x in [constants]` (a set lookup its cost observer does not charge).
+ */
+function costlessCall(node: CallNode): boolean {
+  if (
+    CONVERSIONS.has(node.name) &&
+    node.target === undefined &&
+    node.args.length === 1 &&
+    isConstant(node.args[0])
+  )
+    return true;
+  return node.name === '@in' && node.args.length === 2 && isConstantLiteral(node.args[1]);
+}
+
 function decorateCall(node: CallNode): void {
+  const free = costlessCall(node);
   node.eval = function evalCall(activation) {
     if (this.func === undefined) return celError(`unbound function: ${this.name}`, this.id);
     const target = this.target?.eval(activation);
@@ -164,7 +152,7 @@ function decorateCall(node: CallNode): void {
     if (activeTracker?.stopped) throw activeTracker.stopped;
     if (result === undefined) return noOverload(this, target, values);
     // cel-go charges calls that returned an error too (the observer sees every result).
-    charge(callCost(this.name, all, result));
+    if (!free) charge(callCost(this.name, all, result));
     return result;
   };
 }
