@@ -21,7 +21,7 @@ if [[ ! -x $target/cel-cost ]]; then
   mkdir -p "$CACHE_ROOT/tools"
   staging=$(mktemp -d "$CACHE_ROOT/tools/.cel-cost-staging.XXXXXX")
   trap 'rm -rf "$staging"' EXIT
-  if ! nice -n 10 go build -p 1 -trimpath -ldflags "-s -w" -o "$staging/cel-cost" . >&2; then
+  if ! nice -n 10 go build -p 1 -o "$staging/cel-cost" . >&2; then
     fail "compiling test/fidelity/cel-cost failed" "read the compiler output above; 'go mod download' in test/fidelity/cel-cost shows a missing module"
   fi
   {

@@ -42,7 +42,7 @@ function runOracle(cases: CostCase[]): OracleResult[] {
 }
 
 /** Forewarn's cost of the validations in order, variables evaluated when first named (as the API server's are). */
-function forewarnCost(testCase: CostCase, validations: string[]): number {
+function forewarnCost(testCase: CostCase, validations: string[]): number | undefined {
   const variables: Record<string, unknown> = {};
   const bindings: Record<string, unknown> = {
     object: toCelInput(testCase.object),
@@ -54,6 +54,7 @@ function forewarnCost(testCase: CostCase, validations: string[]): number {
   };
   const evaluated = new Set<string>();
   let total = 0;
+  let unsupported = false;
   const prepare = (expression: string) => {
     for (const match of expression.matchAll(/\bvariables\.([A-Za-z_]\w*)/g)) {
       const variable = testCase.variables.find((entry) => entry.name === match[1]);
@@ -62,12 +63,16 @@ function forewarnCost(testCase: CostCase, validations: string[]): number {
       prepare(variable.expression);
       const outcome = compileCel(variable.expression)(bindings);
       total += outcome.cost;
+      if (!outcome.ok && outcome.unsupported) unsupported = true;
       if (outcome.ok) variables[variable.name] = toCelInput(outcome.value);
     }
   };
   for (const expression of validations) {
     prepare(expression);
-    total += compileCel(expression)(bindings).cost;
+    const outcome = compileCel(expression)(bindings);
+    // Not evaluated here (optional syntax, a missing function): the verdict is `unknown`, no cost.
+    if (unsupported || (!outcome.ok && outcome.unsupported)) return undefined;
+    total += outcome.cost;
   }
   return total;
 }
@@ -95,10 +100,15 @@ describeWithOracle('CEL runtime cost: Forewarn equals the API server', () => {
 
   it('counts the same cost for every case, or the difference is listed with its reason', () => {
     const differences: string[] = [];
+    const unsupported: string[] = [];
     cases.forEach((testCase, index) => {
       const result = results[index];
       if (result.error) return;
       const ours = forewarnCost(testCase, testCase.validations);
+      if (ours === undefined) {
+        unsupported.push(testCase.name);
+        return;
+      }
       const listed = allowed.some((entry) => testCase.name.includes(entry.case));
       if (ours !== result.totalCost && !listed)
         differences.push(`${testCase.name}: Forewarn ${ours}, API server ${result.totalCost}`);
@@ -109,6 +119,8 @@ describeWithOracle('CEL runtime cost: Forewarn equals the API server', () => {
         );
     });
     expect(differences).toEqual([]);
+    // Cases Forewarn answers `unknown` for (CEL it does not evaluate) are not compared; most are.
+    expect(unsupported.length).toBeLessThan(cases.length / 2);
   });
 
   it('compiles what the API server compiles', () => {

@@ -129,13 +129,14 @@ function decorateCall(node: CallNode): void {
   const free = costlessCall(node);
   node.eval = function evalCall(activation) {
     if (this.func === undefined) return celError(`unbound function: ${this.name}`, this.id);
+    // cel-go evaluates every argument and charges the call even when one of them is an error.
     const target = this.target?.eval(activation);
-    if (isCelError(target)) return target;
     const values: unknown[] = [];
-    for (const argument of this.args) {
-      const value = argument.eval(activation);
-      if (isCelError(value)) return value;
-      values.push(value);
+    for (const argument of this.args) values.push(argument.eval(activation));
+    const firstError = [target, ...values].find((value) => isCelError(value));
+    if (firstError !== undefined) {
+      if (!free) charge(callCost(this.name, target === undefined ? values : [target, ...values], firstError));
+      return firstError;
     }
     const all = target === undefined ? values : [target, ...values];
     let result: unknown;
