@@ -2,7 +2,14 @@ import type { ConstraintDraft as Constraint } from '../../model/constraint';
 import { groupOf, isRecord, versionOf, type KubernetesObject } from '../../model/kubernetes';
 import { pluralOfKind } from '../../model/resources';
 import { detail, objectName, text, type Text } from '../../model/text';
-import { objectAsCelInput, toCelInput } from './cel/cel-program';
+import { objectAsCelInput, toCelInput, type CelOutcome, type CelProgram } from './cel/cel-program';
+import {
+  CelCostExceeded,
+  CostTracker,
+  RUNTIME_CEL_COST_BUDGET,
+  RUNTIME_CEL_COST_BUDGET_MATCH_CONDITIONS,
+} from './cel/runtime-cost';
+import type { EvaluationGuard } from './guard/evaluation-guard';
 import {
   compilePolicy,
   firstReferencePath,
@@ -71,9 +78,92 @@ function findParams(
   return { params: toCelInput(params) };
 }
 
-function messageOf(validation: CompiledValidation, bindings: Bindings): string {
+/**
+ * One binding's evaluation under Kubernetes' cost limits (cel/runtime-cost.ts): each expression
+ * stops at PerCallLimit, all of them together at a budget (RuntimeCELCostBudget for validations,
+ * RuntimeCELCostBudgetMatchConditions for match conditions), and every step reports to the
+ * object's guard. Variables are evaluated when an expression first names them and their cost is
+ * charged to it, as the API server's lazy variables are (admission/plugin/cel/composition.go).
+ */
+class PolicyRun {
+  spent = 0;
+  private readonly values: Record<string, unknown> = {};
+  private readonly failures = new Map<string, CelOutcome & { ok: false }>();
+  private readonly evaluated = new Set<string>();
+  private pendingVariableCost = 0;
+
+  constructor(
+    private readonly compiledPolicy: CompiledPolicy,
+    private readonly bindings: Bindings,
+    private readonly guard: EvaluationGuard,
+  ) {
+    bindings.variables = this.values;
+  }
+
+  /** Evaluates one expression, its variables first; adds its cost to what the binding spent. */
+  evaluate(program: CelProgram, expression: string): CelOutcome {
+    const unsupported = this.prepareVariables(expression);
+    if (unsupported) return unsupported;
+    const failedVariable = this.failedVariableOf(expression);
+    const outcome = failedVariable ?? program(this.bindings, new CostTracker(this.guard));
+    this.spent += outcome.cost + this.pendingVariableCost;
+    this.pendingVariableCost = 0;
+    return outcome;
+  }
+
+  /** Evaluates outside the budget (Forewarn's per-element evidence), still under the guard. */
+  evaluateExtra(program: CelProgram, extraBindings: Bindings): CelOutcome {
+    return program({ ...this.bindings, ...extraBindings }, new CostTracker(this.guard));
+  }
+
+  private prepareVariables(expression: string): (CelOutcome & { ok: false }) | undefined {
+    for (const name of referencedVariables(expression)) {
+      if (this.evaluated.has(name)) continue;
+      const variable = this.compiledPolicy.variables.find((entry) => entry.name === name);
+      if (!variable) continue;
+      this.evaluated.add(name);
+      const inner = this.prepareVariables(variable.expression);
+      if (inner) return inner;
+      const outcome = program(variable.program, this.bindings, this.guard);
+      this.pendingVariableCost += outcome.cost;
+      if (outcome.ok) this.values[name] = toCelInput(outcome.value);
+      else if (outcome.unsupported) return outcome;
+      else this.failures.set(name, outcome);
+    }
+    return undefined;
+  }
+
+  /** A variable that failed makes the expressions naming it fail with its error. */
+  private failedVariableOf(expression: string): (CelOutcome & { ok: false }) | undefined {
+    for (const name of referencedVariables(expression)) {
+      const failure = this.failures.get(name);
+      if (failure)
+        return {
+          ...failure,
+          cost: 0,
+          message: `composited variable "${name}" fails to evaluate: ${failure.message}`,
+        };
+    }
+    return undefined;
+  }
+}
+
+function program(celProgram: CelProgram, bindings: Bindings, guard: EvaluationGuard): CelOutcome {
+  return celProgram(bindings, new CostTracker(guard));
+}
+
+const VARIABLE_REFERENCE = /\bvariables\.([A-Za-z_]\w*)/g;
+
+function referencedVariables(expression: string): string[] {
+  return [...new Set([...expression.matchAll(VARIABLE_REFERENCE)].map((match) => match[1]))];
+}
+
+function messageOf(validation: CompiledValidation, run: PolicyRun): string {
   if (validation.messageExpression) {
-    const result = validation.messageExpression.program(bindings);
+    const result = run.evaluate(
+      validation.messageExpression.program,
+      validation.messageExpression.expression,
+    );
     if (result.ok && typeof result.value === 'string' && result.value.trim() !== '') return result.value;
   }
   return validation.message ?? `failed expression: ${validation.expression}`;
@@ -100,14 +190,14 @@ function failureText(failure: Failure): Text {
 }
 
 /** The failing elements of an `all` over a list, each with its path and name. */
-function failingElements(validation: CompiledValidation, bindings: Bindings, message: string): Evidence[] {
+function failingElements(validation: CompiledValidation, run: PolicyRun, message: string): Evidence[] {
   const iteration = validation.iteration;
   if (!iteration) return [];
-  const list = iteration.list(bindings);
+  const list = run.evaluateExtra(iteration.list, {});
   if (!list.ok || !Array.isArray(list.value)) return [];
   const evidence: Evidence[] = [];
   list.value.forEach((element, index) => {
-    const result = iteration.body({ ...bindings, [iteration.variable]: toCelInput(element) });
+    const result = run.evaluateExtra(iteration.body, { [iteration.variable]: toCelInput(element) });
     if (result.ok && result.value === true) return;
     const failure: Failure = result.ok ? { message } : { error: result.message };
     evidence.push({
@@ -118,22 +208,26 @@ function failingElements(validation: CompiledValidation, bindings: Bindings, mes
   return evidence;
 }
 
-type ValidationResult = { evidence: Evidence[] } | { unsupported: Text };
+type ValidationResult = { evidence: Evidence[] } | { unsupported: Text } | { budgetExceeded: string };
 
-function runValidations(compiledPolicy: CompiledPolicy, bindings: Bindings): ValidationResult {
+function runValidations(compiledPolicy: CompiledPolicy, run: PolicyRun): ValidationResult {
   const evidence: Evidence[] = [];
   for (const validation of compiledPolicy.validations) {
-    const result = validation.program(bindings);
+    const result = run.evaluate(validation.program, validation.expression);
     if (!result.ok && result.unsupported)
       return {
         unsupported: text`a validation uses CEL not evaluated here: ${detail(result.message, 'an unsupported function')}`,
       };
+    // The API server checks the binding's budget after each expression and stops there.
+    if (run.spent > RUNTIME_CEL_COST_BUDGET)
+      return { budgetExceeded: new CelCostExceeded('budget', RUNTIME_CEL_COST_BUDGET).message };
     if (result.ok && result.value === true) continue;
     // An expression that cannot be evaluated fails the request only when the policy fails closed.
     if (!result.ok && compiledPolicy.failurePolicy === 'Ignore') continue;
-    const message = result.ok ? messageOf(validation, bindings) : '';
+    const message = result.ok ? messageOf(validation, run) : '';
     const failure: Failure = result.ok ? { message } : { error: result.message };
-    const elements = failingElements(validation, bindings, message);
+    // Per-element evidence would repeat work the cost limit stopped: not for a cost error.
+    const elements = !result.ok && result.costExceeded ? [] : failingElements(validation, run, message);
     evidence.push(
       ...(elements.length > 0
         ? elements
@@ -148,17 +242,31 @@ function runValidations(compiledPolicy: CompiledPolicy, bindings: Bindings): Val
   return { evidence };
 }
 
-function evaluateVariables(compiledPolicy: CompiledPolicy, bindings: Bindings): Text | undefined {
-  const variables: Record<string, unknown> = {};
-  bindings.variables = variables;
-  for (const variable of compiledPolicy.variables) {
-    const result = variable.program(bindings);
-    if (!result.ok && result.unsupported)
-      return text`a variable uses CEL not evaluated here: ${detail(result.message, 'an unsupported function')}`;
-    // A variable that fails makes the validations using it fail; leaving it unset has that effect.
-    if (result.ok) variables[variable.name] = toCelInput(result.value);
-  }
-  return undefined;
+/** An evaluation error of the whole binding (a cost budget): the policy's failurePolicy decides. */
+function evaluationError(
+  compiledPolicy: CompiledPolicy,
+  policyName: string,
+  message: string,
+): VerdictOutcome {
+  const rule = text`ValidatingAdmissionPolicy "${objectName(policyName, null)}"`;
+  if (compiledPolicy.failurePolicy === 'Ignore')
+    return {
+      verdict: 'passes',
+      evidence: [],
+      rule,
+      reason: text`the API server stops evaluating it (${detail(message, 'an evaluation error')}) and its failurePolicy Ignore admits the object`,
+    };
+  return {
+    verdict: 'violates',
+    evidence: [
+      {
+        path: '',
+        message: text`the policy cannot be evaluated on it (${detail(message, 'an evaluation error')}) and fails closed`,
+      },
+    ],
+    rejects: 'object',
+    rule,
+  };
 }
 
 export function evaluateAdmissionPolicy(
@@ -184,18 +292,31 @@ export function evaluateAdmissionPolicy(
     params: params.params,
     namespaceObject: { metadata: { name: namespace, labels: { ...namespaceLabels } } },
   };
+  const matching = new PolicyRun(compiledPolicy, { ...bindings }, context.guard);
   for (const condition of compiledPolicy.matchConditions) {
-    const result = condition.program(bindings);
+    const result = matching.evaluate(condition.program, condition.expression);
+    if (matching.spent > RUNTIME_CEL_COST_BUDGET_MATCH_CONDITIONS)
+      return evaluationError(
+        compiledPolicy,
+        policyName,
+        `match conditions: running out of cost budget (RuntimeCELCostBudgetMatchConditions, ${RUNTIME_CEL_COST_BUDGET_MATCH_CONDITIONS})`,
+      );
     if (result.ok && result.value === false) return NOT_APPLICABLE;
+    if (!result.ok && result.costExceeded)
+      return evaluationError(
+        compiledPolicy,
+        policyName,
+        `match condition ${condition.name}: ${result.message}`,
+      );
     if (!result.ok)
       return unknown(
         text`match condition ${detail(condition.name, 'of the policy')} cannot be evaluated: ${detail(result.message, 'an error')}`,
       );
   }
-  const variablesProblem = evaluateVariables(compiledPolicy, bindings);
-  if (variablesProblem) return unknown(variablesProblem);
-  const outcome = runValidations(compiledPolicy, bindings);
+  const run = new PolicyRun(compiledPolicy, bindings, context.guard);
+  const outcome = runValidations(compiledPolicy, run);
   if ('unsupported' in outcome) return unknown(outcome.unsupported);
+  if ('budgetExceeded' in outcome) return evaluationError(compiledPolicy, policyName, outcome.budgetExceeded);
   const rule = text`ValidatingAdmissionPolicy "${objectName(policyName, null)}"`;
   if (outcome.evidence.length === 0) return { verdict: 'passes', evidence: [], rule };
   return { verdict: 'violates', evidence: outcome.evidence, rejects: 'object', rule };

@@ -1,46 +1,81 @@
-import { celEnv, isCelError, isCelList, isCelMap, plan, type CelValue } from '@bufbuild/cel';
+import { celEnv, celList, celMap, isCelError, isCelList, isCelMap, type CelValue } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import { isRecord } from '../../../model/kubernetes';
 import { KUBERNETES_CEL_FUNCTIONS } from './kubernetes-extensions';
+import { LINEAR_STRING_FUNCTIONS } from './linear-strings';
 import { NETWORK_CEL_FUNCTIONS } from './network-extensions';
 import { OPTIONAL_CEL_FUNCTIONS } from './optional-library';
 import { parseWithOptionalSyntax as parse } from './optional-syntax';
+import { unlimitedGuard } from '../guard/evaluation-guard';
+import {
+  CelCostExceeded,
+  CostTracker,
+  planWithCost,
+  type CostedProgram,
+  type CostLimitKind,
+} from './runtime-cost';
 
 // Compiling and running CEL for admission policies with @bufbuild/cel (docs/decisions.md). JSON
 // from Kubernetes objects becomes CEL input once per object: whole numbers are CEL ints (bigint),
 // as the API server's schema-typed values are for integer fields.
 
 const environment = celEnv({
-  funcs: [...strings, ...KUBERNETES_CEL_FUNCTIONS, ...NETWORK_CEL_FUNCTIONS, ...OPTIONAL_CEL_FUNCTIONS],
+  funcs: [
+    ...strings,
+    ...LINEAR_STRING_FUNCTIONS,
+    ...KUBERNETES_CEL_FUNCTIONS,
+    ...NETWORK_CEL_FUNCTIONS,
+    ...OPTIONAL_CEL_FUNCTIONS,
+  ],
 });
 
-export type CelProgram = (bindings: Record<string, unknown>) => CelOutcome;
+/**
+ * One expression evaluation. `tracker` counts its cost (runtime-cost.ts) against the per-expression
+ * limit and the object's guard; without one (tests), the per-expression limit still applies.
+ * A guard stop (EvaluationAborted) is thrown, never answered as a CEL error.
+ */
+export type CelProgram = (bindings: Record<string, unknown>, tracker?: CostTracker) => CelOutcome;
 
 export type CelOutcome =
-  | { ok: true; value: unknown }
-  /** `unsupported`: a function or feature this implementation lacks, not a failure of the object. */
-  | { ok: false; message: string; unsupported: boolean };
+  | { ok: true; value: unknown; cost: number }
+  /**
+   * `unsupported`: a function or feature this implementation lacks, not a failure of the object.
+   * `costExceeded`: stopped by Kubernetes' per-expression cost limit (an evaluation error there too).
+   */
+  | { ok: false; message: string; unsupported: boolean; cost: number; costExceeded?: CostLimitKind };
 
 const UNSUPPORTED = /unbound function|unsupported|not implemented|no such overload|unknown (function|macro)/i;
 
 /** Compiles once; a syntax error gives a program that always answers the error. */
 export function compileCel(expression: string): CelProgram {
-  let planned: ReturnType<typeof plan>;
+  let planned: CostedProgram;
   try {
-    planned = plan(environment, parse(expression));
+    planned = planWithCost(environment, parse(expression).expr);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    return () => ({ ok: false, message: `does not compile: ${message}`, unsupported: true });
+    return () => ({ ok: false, message: `does not compile: ${message}`, unsupported: true, cost: 0 });
   }
-  return (bindings) => {
+  return (bindings, tracker = new CostTracker(unlimitedGuard())) => {
     try {
-      const result = planned(bindings as never);
+      const result = planned(bindings, tracker);
       if (isCelError(result))
-        return { ok: false, message: result.message, unsupported: UNSUPPORTED.test(result.message) };
-      return { ok: true, value: fromCel(result) };
+        return {
+          ok: false,
+          message: result.message,
+          unsupported: UNSUPPORTED.test(result.message),
+          cost: tracker.cost,
+        };
+      return { ok: true, value: fromCel(result), cost: tracker.cost };
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      return { ok: false, message, unsupported: UNSUPPORTED.test(message) };
+      if (error instanceof CelCostExceeded)
+        return {
+          ok: false,
+          message: error.message,
+          unsupported: false,
+          cost: tracker.cost,
+          costExceeded: error.kind,
+        };
+      throw error;
     }
   };
 }
@@ -57,14 +92,17 @@ export function objectAsCelInput(object: object): unknown {
   return converted;
 }
 
-/** JSON (numbers as doubles) → CEL input (whole numbers as ints). */
+/**
+ * JSON (numbers as doubles) → CEL input (whole numbers as ints), built as CEL lists and maps once:
+ * @bufbuild/cel would otherwise copy a plain object into a map at every field access.
+ */
 export function toCelInput(value: unknown): unknown {
   if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value) : value;
-  if (Array.isArray(value)) return value.map(toCelInput);
+  if (Array.isArray(value)) return celList(value.map(toCelInput) as CelValue[]);
   if (isRecord(value)) {
-    const converted: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) converted[key] = toCelInput(item);
-    return converted;
+    const converted = new Map<string, unknown>();
+    for (const [key, item] of Object.entries(value)) converted.set(key, toCelInput(item));
+    return celMap(converted as Map<string, CelValue>);
   }
   return value;
 }

@@ -1,7 +1,8 @@
 import { groupOf, isRecord, versionOf } from '../../../model/kubernetes';
 import { pluralOfKind } from '../../../model/resources';
 import { detail } from '../../../model/text';
-import { compileCel, toCelInput, type CelProgram } from '../cel/cel-program';
+import { compileCel, toCelInput, type CelOutcome, type CelProgram } from '../cel/cel-program';
+import { CelCostExceeded, CostTracker, PER_CALL_LIMIT, RUNTIME_CEL_COST_BUDGET } from '../cel/runtime-cost';
 import type { Evidence, VerdictContext } from '../types';
 import { KyvernoRuleError, NotEvaluable } from './kyverno-errors';
 import { PASS, type StepResult } from './step-result';
@@ -73,10 +74,31 @@ export function celValidations(value: unknown): CelValidation[] {
   );
 }
 
-function run(expression: string, bindings: Record<string, unknown>, what: string) {
-  const result = program(expression)(bindings);
+/** What one rule's expressions have cost so far: Kyverno runs them on the API server's CEL stack. */
+interface CostSpent {
+  cost: number;
+}
+
+/**
+ * One expression under Kubernetes' cost model: PerCallLimit per expression and RuntimeCELCostBudget
+ * for the rule's expressions together (cel/cost-tracker.ts); a stop is an evaluation error, which
+ * fails the rule as any other error does (failure policy Fail).
+ */
+function run(
+  expression: string,
+  bindings: Record<string, unknown>,
+  what: string,
+  context: VerdictContext,
+  spent: CostSpent,
+): CelOutcome {
+  const remaining = Math.max(0, RUNTIME_CEL_COST_BUDGET - spent.cost);
+  const tracker = new CostTracker(context.guard, Math.min(remaining, PER_CALL_LIMIT));
+  const result = program(expression)(bindings, tracker);
+  spent.cost += result.cost;
   if (!result.ok && result.unsupported)
     throw new NotEvaluable(`${what} uses CEL not evaluated here: ${result.message}`);
+  if (!result.ok && result.costExceeded && remaining < PER_CALL_LIMIT)
+    return { ...result, message: new CelCostExceeded('budget', RUNTIME_CEL_COST_BUDGET).message };
   return result;
 }
 
@@ -104,6 +126,7 @@ export function evaluateCelParts(
 ): StepResult {
   const { oldObject, namespace, namespaceLabels } = context.admitted;
   const variables: Record<string, unknown> = {};
+  const spent: CostSpent = { cost: 0 };
   const bindings: Record<string, unknown> = {
     object: toCelInput(object),
     oldObject: oldObject ? toCelInput(oldObject) : null,
@@ -117,21 +140,21 @@ export function evaluateCelParts(
   };
   for (const condition of parts.matchConditions) {
     context.guard.checkpoint();
-    const result = run(condition.expression, bindings, `precondition ${condition.name}`);
+    const result = run(condition.expression, bindings, `precondition ${condition.name}`, context, spent);
     if (!result.ok)
       throw new KyvernoRuleError(`precondition ${condition.name} failed to evaluate: ${result.message}`);
     if (result.value !== true) return { kind: 'skip' };
   }
   for (const variable of parts.variables) {
     context.guard.checkpoint();
-    const result = run(variable.expression, bindings, `variable ${variable.name}`);
+    const result = run(variable.expression, bindings, `variable ${variable.name}`, context, spent);
     // A variable that fails makes the validations using it fail; leaving it unset has that effect.
     if (result.ok) variables[variable.name] = toCelInput(result.value);
   }
   const evidence: Evidence[] = [];
   for (const validation of parts.validations) {
     context.guard.checkpoint();
-    const result = run(validation.expression, bindings, 'a validation');
+    const result = run(validation.expression, bindings, 'a validation', context, spent);
     if (result.ok && result.value === true) continue;
     evidence.push({
       path: prefix,
