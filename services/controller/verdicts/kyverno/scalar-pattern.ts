@@ -1,17 +1,11 @@
 import { compareQuantities, parseQuantity, type Quantity } from '../../../model/quantity';
+import { matchesWildcard } from '../../../model/wildcard';
 
 // Kyverno's scalar patterns (https://kyverno.io/docs/writing-policies/validate/#wildcards and
 // #operators): wildcards `*` and `?`, `!` negation, `>`, `<`, `>=`, `<=`, ranges `a-b` and `a!-b`,
 // `|` (any) and `&` (all), with numbers and quantities compared by value. Durations (`1h`) are not
-// compared as durations here: such patterns are compared as text.
-
-function wildcardMatches(pattern: string, value: string): boolean {
-  const expression = pattern
-    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-    .replace(/\*/g, '.*')
-    .replace(/\?/g, '.');
-  return new RegExp(`^${expression}$`, 's').test(value);
-}
+// compared as durations here: such patterns are compared as text. Wildcards are matched in linear
+// time (model/wildcard.ts), never through a backtracking regular expression.
 
 function asQuantity(value: unknown): Quantity | undefined {
   if (typeof value !== 'string' && typeof value !== 'number') return undefined;
@@ -57,7 +51,7 @@ function singleMatches(pattern: string, value: unknown): boolean {
   if (pattern.startsWith('!')) return !singleMatches(pattern.slice(1), value);
   const numeric = compare(value, pattern);
   if (numeric !== undefined && typeof value === 'number') return numeric === 0;
-  return wildcardMatches(pattern, valueText(value));
+  return matchesWildcard(pattern, valueText(value));
 }
 
 /** Whether a scalar value satisfies a scalar pattern (string patterns may hold operators). */
