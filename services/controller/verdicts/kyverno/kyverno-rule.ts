@@ -96,7 +96,12 @@ function patternEvidence(
   };
 }
 
-function evaluatePatterns(validate: Fields, subject: Subject, message: string): VerdictOutcome {
+function evaluatePatterns(
+  validate: Fields,
+  subject: Subject,
+  message: string,
+  context: VerdictContext,
+): VerdictOutcome {
   const patterns =
     validate.pattern !== undefined
       ? [validate.pattern]
@@ -105,7 +110,8 @@ function evaluatePatterns(validate: Fields, subject: Subject, message: string): 
         : [];
   if (patterns.some(usesVariables))
     return unknown(text`the pattern uses Kyverno variables, which are not substituted here`);
-  const results = patterns.map((pattern) => matchPattern(pattern, subject.value));
+  const checkpoint = () => context.guard.checkpoint();
+  const results = patterns.map((pattern) => matchPattern(pattern, subject.value, '', checkpoint));
   if (results.some((result) => result.kind === 'skip')) return NOT_APPLICABLE;
   const firstFailure = results.find((result) => result.kind === 'fail');
   if (results.some((result) => result.kind === 'pass') || !firstFailure || firstFailure.kind !== 'fail')
@@ -117,14 +123,21 @@ function evaluatePatterns(validate: Fields, subject: Subject, message: string): 
   };
 }
 
-function evaluatePodSecurityRule(podSecurity: Fields, subject: Subject): VerdictOutcome {
+function evaluatePodSecurityRule(
+  podSecurity: Fields,
+  subject: Subject,
+  context: VerdictContext,
+): VerdictOutcome {
   if (Array.isArray(podSecurity.exclude) && podSecurity.exclude.length > 0)
     return unknown(text`podSecurity exclusions are not evaluated here`);
   const level = podSecurity.level;
   if (!isPodSecurityLevel(level))
     return unknown(text`podSecurity level ${String(level)} is not a Pod Security level`);
   const version = typeof podSecurity.version === 'string' ? podSecurity.version : 'latest';
-  const failures = evaluatePodSecurity(subject.value, level, version, { pathPrefix: subject.prefix });
+  const failures = evaluatePodSecurity(subject.value, level, version, {
+    pathPrefix: subject.prefix,
+    guard: context.guard,
+  });
   if (failures.length === 0) return { verdict: 'passes', evidence: [] };
   return {
     verdict: 'violates',
@@ -188,8 +201,8 @@ function evaluateRule(
   const message =
     typeof validate.message === 'string' ? validate.message : `validation rule ${String(rule.name)} failed`;
   if (validate.pattern !== undefined || validate.anyPattern !== undefined)
-    return evaluatePatterns(validate, subject, message);
-  if (isRecord(validate.podSecurity)) return evaluatePodSecurityRule(validate.podSecurity, subject);
+    return evaluatePatterns(validate, subject, message, context);
+  if (isRecord(validate.podSecurity)) return evaluatePodSecurityRule(validate.podSecurity, subject, context);
   if (isRecord(validate.cel)) return evaluateCelRule(validate.cel, subject, context);
   const what: Text =
     validate.deny !== undefined

@@ -16,6 +16,11 @@ export type PatternResult =
 
 const PASS: PatternResult = { kind: 'pass' };
 
+/** Called once per element and key the object holds (the evaluation guard's checkpoint). */
+export type Checkpoint = () => void;
+
+const NO_CHECKPOINT: Checkpoint = () => undefined;
+
 type Anchor = 'condition' | 'equality' | 'existence' | 'negation' | 'global' | 'add' | 'none';
 
 function parseKey(key: string): { anchor: Anchor; name: string } {
@@ -38,33 +43,41 @@ function child(path: string, key: string | number): string {
 }
 
 /** Whether a value satisfies a pattern, ignoring where it fails (conditions, existence). */
-function holds(pattern: unknown, value: unknown, path: string): boolean {
-  const result = matchPattern(pattern, value, path);
+function holds(pattern: unknown, value: unknown, path: string, checkpoint: Checkpoint): boolean {
+  const result = matchPattern(pattern, value, path, checkpoint);
   return result.kind === 'pass';
 }
 
-function matchList(pattern: unknown[], value: unknown, path: string): PatternResult {
+function matchList(pattern: unknown[], value: unknown, path: string, checkpoint: Checkpoint): PatternResult {
   if (!Array.isArray(value)) return { kind: 'fail', path, value, pattern };
   // A list pattern with one element applies that element to every element of the list.
   const elementPattern = pattern[0];
   for (let index = 0; index < value.length; index++) {
-    const result = matchPattern(elementPattern, value[index], child(path, index));
+    checkpoint();
+    const result = matchPattern(elementPattern, value[index], child(path, index), checkpoint);
     if (result.kind !== 'pass') return result;
   }
   return PASS;
 }
 
-function matchMap(pattern: Record<string, unknown>, value: unknown, path: string): PatternResult {
+function matchMap(
+  pattern: Record<string, unknown>,
+  value: unknown,
+  path: string,
+  checkpoint: Checkpoint,
+): PatternResult {
   if (!isRecord(value)) return { kind: 'fail', path, value, pattern };
   const entries = Object.entries(pattern).map(([key, sub]) => ({ ...parseKey(key), sub }));
   // Conditions and global anchors first: when one does not hold, the rest of this map is skipped.
   for (const entry of entries) {
     if (entry.anchor !== 'condition' && entry.anchor !== 'global') continue;
     const present = entry.name in value;
-    const met = present && holds(entry.sub, value[entry.name], child(path, entry.name));
+    checkpoint();
+    const met = present && holds(entry.sub, value[entry.name], child(path, entry.name), checkpoint);
     if (!met) return entry.anchor === 'global' ? { kind: 'skip' } : PASS;
   }
   for (const entry of entries) {
+    checkpoint();
     const key = entry.name;
     const at = child(path, key);
     const present = key in value && value[key] !== undefined;
@@ -84,22 +97,30 @@ function matchMap(pattern: Record<string, unknown>, value: unknown, path: string
         const listPattern = entry.sub;
         if (!Array.isArray(list) || !Array.isArray(listPattern))
           return { kind: 'fail', path: at, value: list, pattern: listPattern };
-        if (!list.some((element, index) => holds(listPattern[0], element, child(at, index))))
-          return { kind: 'fail', path: at, value: list, pattern: listPattern };
+        const exists = list.some((element, index) => {
+          checkpoint();
+          return holds(listPattern[0], element, child(at, index), checkpoint);
+        });
+        if (!exists) return { kind: 'fail', path: at, value: list, pattern: listPattern };
         continue;
       }
       default:
         break;
     }
-    const result = matchPattern(entry.sub, value[key], at);
+    const result = matchPattern(entry.sub, value[key], at, checkpoint);
     if (result.kind !== 'pass') return result;
   }
   return PASS;
 }
 
-export function matchPattern(pattern: unknown, value: unknown, path = ''): PatternResult {
-  if (Array.isArray(pattern)) return matchList(pattern, value, path);
-  if (isRecord(pattern)) return matchMap(pattern, value, path);
+export function matchPattern(
+  pattern: unknown,
+  value: unknown,
+  path = '',
+  checkpoint: Checkpoint = NO_CHECKPOINT,
+): PatternResult {
+  if (Array.isArray(pattern)) return matchList(pattern, value, path, checkpoint);
+  if (isRecord(pattern)) return matchMap(pattern, value, path, checkpoint);
   return scalarMatches(pattern, value) ? PASS : { kind: 'fail', path, value, pattern };
 }
 
