@@ -44,7 +44,6 @@ const DECIMAL_EXPONENTS: Record<string, number> = {
   E: 18,
 };
 
-const SUFFIX_CHARACTERS = new Set('eEinumkKMGTP');
 // quantity.go maxInt64Factors: the int64 fast path takes at most 18 digits.
 const FAST_PATH_DIGITS = 18;
 // Nano: every value is rounded up (away from zero) to a multiple of 10^-9.
@@ -53,8 +52,17 @@ const NANO = 1_000_000_000n;
 // The cap the server applies to binary-suffixed values: the largest int64.
 const MAX_INT64 = (1n << 63n) - 1n;
 
-function isDigit(code: number): boolean {
-  return code >= 48 && code <= 57;
+// Runs of one character class, found by the regular-expression engine from a given position: a
+// single class repeated cannot backtrack, and the engine's compiled scan is fast from the first call
+// (a character loop in JavaScript runs in the interpreter until V8 optimises it).
+const DIGIT_RUN = /[0-9]*/y;
+const ZERO_RUN = /0*/y;
+const SUFFIX_RUN = /[eEinumkKMGTP]*/y;
+
+function runEnd(run: RegExp, text: string, from: number): number {
+  run.lastIndex = from;
+  run.exec(text);
+  return run.lastIndex;
 }
 
 // Go's int32(x) and int32 arithmetic wrap; the server computes scales that way.
@@ -82,26 +90,26 @@ function scanQuantity(text: string): ScannedQuantity {
     negative = text[0] === '-';
     position++;
   }
-  while (position < end && text[position] === '0') position++;
+  position = runEnd(ZERO_RUN, text, position);
   const zero = { negative, numberText: text, whole: '', fraction: '', suffix: '' };
   if (position >= end) return zero;
   const wholeStart = position;
-  while (position < end && isDigit(text.charCodeAt(position))) position++;
+  position = runEnd(DIGIT_RUN, text, position);
   const whole = text.slice(wholeStart, position);
   if (position >= end) return { ...zero, whole };
   let fraction = '';
   if (text[position] === '.') {
     position++;
     const fractionStart = position;
-    while (position < end && isDigit(text.charCodeAt(position))) position++;
+    position = runEnd(DIGIT_RUN, text, position);
     fraction = text.slice(fractionStart, position);
     if (position >= end) return { ...zero, whole, fraction };
   }
   const numberText = text.slice(0, position);
   const suffixStart = position;
-  while (position < end && SUFFIX_CHARACTERS.has(text[position])) position++;
+  position = runEnd(SUFFIX_RUN, text, position);
   if (position < end && (text[position] === '-' || text[position] === '+')) position++;
-  while (position < end && isDigit(text.charCodeAt(position))) position++;
+  position = runEnd(DIGIT_RUN, text, position);
   if (position < end) throw new QuantityError(FORMAT_WRONG);
   return { negative, numberText, whole, fraction, suffix: text.slice(suffixStart) };
 }
