@@ -13,6 +13,7 @@ const { machineInfo } = require('./lib/measure');
 const { runAdmissionBenchmark } = require('./admission');
 const { runReadsBenchmark } = require('./reads');
 const { runWatchBenchmark } = require('./watch');
+const { HOSTILE_MATCHERS, LINEAR_GROWTH_LIMIT, runHostile } = require('./lib/hostile-runner');
 
 /**
  * A line of the verdicts table (and of `verdicts` in latest.json); `pass: null` is for information.
@@ -24,7 +25,7 @@ const { runWatchBenchmark } = require('./watch');
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
   // Any other argument still starts the benchmarks: `--help` must not be the one that does.
   console.log(
-    'node bench/run.js [--only=admission,reads,scale,watch,verdicts] [--duration=<seconds per measured run, default 4>]',
+    'node bench/run.js [--only=admission,reads,scale,watch,verdicts,hostile] [--duration=<seconds per measured run, default 4>]',
   );
   process.exit(0);
 }
@@ -35,7 +36,7 @@ const options = Object.fromEntries(
     return match ? [[match[1], match[2]]] : [];
   }),
 );
-const selected = (options.only || 'admission,reads,scale,watch,verdicts').split(',');
+const selected = (options.only || 'admission,reads,scale,watch,verdicts,hostile').split(',');
 const durationSeconds = Number(options.duration || 4);
 
 /**
@@ -133,6 +134,35 @@ const BENCHMARKS = {
       measured: format(verdictMicros, 1),
       pass: verdictMicros < figures.budgetMicros,
     });
+  },
+  hostile: async (verdicts) => {
+    /** @type {Array<import('./hostile').HostileOutput | {matcher: string, error: string}>} */
+    const results = [];
+    for (const matcher of HOSTILE_MATCHERS) results.push(await runHostile(matcher));
+    printTable(
+      'Hostile inputs (issue 27): time per evaluation at doubling sizes; growth per doubling, 1 = linear',
+      ['matcher', 'sizes', 'ms per evaluation', 'growth per doubling'],
+      results.map((result) =>
+        'error' in result
+          ? [result.matcher, '', result.error, '']
+          : [
+              result.matcher,
+              `${result.points.map((point) => point.size).join('/')} ${result.unit}`,
+              result.points.map((point) => format(point.milliseconds, 3)).join('/'),
+              result.growthPerDoubling.map((ratio) => format(ratio)).join('/'),
+            ],
+      ),
+    );
+    for (const result of results) {
+      const worst = 'error' in result ? Number.POSITIVE_INFINITY : Math.max(...result.growthPerDoubling);
+      verdicts.push({
+        benchmark: `hostile ${result.matcher}: time growth per size doubling`,
+        target: `< ${LINEAR_GROWTH_LIMIT} (linear)`,
+        measured: 'error' in result ? result.error : format(worst),
+        pass: worst < LINEAR_GROWTH_LIMIT,
+      });
+    }
+    return results;
   },
   admission: async (verdicts) => {
     const results = await runAdmissionBenchmark({ concurrencies: [1, 16, 64], durationSeconds });

@@ -1,14 +1,9 @@
 import { isRecord, groupOf, type KubernetesObject } from './kubernetes';
+import { matchesWildcard } from './wildcard';
 import { podTemplateOf, workloadKind } from './workload-kinds';
 
 // Rules that apply only to pods running some images (Kyverno `verifyImages.imageReferences`): a pod
 // of `nginx` is not asked to sign `ghcr.io/acme/*` images. Pure, shared by the list query and `check`.
-
-/** Kyverno's wildcards: `*` any run of characters, `?` one character. */
-function wildcardPattern(pattern: string): RegExp {
-  const escaped = pattern.replace(/[.+^${}()|[\]\\]/g, String.raw`\$&`);
-  return new RegExp(`^${escaped.replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
-}
 
 /**
  * The spellings an image may be matched under: as written, and normalised the way registries read a
@@ -55,8 +50,9 @@ export function objectRunsReferencedImage(
   const images = imagesOf(object);
   // Not a pod or pod controller: the rule's kinds decide, not its images.
   if (images === undefined) return true;
-  const patterns = references.map(wildcardPattern);
   return images.some((image) =>
-    imageSpellings(image).some((spelling) => patterns.some((pattern) => pattern.test(spelling))),
+    imageSpellings(image).some((spelling) =>
+      references.some((reference) => matchesWildcard(reference, spelling)),
+    ),
   );
 }

@@ -1,6 +1,12 @@
 // Exact Kubernetes quantities (apimachinery resource.Quantity): `3200m`, `8Gi`, `1e3`, `1.5`.
 // Values are kept as a fraction of BigInts so `3200m` of `4` is exactly 80%, never 79.99999.
-// client-node's `quantityToScalar` returns floats for fractional values, so it cannot be used here.
+// client-node's `quantityToScalar` returns floats for fractional values, and no npm package follows
+// apimachinery's parser to its edges, so the parser is written here after
+// k8s.io/apimachinery@v0.34.4 pkg/api/resource/quantity.go (ParseQuantity, parseQuantityString) and
+// suffix.go (interpret). It accepts exactly what the API server accepts, gives the value the server
+// stores, and runs in time linear in the input: one scan, then BigInt arithmetic on at most
+// MAX_INTEGER_DIGITS + 9 digits (V8 turns a decimal string into a BigInt in quadratic time, so a long
+// digit string is never converted whole).
 
 export class QuantityError extends Error {}
 
@@ -9,14 +15,21 @@ export interface Quantity {
   denominator: bigint;
 }
 
-const BINARY_SUFFIXES: Record<string, bigint> = {
-  Ki: 1n << 10n,
-  Mi: 1n << 20n,
-  Gi: 1n << 30n,
-  Ti: 1n << 40n,
-  Pi: 1n << 50n,
-  Ei: 1n << 60n,
-};
+// The server's own error texts (quantity.go ErrFormatWrong, ErrNumeric, ErrSuffix).
+const SPLIT_PATTERN = '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$';
+const FORMAT_WRONG = `quantities must match the regular expression '${SPLIT_PATTERN}'`;
+const NUMERIC = 'unable to parse numeric part of quantity';
+const SUFFIX = "unable to parse quantity's suffix";
+
+/**
+ * The one place Forewarn is stricter than the server: a quantity with more digits before the point
+ * is not compared exactly here. The server stores `1e999999999` (10^999,999,999) as a mantissa and a
+ * scale but cannot add or round it without building the whole number; no real request or quota comes
+ * near 10^1000 (the largest the server's own int64 fast path holds is 9.2 × 10^18).
+ */
+export const MAX_INTEGER_DIGITS = 1000;
+
+const BINARY_EXPONENTS: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
 
 const DECIMAL_EXPONENTS: Record<string, number> = {
   n: -9,
@@ -31,27 +44,196 @@ const DECIMAL_EXPONENTS: Record<string, number> = {
   E: 18,
 };
 
-const QUANTITY = /^([+-]?)(\d+(?:\.\d*)?|\.\d+)(?:(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|[eE]([+-]?\d+))?$/;
+// quantity.go maxInt64Factors: the int64 fast path takes at most 18 digits.
+const FAST_PATH_DIGITS = 18;
+// Nano: every value is rounded up (away from zero) to a multiple of 10^-9.
+const NANO_DIGITS = 9;
+const NANO = 1_000_000_000n;
+// The cap the server applies to binary-suffixed values: the largest int64.
+const MAX_INT64 = (1n << 63n) - 1n;
 
-export function parseQuantity(input: string | number): Quantity {
-  const value = typeof input === 'number' ? String(input) : input.trim();
-  const match = QUANTITY.exec(value);
-  if (!match) throw new QuantityError(`${JSON.stringify(input)} is not a Kubernetes quantity`);
-  const [, sign, digits, suffix, exponentText] = match;
-  const [whole, fraction = ''] = digits.split('.');
-  let numerator = BigInt((whole || '0') + fraction);
-  let denominator = 10n ** BigInt(fraction.length);
-  if (suffix && suffix in BINARY_SUFFIXES) {
-    numerator *= BINARY_SUFFIXES[suffix];
-  } else {
-    const exponent = exponentText !== undefined ? Number(exponentText) : DECIMAL_EXPONENTS[suffix ?? ''];
-    if (Math.abs(exponent) > 100)
-      throw new QuantityError(`${JSON.stringify(input)} has an exponent out of range`);
-    if (exponent >= 0) numerator *= 10n ** BigInt(exponent);
-    else denominator *= 10n ** BigInt(-exponent);
+// Runs of one character class, found by the regular-expression engine from a given position: a
+// single class repeated cannot backtrack, and the engine's compiled scan is fast from the first call
+// (a character loop in JavaScript runs in the interpreter until V8 optimises it).
+const DIGIT_RUN = /[0-9]*/y;
+const ZERO_RUN = /0*/y;
+const SUFFIX_RUN = /[eEinumkKMGTP]*/y;
+
+function runEnd(run: RegExp, text: string, from: number): number {
+  run.lastIndex = from;
+  run.exec(text);
+  return run.lastIndex;
+}
+
+// Go's int32(x) and int32 arithmetic wrap; the server computes scales that way.
+function int32(value: number): number {
+  return Number(BigInt.asIntN(32, BigInt(value)));
+}
+
+interface ScannedQuantity {
+  negative: boolean;
+  /** `value` in quantity.go: the text before the suffix, sign and leading zeros included. */
+  numberText: string;
+  /** Integer digits without leading zeros; '' when there are none. */
+  whole: string;
+  /** Digits after the point as written. */
+  fraction: string;
+  suffix: string;
+}
+
+/** parseQuantityString: one pass over the text, the same accept/reject decisions. */
+function scanQuantity(text: string): ScannedQuantity {
+  const end = text.length;
+  let position = 0;
+  let negative = false;
+  if (text[0] === '-' || text[0] === '+') {
+    negative = text[0] === '-';
+    position++;
   }
-  if (sign === '-') numerator = -numerator;
-  return normalise({ numerator, denominator });
+  position = runEnd(ZERO_RUN, text, position);
+  const zero = { negative, numberText: text, whole: '', fraction: '', suffix: '' };
+  if (position >= end) return zero;
+  const wholeStart = position;
+  position = runEnd(DIGIT_RUN, text, position);
+  const whole = text.slice(wholeStart, position);
+  if (position >= end) return { ...zero, whole };
+  let fraction = '';
+  if (text[position] === '.') {
+    position++;
+    const fractionStart = position;
+    position = runEnd(DIGIT_RUN, text, position);
+    fraction = text.slice(fractionStart, position);
+    if (position >= end) return { ...zero, whole, fraction };
+  }
+  const numberText = text.slice(0, position);
+  const suffixStart = position;
+  position = runEnd(SUFFIX_RUN, text, position);
+  if (position < end && (text[position] === '-' || text[position] === '+')) position++;
+  position = runEnd(DIGIT_RUN, text, position);
+  if (position < end) throw new QuantityError(FORMAT_WRONG);
+  return { negative, numberText, whole, fraction, suffix: text.slice(suffixStart) };
+}
+
+type Interpreted = { base: 10 | 2; exponent: number };
+
+/** suffixHandler.interpret: SI suffixes, binary suffixes, or `e`/`E` and an int64 (kept as int32). */
+function interpretSuffix(suffix: string): Interpreted {
+  if (suffix in DECIMAL_EXPONENTS) return { base: 10, exponent: DECIMAL_EXPONENTS[suffix] };
+  if (suffix in BINARY_EXPONENTS) return { base: 2, exponent: BINARY_EXPONENTS[suffix] };
+  if (suffix.length > 1 && (suffix[0] === 'e' || suffix[0] === 'E')) {
+    // strconv.ParseInt(s, 10, 64): an optional sign and decimal digits, within int64.
+    const match = /^([+-]?)([0-9]+)$/.exec(suffix.slice(1));
+    if (!match) throw new QuantityError(SUFFIX);
+    const significant = match[2].replace(/^0+(?=[0-9])/, '');
+    // Beyond 19 significant digits it cannot be an int64 (and is never handed to BigInt whole).
+    if (significant.length > 19) throw new QuantityError(SUFFIX);
+    const parsed = BigInt(match[1] + significant);
+    if (parsed !== BigInt.asIntN(64, parsed)) throw new QuantityError(SUFFIX);
+    return { base: 10, exponent: Number(BigInt.asIntN(32, parsed)) };
+  }
+  throw new QuantityError(SUFFIX);
+}
+
+function tooLarge(): QuantityError {
+  return new QuantityError(
+    `the quantity has more than ${MAX_INTEGER_DIGITS} digits before the point; Forewarn does not compare it`,
+  );
+}
+
+/**
+ * digits × 10^power rounded up to a multiple of 10^-9 (inf.Dec Round with RoundUp on a non-negative
+ * amount), as a fraction over 10^9. Linear: digits beyond the nano place are only tested for zero.
+ */
+function roundUpToNano(digits: string, power: number): Quantity {
+  const significant = digits.replace(/^0+/, '');
+  if (significant === '') return { numerator: 0n, denominator: 1n };
+  if (significant.length + power > MAX_INTEGER_DIGITS) throw tooLarge();
+  const nanoPower = power + NANO_DIGITS;
+  if (nanoPower >= 0) return { numerator: BigInt(significant + '0'.repeat(nanoPower)), denominator: NANO };
+  const kept = significant.slice(0, Math.max(0, significant.length + nanoPower));
+  const dropped = significant.slice(kept.length);
+  const roundedUp = /[1-9]/.test(dropped) ? 1n : 0n;
+  return { numerator: BigInt(kept || '0') + roundedUp, denominator: NANO };
+}
+
+/**
+ * (whole.fraction) × 2^exponent rounded up to a multiple of 10^-9, capped at the largest int64.
+ * With F fraction digits beyond the nano place, the value over 10^-9 is digits × 2^k / 10^(F-9):
+ * the digits split into a head whose product is exact and a tail whose contribution is below one,
+ * so the rounding only asks whether the tail is zero (10^60 is a multiple of 2^60, so the first 60
+ * tail digits decide the carry exactly and the rest only whether anything is left).
+ */
+function binaryToNano(whole: string, fraction: string, exponent: number): Quantity {
+  // At least 10^20 before the point: beyond the int64 cap whatever the fraction.
+  if (whole.length > 20) return { numerator: MAX_INT64, denominator: 1n };
+  const multiplier = 1n << BigInt(exponent);
+  let nanos: bigint;
+  if (fraction.length <= NANO_DIGITS) {
+    nanos = BigInt((whole || '0') + fraction.padEnd(NANO_DIGITS, '0')) * multiplier;
+  } else {
+    const head = BigInt((whole || '0') + fraction.slice(0, NANO_DIGITS)) * multiplier;
+    const tail = fraction.slice(NANO_DIGITS);
+    const decisive = tail.slice(0, 60);
+    const scaled = BigInt(decisive || '0') * multiplier;
+    const scale = 10n ** BigInt(decisive.length);
+    const carry = scaled / scale;
+    const remainderIsZero = scaled % scale === 0n && !/[1-9]/.test(tail.slice(decisive.length));
+    nanos = head + carry + (remainderIsZero ? 0n : 1n);
+  }
+  if (nanos > MAX_INT64 * NANO) return { numerator: MAX_INT64, denominator: 1n };
+  return { numerator: nanos, denominator: NANO };
+}
+
+/**
+ * A quantity as the API server parses it (resource.ParseQuantity after the JSON decoder's
+ * TrimSpace): the same texts accepted, the same value (rounded up to 10^-9, binary values capped at
+ * 2^63-1). A number is taken in its decimal text, as YAML and JSON hand it over.
+ */
+export function parseQuantity(input: string | number): Quantity {
+  const text = typeof input === 'number' ? String(input) : input.trim();
+  try {
+    return normalise(parseQuantityText(text));
+  } catch (error) {
+    if (error instanceof QuantityError)
+      throw new QuantityError(`${describeInput(text)} is not a Kubernetes quantity: ${error.message}`);
+    throw error;
+  }
+}
+
+function describeInput(text: string): string {
+  return text.length > 40
+    ? `${JSON.stringify(text.slice(0, 40))}… (${text.length} characters)`
+    : JSON.stringify(text);
+}
+
+function parseQuantityText(text: string): Quantity {
+  if (text.length === 0) throw new QuantityError(FORMAT_WRONG);
+  const scanned = scanQuantity(text);
+  const { base, exponent } = interpretSuffix(scanned.suffix);
+  const { whole, fraction } = scanned;
+  const sign = scanned.negative ? -1n : 1n;
+  let magnitude: Quantity;
+  if (base === 2) {
+    // Without a fraction and with few enough digits the int64 fast path takes it; otherwise the
+    // inf.Dec path does, and its SetString needs at least one digit (`Ei` alone is not a quantity).
+    const fastPathPrecision = 15 - Math.max(whole.length, 1) - Math.trunc((exponent * 3) / 10) - 1;
+    const fastPath = fraction.length === 0 && fastPathPrecision >= 0;
+    if (!fastPath && !/[0-9]/.test(scanned.numberText)) throw new QuantityError(NUMERIC);
+    magnitude = binaryToNano(whole, fraction, exponent);
+  } else {
+    const digitCount = Math.max(whole.length, 1) + fraction.length;
+    const fastScale = int32(exponent - fraction.length);
+    if (digitCount <= FAST_PATH_DIGITS && fastScale >= -NANO_DIGITS) {
+      // The int64 fast path: exact, no rounding (the scale keeps it on the nano grid).
+      magnitude = roundUpToNano(whole + fraction, fastScale);
+    } else {
+      // The inf.Dec path: SetString needs a digit; the scale is fraction digits minus the exponent.
+      if (!/[0-9]/.test(scanned.numberText)) throw new QuantityError(NUMERIC);
+      const scale = int32(fraction.length + int32(-exponent));
+      magnitude = roundUpToNano(whole + fraction, -scale);
+    }
+  }
+  return { numerator: sign * magnitude.numerator, denominator: magnitude.denominator };
 }
 
 function greatestCommonDivisor(a: bigint, b: bigint): bigint {

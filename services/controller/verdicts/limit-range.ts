@@ -1,6 +1,7 @@
 import type { ConstraintDraft as Constraint } from '../../model/constraint';
 import { isRecord, type KubernetesObject } from '../../model/kubernetes';
 import { compareQuantities, divideQuantities, type Quantity } from '../../model/quantity';
+import type { EvaluationGuard } from './guard/evaluation-guard';
 import { detail, text, type Text } from '../../model/text';
 import {
   podShapeOf,
@@ -67,12 +68,17 @@ function parseLimitRangeItems(limitRange: KubernetesObject): LimitRangeItem[] {
 }
 
 /** Fills unset requests and limits from the namespace's LimitRanges, in order, as LimitRanger does. */
-export function applyLimitRangeDefaults(shape: PodShape, limitRanges: readonly KubernetesObject[]): void {
+export function applyLimitRangeDefaults(
+  shape: PodShape,
+  limitRanges: readonly KubernetesObject[],
+  guard?: EvaluationGuard,
+): void {
   for (const limitRange of limitRanges) {
     const name = limitRange.metadata?.name ?? '';
     for (const item of readLimitRangeItems(limitRange)) {
       if (item.type !== 'Container') continue;
       for (const container of shape.containers) {
+        guard?.checkpoint();
         for (const [resource, value] of item.defaultRequest)
           if (!container.requests.has(resource)) {
             container.requests.set(resource, value);
@@ -229,18 +235,20 @@ export function evaluateLimitRange(
       ? { verdict: 'violates', evidence, rejects: 'object' }
       : { verdict: 'passes', evidence: [] };
   }
-  const shape = podShapeOf(object);
+  const shape = podShapeOf(object, context.guard);
   if (!shape) return NOT_APPLICABLE;
   const limitRanges = context.index.listInNamespace('', 'LimitRange', context.admitted.namespace);
   const sourceName = source.metadata?.name;
   if (!limitRanges.some((limitRange) => limitRange.metadata?.name === sourceName)) limitRanges.push(source);
-  applyLimitRangeDefaults(shape, limitRanges);
+  applyLimitRangeDefaults(shape, limitRanges, context.guard);
   const totals = podTotalsOf(shape.containers);
   const evidence: Evidence[] = [];
   for (const item of items) {
     if (item.type === 'Container')
-      for (const container of shape.containers)
+      for (const container of shape.containers) {
+        context.guard.checkpoint();
         evidence.push(...checkBounds(containerSubject(container), item));
+      }
     if (item.type === 'Pod')
       evidence.push(...checkBounds({ label: 'the pod', path: shape.specPath, ...totals, per: 'Pod' }, item));
   }

@@ -8,6 +8,7 @@ import {
 } from '../../model/quantity';
 import { podTemplateLocationOf } from '../../model/workload';
 import { podCountOf, workloadKindNamed } from '../../model/workload-kinds';
+import type { EvaluationGuard } from './guard/evaluation-guard';
 
 // The compute resources of the pods an object creates, as the API server sees them at admission:
 // a container's unset request defaults to its limit (API defaulting), then LimitRanges fill what is
@@ -43,10 +44,11 @@ export interface PodShape {
 }
 
 /** `{cpu: '100m', ...}` → quantities; a figure that does not parse is left out. */
-export function readResourceMap(value: unknown): ResourceMap {
+export function readResourceMap(value: unknown, guard?: EvaluationGuard): ResourceMap {
   const map: ResourceMap = new Map();
   if (!isRecord(value)) return map;
   for (const [resource, raw] of Object.entries(value)) {
+    guard?.checkpoint();
     if (typeof raw !== 'string' && typeof raw !== 'number') continue;
     try {
       map.set(resource, parseQuantity(String(raw)));
@@ -62,13 +64,15 @@ function readContainers(
   spec: Record<string, unknown>,
   specPath: string,
   field: string,
+  guard: EvaluationGuard | undefined,
 ): ContainerResources[] {
   const list = spec[field];
   if (!Array.isArray(list)) return [];
   return list.filter(isRecord).map((container, position) => {
+    guard?.checkpoint();
     const resources = isRecord(container.resources) ? container.resources : {};
-    const requests = readResourceMap(resources.requests);
-    const limits = readResourceMap(resources.limits);
+    const requests = readResourceMap(resources.requests, guard);
+    const limits = readResourceMap(resources.limits, guard);
     // API defaulting: an unset request takes the limit's value.
     for (const [resource, limit] of limits) if (!requests.has(resource)) requests.set(resource, limit);
     return {
@@ -82,8 +86,11 @@ function readContainers(
   });
 }
 
-/** The pods of an object; undefined for kinds that create none. */
-export function podShapeOf(object: KubernetesObject): PodShape | undefined {
+/**
+ * The pods of an object; undefined for kinds that create none. The guard is checked once per
+ * container and resource: their number is the caller's.
+ */
+export function podShapeOf(object: KubernetesObject, guard?: EvaluationGuard): PodShape | undefined {
   const location = podTemplateLocationOf(object);
   if (!location) return undefined;
   const templatePath = location.path.join('.');
@@ -95,8 +102,8 @@ export function podShapeOf(object: KubernetesObject): PodShape | undefined {
     spec,
     metadata: isRecord(location.template.metadata) ? location.template.metadata : {},
     containers: [
-      ...readContainers(spec, specPath, 'initContainers'),
-      ...readContainers(spec, specPath, 'containers'),
+      ...readContainers(spec, specPath, 'initContainers', guard),
+      ...readContainers(spec, specPath, 'containers', guard),
     ],
     podCount: podCountOf(object),
     countIsPerNode: workloadKindNamed(object.kind ?? '')?.podsPerNode === true,

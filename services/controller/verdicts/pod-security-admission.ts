@@ -34,6 +34,7 @@ export function evaluatePodSecurityAdmission(
     };
   const failures = evaluatePodSecurity(location.template, level, version, {
     pathPrefix: location.path.join('.'),
+    guard: context.guard,
   });
   if (failures.length === 0) return { verdict: 'passes', evidence: [], rule };
   return {

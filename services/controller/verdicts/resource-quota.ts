@@ -102,11 +102,12 @@ function shapeWithDefaults(
   context: VerdictContext,
 ): PodShape | undefined {
   if (!object) return undefined;
-  const shape = podShapeOf(object);
+  const shape = podShapeOf(object, context.guard);
   if (shape)
     applyLimitRangeDefaults(
       shape,
       context.index.listInNamespace('', 'LimitRange', context.admitted.namespace),
+      context.guard,
     );
   return shape;
 }
@@ -127,6 +128,7 @@ export function evaluateResourceQuota(
   const evidence: Evidence[] = [];
   let rejectsObject = false;
   for (const [key, limit] of hard) {
+    context.guard.checkpoint();
     if (shape) evidence.push(...missingValues(key, shape));
     const charge = chargesFor(key, object, shape, operation === 'CREATE');
     if (!charge) continue;

@@ -1,4 +1,5 @@
 import { compareQuantities, parseQuantity, type Quantity } from '../../../model/quantity';
+import { matchesWildcard } from '../../../model/wildcard';
 
 // Kyverno's scalar patterns as Kyverno 1.19 evaluates them (pkg/engine/pattern,
 // https://kyverno.io/docs/writing-policies/validate/#wildcards and #operators): `|` (any) of `&` (all)
@@ -8,13 +9,8 @@ import { compareQuantities, parseQuantity, type Quantity } from '../../../model/
 /** Go's go-wildcard: `*` any run of characters, `?` exactly one; an empty pattern matches only "". */
 export function wildcardMatches(pattern: string, value: string): boolean {
   if (pattern === '') return value === '';
-  if (pattern === '*') return true;
-  if (!pattern.includes('*') && !pattern.includes('?')) return pattern === value;
-  const expression = pattern
-    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-    .replace(/\*/g, '.*')
-    .replace(/\?/g, '.');
-  return new RegExp(`^${expression}$`, 's').test(value);
+  // Linear in pattern and value (model/wildcard.ts), never a backtracking regular expression.
+  return matchesWildcard(pattern, value);
 }
 
 const DURATION_UNITS: Record<string, number> = {

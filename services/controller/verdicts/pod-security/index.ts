@@ -1,6 +1,7 @@
 import { BASELINE_CHECKS, type PodSecurityFailure, type PodSecurityLevel } from './checks';
 import { podView } from './pod-fields';
 import { RESTRICTED_CHECKS } from './restricted-checks';
+import type { EvaluationGuard } from '../guard/evaluation-guard';
 
 // Pod Security Standards, one implementation for every user: Pod Security Admission verdicts, and
 // Kyverno's `validate.podSecurity`. Levels and versions as pod-security-admission reads them from
@@ -25,6 +26,8 @@ export function isPodSecurityLevel(value: unknown): value is PodSecurityLevel {
 export interface PodSecurityOptions {
   /** Prefix for every path: `spec.template` for a Deployment's pod template. */
   pathPrefix?: string;
+  /** Checked once per container read and before each check (each check is linear in the containers). */
+  guard?: EvaluationGuard;
 }
 
 /**
@@ -39,13 +42,16 @@ export function evaluatePodSecurity(
 ): PodSecurityFailure[] {
   if (level === 'privileged') return [];
   const minor = minorOfVersion(version);
-  const view = podView(pod);
+  const view = podView(pod, options.guard);
   const checks = level === 'restricted' ? [...BASELINE_CHECKS, ...RESTRICTED_CHECKS] : BASELINE_CHECKS;
   const failures = checks
     .filter((check) => check.sinceMinor <= minor)
     // Windows pods are exempt from the Linux-only restricted checks from 1.25.
     .filter((check) => !(check.skipWindows && view.isWindows && minor >= 25))
-    .flatMap((check) => check.run(view, minor));
+    .flatMap((check) => {
+      options.guard?.checkDeadline();
+      return check.run(view, minor);
+    });
   const prefix = options.pathPrefix ? `${options.pathPrefix}.` : '';
   return prefix ? failures.map((failure) => ({ ...failure, path: `${prefix}${failure.path}` })) : failures;
 }

@@ -1,4 +1,5 @@
 import { isRecord } from '../../../model/kubernetes';
+import type { EvaluationGuard } from '../guard/evaluation-guard';
 
 // Readers over an untyped pod (or pod template): every container list with its paths, and the
 // effective security settings where the container's own override the pod's.
@@ -36,14 +37,17 @@ const CONTAINER_LISTS: Array<[string, string]> = [
   ['ephemeralContainers', 'ephemeral container'],
 ];
 
-export function podView(pod: { metadata?: unknown; spec?: unknown }): PodView {
+export function podView(pod: { metadata?: unknown; spec?: unknown }, guard?: EvaluationGuard): PodView {
   const spec = record(pod.spec);
   const containers = CONTAINER_LISTS.flatMap(([field, kind]) =>
-    records(spec[field]).map((container, index) => ({
-      container,
-      path: `spec.${field}[${index}]`,
-      label: `${kind} "${typeof container.name === 'string' ? container.name : `#${index}`}"`,
-    })),
+    records(spec[field]).map((container, index) => {
+      guard?.checkpoint();
+      return {
+        container,
+        path: `spec.${field}[${index}]`,
+        label: `${kind} "${typeof container.name === 'string' ? container.name : `#${index}`}"`,
+      };
+    }),
   );
   return {
     metadata: record(pod.metadata),

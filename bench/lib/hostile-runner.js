@@ -1,0 +1,35 @@
+// @ts-check
+'use strict';
+
+// Runs bench/hostile.js once per matcher, each in its own process with a time limit: a matcher whose
+// work is not linear runs into the limit and is reported as unfinished instead of stalling the run.
+
+const { execFile } = require('node:child_process');
+const path = require('node:path');
+
+/** Each hostile matcher in its own process: one that is not linear runs into the time limit. */
+const HOSTILE_MATCHERS = ['quantity', 'wildcard', 'cel find', 'cel replace', 'cel exists_one'];
+const HOSTILE_TIME_LIMIT_MS = 60_000;
+/** Linear work grows by 2 per doubling (ratio 1); this leaves room for noise, not for n log n blow-ups. */
+const LINEAR_GROWTH_LIMIT = 1.5;
+
+/** @param {string} matcher */
+const runHostile = (matcher) =>
+  new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [path.join(__dirname, '..', 'hostile.js'), matcher],
+      { maxBuffer: 16 * 1024 * 1024, timeout: HOSTILE_TIME_LIMIT_MS, killSignal: 'SIGKILL' },
+      (error, stdout) =>
+        resolve(
+          error
+            ? {
+                matcher,
+                error: error.killed ? `not finished in ${HOSTILE_TIME_LIMIT_MS / 1000} s` : error.message,
+              }
+            : /** @type {import('../hostile').HostileOutput} */ (JSON.parse(stdout)),
+        ),
+    );
+  });
+
+module.exports = { HOSTILE_MATCHERS, LINEAR_GROWTH_LIMIT, runHostile };
