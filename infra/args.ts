@@ -137,6 +137,26 @@ export interface ControllerArgs {
   resources?: ResourceRequirements;
   /** Extra command-line flags appended to the controller's arguments. Default: none. */
   extraArgs?: string[];
+  /**
+   * Who may reach the controller's ports (HTTP 8080, MCP 8090) over the pod network. Default: a
+   * NetworkPolicy that admits the webhook pods and no one else (`allowedNamespaces` adds more).
+   */
+  networkPolicy?: ControllerNetworkPolicyArgs;
+}
+
+/**
+ * The controller's NetworkPolicy. Only pod-network traffic to the controller's ports is limited:
+ * `kubectl port-forward` goes through the kubelet into the pod and keeps working, and the webhook's
+ * own port (reached by the API server) is not selected by it.
+ */
+export interface ControllerNetworkPolicyArgs {
+  /** Create the NetworkPolicy. Default: true. */
+  enabled?: boolean;
+  /**
+   * Namespaces (by name) whose pods may reach the controller's HTTP and MCP ports, besides the
+   * webhook pods, e.g. `["monitoring", "agents"]` for Prometheus and in-cluster agents. Default: none.
+   */
+  allowedNamespaces?: string[];
 }
 
 /** A cert-manager issuer reference; when it has a name it overrides `issuerName` and `issuerKind`. */
@@ -232,6 +252,7 @@ export const DEFAULTS = {
     detailLevel: DetailLevel.Summary,
     mcp: true,
     resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '500m', memory: '512Mi' } },
+    networkPolicy: { enabled: true },
   },
   admissionWebhook: {
     enabled: true,

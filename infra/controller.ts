@@ -1,11 +1,14 @@
-// The controller: ServiceAccount, read-only RBAC, Deployment and Service (HTTP 8080, MCP 8090).
+// The controller: ServiceAccount, read-only RBAC, Deployment, Service (HTTP 8080, MCP 8090) and the
+// NetworkPolicy that limits who reaches those ports.
 import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
 import {
   createProcessDeployment,
   createProcessService,
   createServiceAccount,
+  namespacedMeta,
   processContainer,
+  selectorLabels,
   type BuildContext,
 } from './common';
 import { createControllerRbac } from './rbac';
@@ -41,6 +44,8 @@ export function controllerArgs(ctx: BuildContext): pulumi.Output<string[]> {
 export interface ControllerResources {
   service: k8s.core.v1.Service;
   deployment: k8s.apps.v1.Deployment;
+  /** Unset when `controller.networkPolicy.enabled` is false. */
+  networkPolicy?: k8s.networking.v1.NetworkPolicy;
 }
 
 export function createController(ctx: BuildContext): ControllerResources {
@@ -83,5 +88,47 @@ export function createController(ctx: BuildContext): ControllerResources {
       protocol: 'TCP',
     })),
   );
-  return { service, deployment };
+  const networkPolicy = config.controller.networkPolicy.enabled
+    ? createControllerNetworkPolicy(
+        ctx,
+        ports.map((port) => port.containerPort),
+      )
+    : undefined;
+  return { service, deployment, networkPolicy };
+}
+
+/** The label every namespace carries with its own name (Kubernetes sets it, 1.22+). */
+const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
+
+/**
+ * Admits to the controller's ports the webhook pods of this instance and the pods of the namespaces
+ * the user lists, nothing else. Kubelet probes and `kubectl port-forward` do not cross the pod
+ * network as another pod's traffic (port-forward enters the pod's own network namespace through the
+ * kubelet), so they keep working; the webhook pods are not selected, so the API server still
+ * reaches them.
+ */
+function createControllerNetworkPolicy(ctx: BuildContext, ports: number[]): k8s.networking.v1.NetworkPolicy {
+  const { config } = ctx;
+  const { allowedNamespaces } = config.controller.networkPolicy;
+  const from: k8s.types.input.networking.v1.NetworkPolicyPeer[] = [];
+  if (config.webhook.enabled) from.push({ podSelector: { matchLabels: selectorLabels(config, 'webhook') } });
+  if (allowedNamespaces.length > 0)
+    from.push({
+      namespaceSelector: {
+        matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: 'In', values: allowedNamespaces }],
+      },
+    });
+  return new k8s.networking.v1.NetworkPolicy(
+    config.names.controller,
+    {
+      metadata: namespacedMeta(ctx, config.names.controller, 'controller'),
+      spec: {
+        podSelector: { matchLabels: selectorLabels(config, 'controller') },
+        policyTypes: ['Ingress'],
+        // No peer at all: an empty rule list admits nothing (a rule with `from: []` would admit all).
+        ingress: from.length === 0 ? [] : [{ from, ports: ports.map((port) => ({ port, protocol: 'TCP' })) }],
+      },
+    },
+    ctx.opts,
+  );
 }

@@ -45,6 +45,7 @@ describe('Forewarn with default arguments', () => {
         'kubernetes:core/v1:ServiceAccount forewarn-controller',
         'kubernetes:core/v1:ServiceAccount forewarn-webhook',
         'kubernetes:policy/v1:PodDisruptionBudget forewarn-webhook',
+        'kubernetes:networking.k8s.io/v1:NetworkPolicy forewarn-controller',
         'kubernetes:rbac.authorization.k8s.io/v1:ClusterRole forewarn-controller',
         'kubernetes:rbac.authorization.k8s.io/v1:ClusterRole forewarn-webhook',
         'kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding forewarn-controller',
@@ -224,6 +225,45 @@ describe('Forewarn with default arguments', () => {
     expect(at(service, 'spec', 'ports')).toEqual([
       { name: 'https', port: 443, targetPort: 'https', protocol: 'TCP' },
     ]);
+  });
+
+  it("admits to the controller's ports the webhook pods alone (no namespace listed)", () => {
+    const policy = one(registered, 'kubernetes:networking.k8s.io/v1:NetworkPolicy', 'forewarn-controller');
+    expect(at(policy, 'spec')).toEqual({
+      podSelector: {
+        matchLabels: at(
+          one(registered, 'kubernetes:apps/v1:Deployment', 'forewarn-controller'),
+          'spec',
+          'selector',
+          'matchLabels',
+        ),
+      },
+      policyTypes: ['Ingress'],
+      ingress: [
+        {
+          from: [
+            {
+              podSelector: {
+                matchLabels: at(
+                  one(registered, 'kubernetes:apps/v1:Deployment', 'forewarn-webhook'),
+                  'spec',
+                  'selector',
+                  'matchLabels',
+                ),
+              },
+            },
+          ],
+          ports: [
+            { port: 8080, protocol: 'TCP' },
+            { port: 8090, protocol: 'TCP' },
+          ],
+        },
+      ],
+    });
+    // The webhook pods are not selected: the API server (not a pod) still reaches them.
+    expect(at(policy, 'spec', 'podSelector', 'matchLabels', 'app.kubernetes.io/component')).toBe(
+      'controller',
+    );
   });
 
   it('keeps one webhook pod available with a policy/v1 PodDisruptionBudget', () => {

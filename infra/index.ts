@@ -20,6 +20,7 @@ export type {
   AdmissionWebhookArgs,
   CertIssuerArgs,
   ControllerArgs,
+  ControllerNetworkPolicyArgs,
   ForewarnArgs,
   ImagesArgs,
   IssuerRefArgs,

@@ -312,6 +312,41 @@ describe('switches', () => {
     expect(await valueOf(forewarn.controllerServiceName)).toBe('fw-controller');
   });
 
+  const NETWORK_POLICY = 'kubernetes:networking.k8s.io/v1:NetworkPolicy';
+
+  it('admits the namespaces listed beside the webhook pods, on the ports the controller serves', async () => {
+    const { registered } = await render('fw', {
+      controller: { mcp: false, networkPolicy: { allowedNamespaces: ['monitoring', 'agents'] } },
+    });
+    const [rule] = at(one(registered, NETWORK_POLICY, 'fw-controller'), 'spec', 'ingress') as JsonObject[];
+    expect(rule?.from).toEqual([
+      {
+        podSelector: {
+          matchLabels: at(one(registered, DEPLOYMENT, 'fw-webhook'), 'spec', 'selector', 'matchLabels'),
+        },
+      },
+      {
+        namespaceSelector: {
+          matchExpressions: [
+            { key: 'kubernetes.io/metadata.name', operator: 'In', values: ['monitoring', 'agents'] },
+          ],
+        },
+      },
+    ]);
+    expect(rule?.ports).toEqual([{ port: 8080, protocol: 'TCP' }]);
+  });
+
+  it('admits no one over the pod network when the webhook is disabled and no namespace is listed', async () => {
+    const { registered } = await render('fw', { admissionWebhook: { enabled: false } });
+    expect(at(one(registered, NETWORK_POLICY, 'fw-controller'), 'spec', 'ingress')).toEqual([]);
+    expect(at(one(registered, NETWORK_POLICY, 'fw-controller'), 'spec', 'policyTypes')).toEqual(['Ingress']);
+  });
+
+  it('creates no NetworkPolicy when it is disabled', async () => {
+    const { registered } = await render('fw', { controller: { networkPolicy: { enabled: false } } });
+    expect(ofType(registered, NETWORK_POLICY)).toEqual([]);
+  });
+
   it('uses an existing namespace without creating it', async () => {
     const { registered, forewarn } = await render('fw', { namespace: { name: 'platform', create: false } });
     expect(ofType(registered, 'kubernetes:core/v1:Namespace')).toEqual([]);

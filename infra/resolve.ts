@@ -66,6 +66,7 @@ export interface ResolvedForewarn {
     rescanInterval?: string;
     resources: ResolvedResources;
     extraArgs: string[];
+    networkPolicy: { enabled: boolean; allowedNamespaces: string[] };
   };
   webhook: {
     enabled: boolean;
@@ -180,6 +181,19 @@ function checkComponentName(name: string, errors: string[]): void {
 
 type ControllerArgs = NonNullable<ForewarnArgs['controller']>;
 type WebhookArgs = NonNullable<ForewarnArgs['admissionWebhook']>;
+
+function resolveNetworkPolicy(
+  args: ControllerArgs['networkPolicy'],
+  errors: string[],
+): ResolvedForewarn['controller']['networkPolicy'] {
+  const allowed: unknown = args?.allowedNamespaces ?? [];
+  const allowedNamespaces = Array.isArray(allowed) ? (allowed as unknown[]) : [allowed];
+  allowedNamespaces.forEach((namespace, index) =>
+    checkLabel(`controller.networkPolicy.allowedNamespaces[${index}]`, namespace, errors),
+  );
+  const enabled = args?.enabled ?? DEFAULTS.controller.networkPolicy.enabled;
+  return { enabled, allowedNamespaces: allowedNamespaces.map(String) };
+}
 
 /** The controller's checked settings; its resources are resolved with the webhook's, last. */
 function resolveControllerSettings(
@@ -360,6 +374,7 @@ export function resolveForewarnArgs(
         errors,
       ),
       extraArgs: controllerArgs.extraArgs ?? [],
+      networkPolicy: resolveNetworkPolicy(controllerArgs.networkPolicy, errors),
     },
     webhook: {
       ...webhook,

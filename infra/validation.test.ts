@@ -136,6 +136,12 @@ const CASES: Array<[string, string, ForewarnArgs, RegExp]> = [
     /pdb\.minAvailable must be an integer of at least 0/,
   ],
   [
+    'an invalid namespace admitted to the controller',
+    'fw',
+    { controller: { networkPolicy: { allowedNamespaces: ['monitoring', 'Agents!'] } } },
+    /controller\.networkPolicy\.allowedNamespaces\[1\] must be a DNS-1123 label/,
+  ],
+  [
     'an invalid excluded namespace',
     'fw',
     { admissionWebhook: { excludedNamespaces: ['Team_A'] } },

@@ -104,6 +104,7 @@ test("kube-apiserver accepts every object the component renders (the stack's def
       'ClusterRoleBinding',
       'Deployment',
       'Namespace',
+      'NetworkPolicy',
       'PodDisruptionBudget',
       'Role',
       'RoleBinding',

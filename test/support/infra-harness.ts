@@ -9,6 +9,7 @@ import * as pulumi from '@pulumi/pulumi';
 import { Certificate } from '@kubernetes-models/cert-manager/cert-manager.io/v1/Certificate';
 import { ValidatingWebhookConfiguration } from 'kubernetes-models/admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { ClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole';
 import { ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding';
@@ -188,6 +189,7 @@ const MODELS: { [apiVersionKind: string]: ModelClass } = {
   'v1/Secret': Secret,
   'apps/v1/Deployment': Deployment,
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
+  'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
   'rbac.authorization.k8s.io/v1/ClusterRole': ClusterRole,
   'rbac.authorization.k8s.io/v1/ClusterRoleBinding': ClusterRoleBinding,
   'rbac.authorization.k8s.io/v1/Role': Role,

@@ -322,6 +322,10 @@ export class KubernetesApiTestServer {
   // ---- introspection ---------------------------------------------------------------------------
 
   /** Every request received, oldest first. */
+  /** TCP connections clients hold open to this server right now (hung requests included). */
+  get openConnections(): number {
+    return this.sockets.size;
+  }
   get requests(): readonly RecordedRequest[] {
     return [...this.requestLog];
   }

@@ -7,7 +7,13 @@ import {
   tokenReviewControllerApp,
 } from '../../../test/support/controller-fixtures';
 import { buildConstraintList } from '../views/constraint-list';
-import { tokenExpiryMs, WebhookIdentityCheck, type ReviewToken } from './api-auth';
+import {
+  FAILED_REVIEW_CACHE_MS,
+  MAX_CONCURRENT_REVIEWS,
+  tokenExpiryMs,
+  WebhookIdentityCheck,
+  type ReviewToken,
+} from './api-auth';
 import { createControllerApp } from './app';
 
 // `--api-auth=tokenreview` (issue 13 item 5, DESIGN.md 5): `/api/v1/constraints` is unredacted for
@@ -107,9 +113,17 @@ describe('/api/v1/constraints with --api-auth=tokenreview', () => {
 describe('WebhookIdentityCheck', () => {
   const webhookUser = 'system:serviceaccount:forewarn-system:forewarn-webhook';
 
-  function jwtExpiringAt(expiryMs: number): string {
-    const claims = Buffer.from(JSON.stringify({ exp: Math.floor(expiryMs / 1000) })).toString('base64url');
-    return `header.${claims}.signature`;
+  /** A token shaped like the webhook's projected one (the claims are what the API server would sign). */
+  function jwtExpiringAt(expiryMs: number, claims: Record<string, unknown> = {}): string {
+    const payload = Buffer.from(
+      JSON.stringify({
+        aud: ['forewarn-controller'],
+        sub: webhookUser,
+        exp: Math.floor(expiryMs / 1000),
+        ...claims,
+      }),
+    ).toString('base64url');
+    return `header.${payload}.signature`;
   }
 
   function checkWith(reviewToken: ReviewToken, clock: () => number) {
@@ -139,17 +153,18 @@ describe('WebhookIdentityCheck', () => {
     expect(await check.isWebhook(shortLived)).toBe(true);
     expect(reviews).toBe(1);
     now += 2_000;
-    await check.isWebhook(shortLived);
-    expect(reviews).toBe(2);
+    // Expired: no longer trusted, and not worth asking about.
+    expect(await check.isWebhook(shortLived)).toBe(false);
+    expect(reviews).toBe(1);
 
     const longLived = jwtExpiringAt(now + 3_600_000);
     await check.isWebhook(longLived);
     now += 4 * 60_000;
     await check.isWebhook(longLived);
-    expect(reviews).toBe(3);
+    expect(reviews).toBe(2);
     now += 61_000;
     await check.isWebhook(longLived);
-    expect(reviews).toBe(4);
+    expect(reviews).toBe(3);
   });
 
   it('asks once for concurrent requests with the same token', async () => {
@@ -166,15 +181,61 @@ describe('WebhookIdentityCheck', () => {
     expect(reviews).toBe(1);
   });
 
-  it('treats a failing TokenReview as "not the webhook" and asks again next time', async () => {
+  it('treats a failing TokenReview as "not the webhook" for ten seconds, then asks again', async () => {
+    let now = 1_000_000_000_000;
+    let calls = 0;
+    const check = checkWith(
+      async () => {
+        calls += 1;
+        throw new Error('connection refused');
+      },
+      () => now,
+    );
+    const token = jwtExpiringAt(now + 3_600_000);
+    expect(await check.isWebhook(token)).toBe(false);
+    now += FAILED_REVIEW_CACHE_MS - 1;
+    expect(await check.isWebhook(token)).toBe(false);
+    expect(calls).toBe(1);
+    now += 2;
+    expect(await check.isWebhook(token)).toBe(false);
+    expect(calls).toBe(2);
+  });
+
+  it.each([
+    ['not a JWT', 'opaque-token'],
+    ['a JWT of another ServiceAccount', { sub: 'system:serviceaccount:shop:default' }],
+    ['a JWT for another audience', { aud: ['https://kubernetes.default.svc'] }],
+    ['a JWT without audience', { aud: undefined }],
+    ['an expired JWT', { exp: 1 }],
+  ])('answers %s "not the webhook" without asking the API server', async (_label, shape) => {
     let calls = 0;
     const check = checkWith(async () => {
       calls += 1;
-      throw new Error('connection refused');
+      return { authenticated: true, username: webhookUser, audiences: ['forewarn-controller'] };
     }, Date.now);
-    expect(await check.isWebhook('a.b.c')).toBe(false);
-    expect(await check.isWebhook('a.b.c')).toBe(false);
-    expect(calls).toBe(2);
+    const token = typeof shape === 'string' ? shape : jwtExpiringAt(Date.now() + 60_000, shape);
+    expect(await check.isWebhook(token)).toBe(false);
+    expect(calls).toBe(0);
+  });
+
+  it(`runs at most ${MAX_CONCURRENT_REVIEWS} reviews at once; more distinct tokens are answered redacted at once`, async () => {
+    let started = 0;
+    const release: Array<() => void> = [];
+    const check = checkWith(async () => {
+      started += 1;
+      await new Promise<void>((resolve) => release.push(resolve));
+      return { authenticated: false };
+    }, Date.now);
+    const answers = Array.from({ length: MAX_CONCURRENT_REVIEWS * 5 }, (_, at) =>
+      check.isWebhook(jwtExpiringAt(Date.now() + 60_000, { jti: String(at) })),
+    );
+    const extra = await Promise.all(answers.slice(MAX_CONCURRENT_REVIEWS));
+    expect(extra.every((answer) => answer === false)).toBe(true);
+    expect(started).toBe(MAX_CONCURRENT_REVIEWS);
+    expect(check.reviewsInFlight()).toBe(MAX_CONCURRENT_REVIEWS);
+    for (const resolve of release) resolve();
+    await Promise.all(answers);
+    expect(check.reviewsInFlight()).toBe(0);
   });
 
   it('reads the expiry of a JWT and nothing from text that is not one', () => {

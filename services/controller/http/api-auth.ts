@@ -7,7 +7,10 @@ import type { Logger } from '../../logging/logger';
 // Who may read the unredacted webhook API (`/api/v1/constraints`, `/api/v1/admission-check`):
 // the webhook alone (DESIGN.md 5). It sends a projected ServiceAccount token with the audience
 // `forewarn-controller`; the controller asks the API server who it is (TokenReview) and caches the
-// answer until the token expires, at most five minutes. Every other caller gets the same answer
+// answer until the token expires, at most five minutes. Anyone can send tokens, so asking is
+// bounded (issue 27): tokens whose own claims name another ServiceAccount or audience are refused
+// without asking, identical tokens share one review, at most MAX_CONCURRENT_REVIEWS run at once,
+// refusals are cached a minute and failures ten seconds, and the reviewer aborts at its deadline. Every other caller gets the same answer
 // redacted at the controller's `--detail-level`, exactly as `/resources` shows it, so
 // `forewarn check` through a port-forward keeps working. Nobody is ever refused.
 //
@@ -45,6 +48,14 @@ export interface ApiAccessOptions {
 export const MAX_REVIEW_CACHE_MS = 5 * 60_000;
 /** A token that is not the webhook's is asked about again after this long (a bounded negative cache). */
 const REJECTED_CACHE_MS = 60_000;
+/** A token whose review failed (timeout, API server error) is answered redacted this long without asking. */
+export const FAILED_REVIEW_CACHE_MS = 10_000;
+/**
+ * Reviews in flight at once; a request that would start another is answered redacted at once (not
+ * cached). Identical tokens share one review, and the webhook's replicas hold a token each, so the
+ * webhook never needs more; a flood of distinct bogus tokens costs at most this many open requests.
+ */
+export const MAX_CONCURRENT_REVIEWS = 8;
 const MAX_CACHED_TOKENS = 1000;
 const LEVEL_KEY = 'forewarnApiViewLevel';
 
@@ -66,6 +77,33 @@ export function tokenExpiryMs(token: string): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The claims of a JWT, unverified; undefined when the token is not one. */
+function unverifiedClaims(token: string): Record<string, unknown> | undefined {
+  const payload = token.split('.')[1];
+  if (payload === undefined) return undefined;
+  try {
+    const claims: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    return typeof claims === 'object' && claims !== null ? (claims as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether a token could be the webhook's at all, read from its own unverified claims: a projected
+ * ServiceAccount token names its ServiceAccount (`sub`), its audiences (`aud`) and its expiry
+ * (`exp`). Claims are only ever used to refuse without asking the API server, never to accept: a
+ * token whose claims name someone else cannot be the webhook's, and a forged one that names the
+ * webhook is still reviewed.
+ */
+function couldBeWebhookToken(token: string, webhookUser: string, now: number): boolean {
+  const claims = unverifiedClaims(token);
+  if (!claims || claims.sub !== webhookUser) return false;
+  const audiences = typeof claims.aud === 'string' ? [claims.aud] : claims.aud;
+  if (!Array.isArray(audiences) || !audiences.includes(CONTROLLER_TOKEN_AUDIENCE)) return false;
+  return typeof claims.exp !== 'number' || claims.exp * 1000 > now;
 }
 
 function bearerToken(request: IncomingMessage): string | undefined {
@@ -93,15 +131,34 @@ export class WebhookIdentityCheck {
   async isWebhook(token: string | undefined): Promise<boolean> {
     if (this.options.mode === 'none') return true;
     if (token === undefined || this.options.reviewToken === undefined) return false;
-    const key = createHash('sha256').update(token).digest('hex');
     const now = this.clock();
+    // Most bogus tokens never cost a TokenReview: their own claims say they are not the webhook's.
+    if (!couldBeWebhookToken(token, this.webhookUser, now)) return false;
+    const key = createHash('sha256').update(token).digest('hex');
     const cached = this.cache.get(key);
     if (cached && cached.until > now) return cached.isWebhook;
     const inFlight = this.pending.get(key);
     if (inFlight) return inFlight;
+    if (this.pending.size >= MAX_CONCURRENT_REVIEWS) {
+      this.options.logger.warn(
+        { reviewsInFlight: this.pending.size },
+        'too many TokenReviews in flight; answering this request redacted without asking',
+      );
+      return false;
+    }
     const review = this.review(token, key).finally(() => this.pending.delete(key));
     this.pending.set(key, review);
     return review;
+  }
+
+  /** Reviews in flight right now (tests, metrics). */
+  reviewsInFlight(): number {
+    return this.pending.size;
+  }
+
+  private remember(key: string, isWebhook: boolean, until: number): void {
+    if (this.cache.size >= MAX_CACHED_TOKENS) this.cache.delete(this.cache.keys().next().value as string);
+    this.cache.set(key, { isWebhook, until });
   }
 
   private async review(token: string, key: string): Promise<boolean> {
@@ -109,11 +166,14 @@ export class WebhookIdentityCheck {
     try {
       outcome = await (this.options.reviewToken as ReviewToken)(token, CONTROLLER_TOKEN_AUDIENCE);
     } catch (failure) {
-      // The API server could not be asked: this request is answered redacted, nothing is cached.
+      // The API server could not be asked (the reviewer aborts at its deadline): redacted, and for
+      // a short while the same token is not asked about again, so a hanging API server is not
+      // asked once per request.
       this.options.logger.warn(
         { err: failure },
         'TokenReview failed; answering this request redacted (check the controller may create tokenreviews)',
       );
+      this.remember(key, false, this.clock() + FAILED_REVIEW_CACHE_MS);
       return false;
     }
     const isWebhook =
@@ -125,8 +185,7 @@ export class WebhookIdentityCheck {
     const until = isWebhook
       ? Math.min(expiry, now + MAX_REVIEW_CACHE_MS)
       : Math.min(expiry, now + REJECTED_CACHE_MS);
-    if (this.cache.size >= MAX_CACHED_TOKENS) this.cache.delete(this.cache.keys().next().value as string);
-    this.cache.set(key, { isWebhook, until });
+    this.remember(key, isWebhook, until);
     return isWebhook;
   }
 }
