@@ -389,14 +389,11 @@ describe('real responses conform to docs/openapi.yaml', () => {
     conforms('/healthz', 'get', await request(unsyncedApp).get('/healthz').expect(200));
   });
 });
-
-// These run last (jest runs a file's tests in order): they check the other direction, that what
-// the document promises really occurs.
+// Run last (jest runs a file's tests in order): what the document promises really occurs.
 describe('docs/openapi.yaml promises nothing the code does not do', () => {
   it('every documented route and status was answered by the app above', () => {
     expect(responsesNeverAnswered()).toEqual([]);
   });
-
   it('every documented field of every response schema was sent by the app above', () => {
     expect(fieldsNeverSent()).toEqual([]);
   });

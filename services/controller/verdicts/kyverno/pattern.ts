@@ -28,11 +28,6 @@ export class AmbiguousPattern extends Error {}
 
 const PASS: PatternResult = { kind: 'pass' };
 
-/** Called once per element and key the object holds (the evaluation guard's checkpoint). */
-export type Checkpoint = () => void;
-
-const NO_CHECKPOINT: Checkpoint = () => undefined;
-
 type Anchor = 'condition' | 'equality' | 'existence' | 'negation' | 'global' | 'add' | 'none';
 
 const ANCHOR = /^([+<=X^])?\((.+)\)$/;
