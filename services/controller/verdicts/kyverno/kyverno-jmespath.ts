@@ -13,6 +13,7 @@ import { parse as parseYaml } from 'yaml';
 import { isRecord } from '../../../model/kubernetes';
 import { wildcardMatches } from './scalar-pattern';
 import { KyvernoRuleError, NotEvaluable } from './kyverno-errors';
+import { RE2JS } from 're2js';
 
 // JMESPath as Kyverno evaluates it: the standard language (@jmespath-community/jmespath, a maintained
 // TypeScript implementation that takes custom functions) plus Kyverno's own pure functions
@@ -23,12 +24,22 @@ type Arguments = Array<JSONValue | unknown>;
 
 const text = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
 
-function goRegex(pattern: string): RegExp {
+// Go's regexp is RE2: linear in the subject, which is the caller's. re2js (as CEL's find uses) keeps
+// it so here; a JavaScript RegExp would backtrack on patterns such as `^(a+)+$`.
+const compiledRegexes = new Map<string, RE2JS>();
+const COMPILED_REGEXES_KEPT = 1_024;
+
+function goRegex(pattern: string): RE2JS {
+  let compiled = compiledRegexes.get(pattern);
+  if (compiled) return compiled;
   try {
-    return new RegExp(pattern, 'u');
+    compiled = RE2JS.compile(pattern);
   } catch {
     throw new KyvernoRuleError(`invalid regular expression ${pattern}`);
   }
+  if (compiledRegexes.size >= COMPILED_REGEXES_KEPT) compiledRegexes.clear();
+  compiledRegexes.set(pattern, compiled);
+  return compiled;
 }
 
 function numberOf(value: unknown, name: string): number {
@@ -95,18 +106,15 @@ const KYVERNO_FUNCTIONS: Array<[string, (args: Arguments) => unknown, number[][]
   [
     'regex_replace_all',
     ([pattern, value, replacement]) =>
-      text(value).replace(
-        new RegExp(goRegex(String(pattern)).source, 'gu'),
-        String(replacement)
-          .replace(/\$\{?(\w+)\}?/g, '$$<$1>')
-          .replace(/\$<(\d+)>/g, '$$$1'),
-      ),
+      goRegex(String(pattern)).matcher(text(value)).replaceAll(String(replacement)),
     [[TYPE_STRING], [TYPE_STRING, TYPE_NUMBER], [TYPE_STRING, TYPE_NUMBER]],
   ],
   [
     'regex_replace_all_literal',
     ([pattern, value, replacement]) =>
-      text(value).replace(new RegExp(goRegex(String(pattern)).source, 'gu'), () => text(replacement)),
+      goRegex(String(pattern))
+        .matcher(text(value))
+        .replaceAll(() => text(replacement)),
     [[TYPE_STRING], [TYPE_STRING, TYPE_NUMBER], [TYPE_STRING, TYPE_NUMBER]],
   ],
   [
