@@ -89,6 +89,12 @@ const FLAGS: Array<{
     expected: { podSecurityExemptRuntimeClasses: ['gvisor', 'kata.containers'] },
   },
   {
+    flag: '--reference-key-file',
+    env: 'FOREWARN_REFERENCE_KEY_FILE',
+    value: '/var/run/forewarn/reference-key',
+    expected: { referenceKeyFile: '/var/run/forewarn/reference-key' },
+  },
+  {
     flag: '--disable-missing-rule',
     env: 'FOREWARN_DISABLE_MISSING_RULE',
     value: 'crd,monitoring',
