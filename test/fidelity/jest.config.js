@@ -11,7 +11,12 @@ module.exports = {
   rootDir: path.resolve(__dirname, '../..'),
   roots: ['<rootDir>/test/fidelity'],
   testMatch: ['**/*.test.ts'],
-  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  // kyverno.test.ts is opt-in (FOREWARN_FIDELITY_KYVERNO=1, see run.sh) until its allow-list is reviewed.
+  testPathIgnorePatterns: [
+    '/node_modules/',
+    '/dist/',
+    ...(process.env.FOREWARN_FIDELITY_KYVERNO === '1' ? [] : ['/test/fidelity/kyverno\\.test\\.ts$']),
+  ],
   maxWorkers: 1,
   testTimeout: 600000,
 };
