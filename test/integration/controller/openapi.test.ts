@@ -304,6 +304,8 @@ describe('real responses conform to docs/openapi.yaml', () => {
       .expect(200);
     conforms('/resources', 'post', posted);
     expect(posted.body).toEqual(found.body);
+    const below = { resource: 'references', params: { ref, detail_level: 'detailed' } };
+    conforms('/resources', 'post', await request(app).post('/resources').send(below).expect(403));
   });
 
   it('GET /healthz, /readyz and /metrics', async () => {
@@ -350,7 +352,6 @@ describe('real responses conform to docs/openapi.yaml', () => {
     const badEncoding = await request(app).get('/resources/reports/%E0%A4%A').expect(400);
     expect(errorSchema(badEncoding.body)).toBe(true);
   });
-
   it('405 with an Allow header for every other method on every route', async () => {
     for (const [template, item] of Object.entries(openApi.paths)) {
       const url = SAMPLE_URLS[template];
@@ -366,7 +367,6 @@ describe('real responses conform to docs/openapi.yaml', () => {
       }
     }
   });
-
   it('503 before the first sync on every route that waits for it', async () => {
     const waiting: Array<[string, string]> = [
       ['/resources/reports/{namespace}', '/resources/reports/shop'],
