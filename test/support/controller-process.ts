@@ -132,11 +132,15 @@ export class ControllerProcesses {
     return { child, stdoutLines, stderr: () => stderr, exited };
   }
 
-  /** Starts the controller on a manifests directory and waits for its bound port and readiness. */
+  /**
+   * Starts the controller on a manifests directory and waits for its bound port and readiness;
+   * `env` adds to its clean environment (a V8 heap limit in NODE_OPTIONS, for one).
+   */
   async startController(
     manifests: string,
     identity: ProcessIdentity = {},
     deadlineMs = STARTUP_DEADLINE_MS,
+    env: NodeJS.ProcessEnv = {},
   ): Promise<{ running: RunningProcess; base: string }> {
     const running = this.run(
       [
@@ -150,7 +154,7 @@ export class ControllerProcesses {
         'full',
         '--mcp=false',
       ],
-      {},
+      env,
       identity,
     );
     const { value: port } = await until('the "HTTP API listening" log line', deadlineMs, async () => {

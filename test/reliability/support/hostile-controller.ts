@@ -1,12 +1,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import {
-  ControllerProcesses,
-  parseLogLines,
-  until,
-  type RunningProcess,
-} from '../../support/controller-process';
+import type { ControllerProcesses, RunningProcess } from '../../support/controller-process';
 
 // The real controller process under one hostile policy and object (issue 27): the policy is loaded
 // through `--manifests` from a temp directory, the object is sent to `POST /api/v1/admission-check`,
@@ -36,35 +31,17 @@ export async function manifestsDirectory(
 }
 
 /** Starts the controller on the directory, optionally with a V8 heap limit (megabytes). */
-export async function startHostileController(
+export function startHostileController(
   processes: ControllerProcesses,
   manifests: string,
   heapLimitMegabytes?: number,
 ): Promise<HostileController> {
-  const running = processes.run(
-    [
-      '--manifests',
-      manifests,
-      '--port',
-      '0',
-      '--address',
-      '127.0.0.1',
-      '--detail-level',
-      'full',
-      '--mcp=false',
-    ],
+  return processes.startController(
+    manifests,
+    {},
+    STARTUP_DEADLINE_MS,
     heapLimitMegabytes ? { NODE_OPTIONS: `--max-old-space-size=${heapLimitMegabytes}` } : {},
   );
-  const { value: port } = await until('the "HTTP API listening" log line', STARTUP_DEADLINE_MS, async () => {
-    if (running.child.exitCode !== null) throw new Error(`controller exited early: ${running.stderr()}`);
-    const listening = parseLogLines(running.stdoutLines).find((line) => line.msg === 'HTTP API listening');
-    return typeof listening?.port === 'number' ? listening.port : undefined;
-  });
-  const base = `http://127.0.0.1:${port}`;
-  await until('readiness', STARTUP_DEADLINE_MS, async () =>
-    (await fetch(`${base}/readyz`)).status === 200 ? true : undefined,
-  );
-  return { running, base };
 }
 
 export interface CheckedConstraint {
