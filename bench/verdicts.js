@@ -104,7 +104,7 @@ const constraints = matchingConstraints(
   },
   [],
 );
-/** @type {import('../dist/services/controller/verdicts/types').VerdictContext} */
+/** @type {Omit<import('../dist/services/controller/verdicts/types').VerdictContext, 'guard'>} */
 const context = {
   admitted: {
     object,

@@ -262,6 +262,7 @@ export async function startController(
     prospectiveRevision: () => missingResources.inventory.revision,
     metricsHandler: metrics.handler,
     requestObserver: metrics.requestObserver,
+    observeAdmissionMemo: metrics.admissionMemoObserver,
     apiAccess: apiAccessFor(config, logger, overrides),
   });
   const { httpServer, port } = await startHttpServer(config, logger, app);

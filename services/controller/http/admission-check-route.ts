@@ -18,7 +18,15 @@ export interface AdmissionCheckDependencies extends Pick<ResourceDependencies, '
    * it, answers are not remembered when `prospectiveFindings` is given.
    */
   prospectiveRevision?: () => number;
+  /** Told whether each admission check was answered from the memo (the memo hit-rate metric). */
+  observeMemo?: (outcome: AdmissionMemoOutcome) => void;
 }
+
+/**
+ * `hit`: answered from the memo; `miss`: computed and remembered; `bypass`: computed and not
+ * remembered (not synced yet, an error answer, or a body too large to keep).
+ */
+export type AdmissionMemoOutcome = 'hit' | 'miss' | 'bypass';
 
 // `POST /api/v1/admission-check` (DESIGN.md 7b): the verdict of every constraint that applies to one
 // object. Bodies up to 1 MiB (the API server's own object limit is larger, so the webhook falls back
@@ -137,10 +145,15 @@ export function createAdmissionCheckAnswerer(
     const synced = dependencies.runtimeState().source.synced;
     const state = synced ? memoState(dependencies) : undefined;
     const remembered = state !== undefined && key !== undefined ? memo.lookup(state, key) : undefined;
-    if (remembered !== undefined) return { status: 200, json: remembered };
+    if (remembered !== undefined) {
+      dependencies.observeMemo?.('hit');
+      return { status: 200, json: remembered };
+    }
     const answer = computeAnswer(dependencies, text, level);
     const json = JSON.stringify(answer.body);
-    if (answer.status === 200 && state !== undefined && key !== undefined) memo.remember(state, key, json);
+    const remembers = answer.status === 200 && state !== undefined && key !== undefined;
+    if (remembers) memo.remember(state, key, json);
+    dependencies.observeMemo?.(remembers && memo.has(state, key) ? 'miss' : 'bypass');
     return { status: answer.status, json };
   };
 }
