@@ -33,8 +33,24 @@ const DECIMAL_EXPONENTS: Record<string, number> = {
 
 const QUANTITY = /^([+-]?)(\d+(?:\.\d*)?|\.\d+)(?:(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|[eE]([+-]?\d+))?$/;
 
+// Every admission check parses the same few quota and limit strings (`4`, `8Gi`, `500m`) of the
+// namespace's policies and of the object: a bounded memo of parsed values took parsing from about 5%
+// of the controller's CPU per distinct review to nothing (docs/benchmarks.md, issue 26). Values are
+// frozen, so no caller can alter a shared one; the memo starts over when full.
+const PARSED_QUANTITIES_LIMIT = 4096;
+const parsedQuantities = new Map<string, Quantity>();
+
 export function parseQuantity(input: string | number): Quantity {
   const value = typeof input === 'number' ? String(input) : input.trim();
+  const known = parsedQuantities.get(value);
+  if (known !== undefined) return known;
+  const parsed = Object.freeze(parseQuantityText(input, value));
+  if (parsedQuantities.size >= PARSED_QUANTITIES_LIMIT) parsedQuantities.clear();
+  parsedQuantities.set(value, parsed);
+  return parsed;
+}
+
+function parseQuantityText(input: string | number, value: string): Quantity {
   const match = QUANTITY.exec(value);
   if (!match) throw new QuantityError(`${JSON.stringify(input)} is not a Kubernetes quantity`);
   const [, sign, digits, suffix, exponentText] = match;

@@ -3,6 +3,7 @@ import { companionAnnotations, describeWorkload } from '../model/workload';
 import { workloadLabels } from '../model/workload-kinds';
 import { errorMessage } from '../model/error-message';
 import { admissionCheckBody, type ConstraintQuery } from '../model/admission-query';
+import type { AdmissionCheckView } from '../model/api';
 
 // The admission core (spec 4.5, DESIGN.md 7): pure functions from an untrusted request body to the
 // query the webhook makes, and from the controller's answer to the AdmissionReview it returns.
@@ -158,8 +159,14 @@ function companionHintsOf(
   return { annotations: companionAnnotations(workload.annotations), portNames: workload.portNames };
 }
 
-/** The controller query for an admitted request: what the webhook sends, and `forewarn check --url` shows. */
-export function constraintQueryOf(review: AdmissionRequestSummary): ConstraintQuery {
+/**
+ * The controller query for an admitted request: what the webhook sends (with `view: 'warnings'`,
+ * the entries its warnings are made of), and `forewarn check --url` shows (every entry).
+ */
+export function constraintQueryOf(
+  review: AdmissionRequestSummary,
+  view?: AdmissionCheckView,
+): ConstraintQuery {
   return {
     namespace: review.namespace,
     resource: review.resource,
@@ -170,11 +177,19 @@ export function constraintQueryOf(review: AdmissionRequestSummary): ConstraintQu
         ? { kind: review.kind.kind, name: review.name, ...review.companions }
         : undefined,
     checkBody: review.kind
-      ? admissionCheckBody(review.operation, review.object, review.oldObject, {
-          apiVersion: review.kind.group ? `${review.kind.group}/${review.kind.version}` : review.kind.version,
-          kind: review.kind.kind,
-          namespace: review.namespace,
-        })
+      ? admissionCheckBody(
+          review.operation,
+          review.object,
+          review.oldObject,
+          {
+            apiVersion: review.kind.group
+              ? `${review.kind.group}/${review.kind.version}`
+              : review.kind.version,
+            kind: review.kind.kind,
+            namespace: review.namespace,
+          },
+          view,
+        )
       : undefined,
   };
 }

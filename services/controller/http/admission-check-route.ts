@@ -6,7 +6,7 @@ import type { ConstraintDraft } from '../../model/constraint';
 import type { WorkloadDescriptor } from '../../model/workload';
 import type { ResourceDependencies } from './resource-requests';
 import { ADMISSION_CHECK_PATH } from '../../model/admission-query';
-import type { DetailLevel } from '../../model/api';
+import { ADMISSION_CHECK_VIEWS, type AdmissionCheckView, type DetailLevel } from '../../model/api';
 import { AdmissionCheckMemo } from './admission-check-memo';
 import { apiViewLevel } from './api-auth';
 
@@ -56,9 +56,14 @@ function error(status: number, message: string): Answer {
   return { status, body: { error: message } };
 }
 
-function readCheckRequest(
-  body: unknown,
-): Answer | { object: KubernetesObject; oldObject?: KubernetesObject; operation: 'CREATE' | 'UPDATE' } {
+interface CheckRequest {
+  object: KubernetesObject;
+  oldObject?: KubernetesObject;
+  operation: 'CREATE' | 'UPDATE';
+  view?: AdmissionCheckView;
+}
+
+function readCheckRequest(body: unknown): Answer | CheckRequest {
   if (!isRecord(body) || !isRecord(body.object))
     return error(400, 'the request must be a JSON object {"object": {...}, "operation": "CREATE"|"UPDATE"}');
   const operation = body.operation === undefined ? 'CREATE' : body.operation;
@@ -66,6 +71,9 @@ function readCheckRequest(
     return error(400, 'operation must be CREATE or UPDATE');
   if (body.oldObject !== undefined && !isRecord(body.oldObject))
     return error(400, 'oldObject must be a JSON object');
+  const view = body.view;
+  if (view !== undefined && !(ADMISSION_CHECK_VIEWS as readonly unknown[]).includes(view))
+    return error(400, `view must be one of: ${ADMISSION_CHECK_VIEWS.join(', ')}`);
   const object = body.object as KubernetesObject;
   if (typeof object.kind !== 'string' || typeof object.apiVersion !== 'string')
     return error(400, 'object must have a string kind and apiVersion');
@@ -80,6 +88,7 @@ function readCheckRequest(
     object,
     ...(isRecord(body.oldObject) ? { oldObject: body.oldObject as KubernetesObject } : {}),
     operation,
+    ...(view === undefined ? {} : { view: view as AdmissionCheckView }),
   };
 }
 
@@ -116,9 +125,12 @@ function computeAnswer(dependencies: AdmissionCheckDependencies, text: unknown, 
   const workload = describeWorkload(checkRequest.object, namespaceOfObject(checkRequest.object));
   const prospective =
     workload && dependencies.prospectiveFindings ? dependencies.prospectiveFindings(workload) : [];
+  const options = { prospective, viewer: { level } };
   return {
     status: 200,
-    body: buildAdmissionCheck(dependencies.index, checkRequest, { prospective, viewer: { level } }),
+    body: checkRequest.view
+      ? buildAdmissionCheck(dependencies.index, checkRequest, { ...options, view: checkRequest.view })
+      : buildAdmissionCheck(dependencies.index, checkRequest, options),
   };
 }
 

@@ -1,4 +1,12 @@
-import type { AdmissionCheck, CheckedConstraint, ListedConstraint, VerdictName } from '../../model/api';
+import type {
+  AdmissionCheck,
+  AdmissionCheckView,
+  AdmissionCheckWarnings,
+  AdmissionWarningEntry,
+  CheckedConstraint,
+  ListedConstraint,
+  VerdictName,
+} from '../../model/api';
 import { severityRank } from '../../model/api';
 import type { ConstraintDraft } from '../../model/constraint';
 import { groupOf, isStringRecord, type KubernetesObject } from '../../model/kubernetes';
@@ -25,6 +33,11 @@ export interface AdmissionCheckOptions {
   viewer?: Omit<Viewer, 'namespace'>;
   /** Companion findings about the object itself (MissingResource at admission time). */
   prospective?: readonly ConstraintDraft[];
+}
+
+/** The webhook's view: only what becomes an admission warning (see AdmissionCheckWarnings). */
+export interface AdmissionWarningsOptions extends AdmissionCheckOptions {
+  view: AdmissionCheckView;
 }
 
 const VERDICT_RANK: Record<VerdictName, number> = { violates: 0, applies: 1, unknown: 1, passes: 2 };
@@ -119,7 +132,35 @@ function checkedEntry(constraint: ConstraintDraft, verdict: Verdict, viewer: Vie
   return entry;
 }
 
-function compareChecked(left: CheckedConstraint, right: CheckedConstraint): number {
+/** The entry a warning is made of, or undefined when the constraint gives no warning. */
+function warningEntry(
+  constraint: ConstraintDraft,
+  verdict: Verdict,
+  viewer: Viewer,
+): AdmissionWarningEntry | undefined {
+  const listed = listedEntryOf(constraint, viewer);
+  if (verdict.verdict === 'violates')
+    return {
+      name: listed.name,
+      severity: denies(constraint) ? 'Critical' : 'Warning',
+      summary: violationSummary(constraint, verdict, (value: Text) => renderText(value, viewer)),
+      remediationHint: listed.remediationHint,
+      verdict: verdict.verdict,
+    };
+  if (verdict.verdict === 'passes' || listed.severity === 'Info') return undefined;
+  return {
+    name: listed.name,
+    severity: listed.severity,
+    summary: listed.summary,
+    remediationHint: listed.remediationHint,
+    verdict: verdict.verdict,
+  };
+}
+
+function compareChecked(
+  left: Pick<CheckedConstraint, 'verdict' | 'severity' | 'name'>,
+  right: Pick<CheckedConstraint, 'verdict' | 'severity' | 'name'>,
+): number {
   return (
     VERDICT_RANK[left.verdict] - VERDICT_RANK[right.verdict] ||
     severityRank(left.severity) - severityRank(right.severity) ||
@@ -135,8 +176,18 @@ export function namespaceOfObject(object: KubernetesObject, fallback = 'default'
 export function buildAdmissionCheck(
   index: ConstraintIndex,
   request: AdmissionCheckRequest,
-  options: AdmissionCheckOptions = {},
-): AdmissionCheck {
+  options?: AdmissionCheckOptions,
+): AdmissionCheck;
+export function buildAdmissionCheck(
+  index: ConstraintIndex,
+  request: AdmissionCheckRequest,
+  options: AdmissionWarningsOptions,
+): AdmissionCheckWarnings;
+export function buildAdmissionCheck(
+  index: ConstraintIndex,
+  request: AdmissionCheckRequest,
+  options: AdmissionCheckOptions | AdmissionWarningsOptions = {},
+): AdmissionCheck | AdmissionCheckWarnings {
   const { object } = request;
   const namespace = namespaceOfObject(object);
   const group = groupOf(object.apiVersion);
@@ -166,6 +217,12 @@ export function buildAdmissionCheck(
   });
   // Unredacted (`full`) for the webhook; other callers see the level they are allowed.
   const viewer: Viewer = { level: options.viewer?.level ?? 'full', namespace };
+  if ('view' in options)
+    return {
+      constraints: verdicts
+        .flatMap(({ constraint, verdict }) => warningEntry(constraint, verdict, viewer) ?? [])
+        .sort(compareChecked),
+    };
   return {
     constraints: verdicts
       .map(({ constraint, verdict }) => checkedEntry(constraint, verdict, viewer))

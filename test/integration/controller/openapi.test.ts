@@ -177,6 +177,51 @@ describe('real responses conform to docs/openapi.yaml', () => {
     conforms('/api/v1/health', 'get', apiHealth);
   });
 
+  it('POST /api/v1/admission-check with view=warnings: the entries that become warnings', async () => {
+    const deployment = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web', namespace: 'shop' },
+      spec: {
+        replicas: 5,
+        template: {
+          metadata: { labels: { app: 'frontend' } },
+          spec: { containers: [{ name: 'web', image: 'web:1' }] },
+        },
+      },
+    };
+    const checked = await request(app)
+      .post('/api/v1/admission-check')
+      .send({ object: deployment, operation: 'CREATE' })
+      .expect(200);
+    // The webhook's view: exactly the entries that become warnings, with only a warning's fields.
+    const warningsView = await request(app)
+      .post('/api/v1/admission-check')
+      .send({ object: deployment, operation: 'CREATE', view: 'warnings' })
+      .expect(200);
+    conforms('/api/v1/admission-check', 'post', warningsView);
+    type Entry = {
+      name: string;
+      severity: string;
+      summary: string;
+      remediationHint: string;
+      verdict: string;
+    };
+    const warningFields = ({ name, severity, summary, remediationHint, verdict }: Entry) => ({
+      name,
+      severity,
+      summary,
+      remediationHint,
+      verdict,
+    });
+    expect(warningsView.body.constraints).toEqual(
+      (checked.body.constraints as Entry[])
+        .filter((entry) => entry.severity !== 'Info' && entry.verdict !== 'passes')
+        .map(warningFields),
+    );
+    expect(warningsView.body.constraints.length).toBeGreaterThan(0);
+  });
+
   it('POST /api/v1/admission-check with verdicts, and its errors', async () => {
     const deployment = {
       apiVersion: 'apps/v1',
@@ -214,6 +259,7 @@ describe('real responses conform to docs/openapi.yaml', () => {
         400,
         () => request(app).post('/api/v1/admission-check').send({ object: deployment, operation: 'DELETE' }),
       ],
+      [400, () => request(app).post('/api/v1/admission-check').send({ object: deployment, view: 'all' })],
       // Found by schemathesis: null is not an absent operation.
       [400, () => request(app).post('/api/v1/admission-check').send({ object: deployment, operation: null })],
       [
