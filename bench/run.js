@@ -14,6 +14,7 @@ const { runAdmissionBenchmark, admissionVerdicts } = require('./admission');
 const { runReadsBenchmark } = require('./reads');
 const { runWatchBenchmark } = require('./watch');
 const { runApiServerBenchmark } = require('./apiserver');
+const { runClusterBenchmark, clusterVerdicts } = require('./cluster');
 
 /**
  * A line of the verdicts table (and of `verdicts` in latest.json); `pass: null` is for information.
@@ -36,7 +37,9 @@ const options = Object.fromEntries(
     return match ? [[match[1], match[2]]] : [];
   }),
 );
-const selected = (options.only || 'admission,apiserver,reads,scale,watch,verdicts').split(',');
+const selected = (options.only || 'admission,apiserver,reads,scale,cluster,watch,verdicts').split(',');
+// Churn of the cluster benchmark; the issue's 10 minutes: --churn=600.
+const churnSeconds = Number(options.churn || 60);
 const durationSeconds = Number(options.duration || 4);
 
 /**
@@ -263,6 +266,31 @@ const BENCHMARKS = {
       pass: listRatio < 1.5,
     });
     return { small, large, reportRatio, listRatio };
+  },
+  cluster: async (verdicts) => {
+    const figures = await runClusterBenchmark({ churnSeconds });
+    const MiB = 2 ** 20;
+    printTable(
+      'Cluster scale: controller on the API test server (10,000 namespaces, 100,000 constraints, 50,000 Pods, 5,000 Deployments, 5,000 Services)',
+      [
+        'ready s',
+        'after sync RSS/heap MiB',
+        `after ${churnSeconds} s churn RSS/heap MiB`,
+        'churn achieved/s',
+        'heap B/constraint (whole process)',
+      ],
+      [
+        [
+          format(figures.readySeconds, 1),
+          `${format(figures.afterSync.rssBytes / MiB, 0)}/${format(figures.afterSync.heapUsedBytes / MiB, 0)}`,
+          `${format(figures.afterChurn.rssBytes / MiB, 0)}/${format(figures.afterChurn.heapUsedBytes / MiB, 0)}`,
+          format(figures.churn.achievedPerSecond, 0),
+          format(figures.heapBytesPerConstraint, 0),
+        ],
+      ],
+    );
+    verdicts.push(...clusterVerdicts(figures));
+    return figures;
   },
   watch: async (verdicts) => {
     const results = await runWatchBenchmark();
