@@ -13,7 +13,7 @@
 
 const https = require('node:https');
 const { generateSelfSignedBundle } = require('../dist/services/webhook/certs/self-signed');
-const { distinctDeploymentReviews } = require('./lib/cluster-objects');
+const { distinctDeploymentReviews } = require('./lib/admission-reviews');
 const { z } = require('zod');
 const { compare } = require('./lib/measure');
 const { startProcess } = require('./lib/processes');

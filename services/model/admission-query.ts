@@ -1,4 +1,11 @@
-import { isDns1123Label, isRecord, isStringRecord, type Labels, type ResourceTarget } from './kubernetes';
+import {
+  isDns1123Label,
+  isRecord,
+  isStringRecord,
+  withoutManagedFields,
+  type Labels,
+  type ResourceTarget,
+} from './kubernetes';
 import { LabelSelectorError, parseLabelSet } from './label-selector';
 import { parseResourceTarget } from './resources';
 import type { WorkloadDescriptor } from './workload';
@@ -31,20 +38,6 @@ export interface ConstraintQuery {
 export const ADMISSION_CHECK_PATH = '/api/v1/admission-check';
 /** The controller's cap on admission-check bodies; larger objects fall back to the label query. */
 export const MAX_CHECK_BODY_BYTES = 1024 * 1024;
-
-/**
- * The object without `metadata.managedFields`: the API server's record of which client owns which
- * field, on every object it sends, often the largest part of a review (every manager, every field).
- * No policy evaluated here reads it (none in the real-world corpus does); leaving it out shrinks
- * what the webhook serialises and the controller parses on every review (issue 26).
- */
-function withoutManagedFields(object: Record<string, unknown>): Record<string, unknown> {
-  const metadata = object.metadata;
-  if (!isRecord(metadata) || !('managedFields' in metadata)) return object;
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars
-  const { managedFields, ...rest } = metadata;
-  return { ...object, metadata: rest };
-}
 
 /**
  * The admission-check body for an admitted object, or undefined when the label query must be used:

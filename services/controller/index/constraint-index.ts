@@ -1,6 +1,12 @@
 import { CONSTRAINT_TYPES, type ConstraintType } from '../../model/api';
 import type { Constraint, NamespaceScope } from '../../model/constraint';
-import { referenceKey, referenceOf, type KubernetesObject, type Labels } from '../../model/kubernetes';
+import {
+  referenceKey,
+  referenceOf,
+  withoutManagedFields,
+  type KubernetesObject,
+  type Labels,
+} from '../../model/kubernetes';
 import { matchesNamespaceSelector } from '../../model/selector';
 import { namespaceListMatches } from '../../model/namespace-pattern';
 
@@ -84,8 +90,10 @@ export class ConstraintIndex {
   replaceObject(objectKey: string, constraints: readonly Constraint[], source?: KubernetesObject): void {
     this.removeObject(objectKey);
     if (source) {
-      this.sources.set(objectKey, source);
-      this.sourcesByReference.set(sourceReferenceKey(source), source);
+      // Verdicts read specs, params and annotations, never field ownership: it is not kept.
+      const kept = withoutManagedFields(source);
+      this.sources.set(objectKey, kept);
+      this.sourcesByReference.set(sourceReferenceKey(kept), kept);
     }
     if (constraints.length === 0) return;
     this.byObject.set(objectKey, [...constraints]);
