@@ -133,7 +133,7 @@ export interface ControllerArgs {
   contact?: pulumi.Input<string>;
   /** Period of API discovery and CRD rescans (`--rescan-interval`, e.g. `5m`). Default: the controller's own (5m). */
   rescanInterval?: string;
-  /** Requests and limits. Default: requests cpu 100m / memory 128Mi, limits cpu 500m / memory 512Mi. */
+  /** Requests and limits. Default: requests cpu 100m / memory 256Mi, limits cpu 500m / memory 512Mi. */
   resources?: ResourceRequirements;
   /** Extra command-line flags appended to the controller's arguments. Default: none. */
   extraArgs?: string[];
@@ -251,7 +251,8 @@ export const DEFAULTS = {
     replicas: 1,
     detailLevel: DetailLevel.Summary,
     mcp: true,
-    resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '500m', memory: '512Mi' } },
+    // An idle controller resides in ~150 MiB; 100,000 constraints add ~2 KiB each (docs/operations.md).
+    resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '500m', memory: '512Mi' } },
     networkPolicy: { enabled: true },
   },
   admissionWebhook: {

@@ -93,7 +93,7 @@ describe('Forewarn with default arguments', () => {
     expect(at(controller, 'livenessProbe', 'httpGet')).toEqual({ path: '/healthz', port: 'http' });
     expect(at(controller, 'readinessProbe', 'httpGet')).toEqual({ path: '/readyz', port: 'http' });
     expect(controller.resources).toEqual({
-      requests: { cpu: '100m', memory: '128Mi' },
+      requests: { cpu: '100m', memory: '256Mi' },
       limits: { cpu: '500m', memory: '512Mi' },
     });
     expect(at(deployment, 'spec', 'template', 'spec', 'serviceAccountName')).toBe('forewarn-controller');

@@ -14,7 +14,7 @@ const WORKLOAD_LABELS = { app: 'web', tier: 'frontend' };
  * @typedef {{
  *   apiVersion: string,
  *   kind: string,
- *   metadata: {name: string, namespace: string, uid?: string},
+ *   metadata: {name: string, namespace: string, uid?: string, managedFields?: object[]},
  *   spec: object,
  *   status?: object,
  * }} PolicyObject
@@ -85,6 +85,16 @@ const TEMPLATES = [
   })),
 ];
 
+/**
+ * The fieldsV1 of a value: `f:<key>` for every key, nested, as the API server records ownership.
+ * @param {unknown} value
+ * @returns {Record<string, unknown>}
+ */
+function fieldsOf(value) {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return {};
+  return Object.fromEntries(Object.entries(value).map(([key, nested]) => [`f:${key}`, fieldsOf(nested)]));
+}
+
 const SINGLE_CONSTRAINT_TEMPLATES = TEMPLATES.filter((template) => template.constraints === 1);
 
 /** @param {string} name */
@@ -108,6 +118,17 @@ function policyObjects(namespace, constraintCount, uidPrefix = namespace) {
       template = SINGLE_CONSTRAINT_TEMPLATES[position % SINGLE_CONSTRAINT_TEMPLATES.length];
     const object = template.build(namespace, `policy-${position}`);
     object.metadata.uid = `${uidPrefix}-${position}`;
+    // As read from an API server: every object carries its field managers.
+    object.metadata.managedFields = [
+      {
+        manager: 'kubectl-client-side-apply',
+        operation: 'Update',
+        apiVersion: object.apiVersion,
+        time: '2026-11-25T12:00:00Z',
+        fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:metadata': { 'f:annotations': { '.': {} } }, 'f:spec': fieldsOf(object.spec) },
+      },
+    ];
     objects.push(object);
     remaining -= template.constraints;
   }

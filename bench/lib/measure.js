@@ -29,6 +29,7 @@ const autocannon = require('autocannon');
  * @property {import('autocannon').Request['method']} [method]
  * @property {string} [body]
  * @property {Record<string, string>} [headers]
+ * @property {() => string} [nextBody] a body per request (distinct reviews) instead of `body`
  */
 
 /**
@@ -112,14 +113,24 @@ function median(values) {
  * @param {LoadRequest & {connections: number, durationSeconds: number}} options
  * @returns {Promise<LoadResult>}
  */
-function loadTest({ url, method = 'GET', body, headers, connections, durationSeconds }) {
+function loadTest({ url, method = 'GET', body, headers, nextBody, connections, durationSeconds }) {
   // Only the request fields go to autocannon; a side also names its server processes (compare).
   return new Promise((resolve, reject) => {
     /** @type {number[]} */
     const responseTimes = [];
     let failures = 0;
+    // autocannon computes each request's content-length from the body setupRequest returns.
+    const requests = nextBody
+      ? [
+          {
+            method,
+            headers,
+            setupRequest: (/** @type {object} */ request) => ({ ...request, body: nextBody() }),
+          },
+        ]
+      : undefined;
     const instance = autocannon(
-      { url, method, body, headers, connections, duration: durationSeconds, pipelining: 1 },
+      { url, method, body, headers, requests, connections, duration: durationSeconds, pipelining: 1 },
       (error, result) => {
         if (error) return reject(error);
         const elapsedSeconds = result.duration;
@@ -164,6 +175,10 @@ async function compare({ sides, connections, durationSeconds, warmupSeconds = 1 
   for (const name of names) {
     figures[name] = figuresOf(runs.get(name) ?? []);
     // A failing server is fast: never report its figures as a result.
+    if (figures[name].requests === 0)
+      throw new Error(
+        `${name} (${sidesByName.get(name)?.url}): no request completed; the machine is too busy`,
+      );
     if (figures[name].failed > 0)
       throw new Error(`${name} (${sidesByName.get(name)?.url}): ${figures[name].failed} failed requests`);
   }

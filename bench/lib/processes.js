@@ -19,6 +19,8 @@ const path = require('node:path');
  *   'servers/bare-express.js': {port: number},
  *   'servers/kubernetes-api.js': {kubeConfigYaml: string, url: string, token: string},
  *   'servers/watch-client.js': {port: number},
+ *   'servers/cluster-api.js': {kubeConfigYaml: string, url: string, token: string},
+ *   'servers/cluster-controller.js': {port: number, readyMs: number, constraints: number},
  * }} ReadyInfo
  */
 
@@ -32,6 +34,7 @@ const path = require('node:path');
  *   'take-delays': {command: object, result: {received: number, delayMs: LatencySummary}},
  *   truth: {command: object, result: {namespace: string, name: string, severity: string}[]},
  *   'run-changes': {command: {rate: number, durationMs: number}, result: {changes: number, seconds: number}},
+ *   memory: {command: object, result: {rssBytes: number, heapUsedBytes: number, externalBytes: number, constraints: number}},
  * }} Commands
  */
 

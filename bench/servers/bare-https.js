@@ -19,9 +19,21 @@ const settings = z
     certificate: z.object({ certPem: z.string(), keyPem: z.string() }),
     answer: z.unknown(),
     backendUrl: z.string().optional(),
+    echoUid: z.boolean().optional(),
   })
   .parse(JSON.parse(process.argv[2]));
 const answer = JSON.stringify(settings.answer);
+/** What the echoing answer reads of a review (the benchmarks only send well-formed ones). */
+const reviewSchema = z.object({ apiVersion: z.string(), request: z.object({ uid: z.string() }) });
+
+/** @param {z.infer<typeof reviewSchema>} review */
+function echoAnswer(review) {
+  return JSON.stringify({
+    apiVersion: review.apiVersion,
+    kind: 'AdmissionReview',
+    response: { uid: review.request.uid, allowed: true },
+  });
+}
 const backendAgent = new http.Agent({ keepAlive: true, maxSockets: 10 });
 
 /**
@@ -46,13 +58,14 @@ const server = https.createServer(
     request.setEncoding('utf8');
     request.on('data', (chunk) => (body += chunk));
     request.on('end', () => {
-      JSON.parse(body);
+      const parsed = JSON.parse(body);
+      const text = settings.echoUid ? echoAnswer(reviewSchema.parse(parsed)) : answer;
       const respond = () => {
         response.writeHead(200, {
           'content-type': 'application/json',
-          'content-length': Buffer.byteLength(answer),
+          'content-length': Buffer.byteLength(text),
         });
-        response.end(answer);
+        response.end(text);
       };
       if (settings.backendUrl) queryBackend(settings.backendUrl, respond);
       else respond();

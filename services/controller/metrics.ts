@@ -5,6 +5,7 @@ import type { ConstraintIndex } from './index/constraint-index';
 import type { WatchObserver } from './sources/cluster/reflector';
 import { healthStatusOf, type RuntimeState } from './views/health';
 import type { RequestObserver } from './http/request-observer';
+import type { AdmissionMemoOutcome } from './http/admission-check-route';
 
 // Prometheus metrics of the controller (`GET /metrics`, DESIGN.md 2; every metric is described in
 // docs/metrics.md). Index, health and parse-error figures are read at scrape time from the same
@@ -16,6 +17,8 @@ export interface ControllerMetrics {
   handler: RequestHandler;
   /** Counts every HTTP response; mounted before the routes. */
   requestObserver: RequestObserver;
+  /** Counts admission checks by how the memo answered them. */
+  admissionMemoObserver: (outcome: AdmissionMemoOutcome) => void;
   /** Counts watch failures and restarts of the cluster source, per adapter. */
   watchObserver: WatchObserver;
   registry: Registry;
@@ -169,6 +172,21 @@ export function createControllerMetrics(
     registers: [registry],
   });
 
+  const memoAnswers = new Counter({
+    name: 'forewarn_admission_check_memo_total',
+    help: 'Admission checks by how the answer memo served them: hit, miss (computed and kept) or bypass (computed, not kept)',
+    labelNames: ['result'],
+    registers: [registry],
+  });
+  for (const result of ['hit', 'miss', 'bypass']) memoAnswers.inc({ result }, 0);
+  // One child per outcome, looked up once: this runs on every admission check.
+  const memoChildren = {
+    hit: memoAnswers.labels({ result: 'hit' }),
+    miss: memoAnswers.labels({ result: 'miss' }),
+    bypass: memoAnswers.labels({ result: 'bypass' }),
+  };
+  const admissionMemoObserver = (outcome: AdmissionMemoOutcome) => memoChildren[outcome].inc();
+
   const requestObserver: RequestObserver = (request, response, route) => {
     const stopTimer = durations.startTimer();
     response.once('finish', () => {
@@ -182,5 +200,5 @@ export function createControllerMetrics(
     response.set('Content-Type', registry.contentType).send(await registry.metrics());
   };
 
-  return { handler, requestObserver, watchObserver, registry };
+  return { handler, requestObserver, admissionMemoObserver, watchObserver, registry };
 }

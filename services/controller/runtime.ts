@@ -296,6 +296,7 @@ export async function startController(
     prospectiveRevision: () => missingResources.inventory.revision,
     metricsHandler: metrics.handler,
     requestObserver: metrics.requestObserver,
+    observeAdmissionMemo: metrics.admissionMemoObserver,
     apiAccess,
   });
   const { httpServer, port } = await startHttpServer(config, logger, app);

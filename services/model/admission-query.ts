@@ -1,7 +1,15 @@
-import { isDns1123Label, isRecord, isStringRecord, type Labels, type ResourceTarget } from './kubernetes';
+import {
+  isDns1123Label,
+  isRecord,
+  isStringRecord,
+  withoutManagedFields,
+  type Labels,
+  type ResourceTarget,
+} from './kubernetes';
 import { LabelSelectorError, parseLabelSet } from './label-selector';
 import { parseResourceTarget } from './resources';
 import type { WorkloadDescriptor } from './workload';
+import type { AdmissionCheckView } from './api';
 
 // The admission query `GET /api/v1/constraints` (spec 4.2), encoded and decoded in one place: the
 // webhook and `forewarn check` write it, the controller's route reads it back.
@@ -34,6 +42,7 @@ export const MAX_CHECK_BODY_BYTES = 1024 * 1024;
 /**
  * The admission-check body for an admitted object, or undefined when the label query must be used:
  * no object, an operation other than CREATE/UPDATE, or a body over the controller's 1 MiB cap.
+ * `view: 'warnings'` asks only for what becomes a warning (the webhook's request).
  */
 export function admissionCheckBody(
   operation: string,
@@ -41,23 +50,28 @@ export function admissionCheckBody(
   oldObject: Record<string, unknown> | null,
   /** From the review: what the object may leave out (apiVersion, kind, metadata.namespace). */
   identity: { apiVersion: string; kind: string; namespace: string },
+  view?: AdmissionCheckView,
 ): string | undefined {
   if (!admitted || (operation !== 'CREATE' && operation !== 'UPDATE')) return undefined;
-  const metadata = isRecord(admitted.metadata) ? admitted.metadata : {};
+  const trimmed = withoutManagedFields(admitted);
+  const metadata = isRecord(trimmed.metadata) ? trimmed.metadata : {};
   const object =
-    typeof admitted.apiVersion === 'string' &&
-    typeof admitted.kind === 'string' &&
+    typeof trimmed.apiVersion === 'string' &&
+    typeof trimmed.kind === 'string' &&
     metadata.namespace === identity.namespace
-      ? admitted
+      ? trimmed
       : {
-          ...admitted,
+          ...trimmed,
           apiVersion: identity.apiVersion,
           kind: identity.kind,
           metadata: { ...metadata, namespace: identity.namespace },
         };
-  const body = JSON.stringify(
-    operation === 'UPDATE' && oldObject ? { operation, object, oldObject } : { operation, object },
-  );
+  const body = JSON.stringify({
+    operation,
+    ...(view === undefined ? {} : { view }),
+    object,
+    ...(operation === 'UPDATE' && oldObject ? { oldObject: withoutManagedFields(oldObject) } : {}),
+  });
   // Characters never exceed bytes; count bytes only for bodies that might be near the cap.
   if (body.length * 3 > MAX_CHECK_BODY_BYTES && Buffer.byteLength(body) > MAX_CHECK_BODY_BYTES)
     return undefined;

@@ -3,6 +3,7 @@ import { companionAnnotations, describeWorkload } from './workload';
 import { workloadLabels } from './workload-kinds';
 import { errorMessage } from './error-message';
 import { admissionCheckBody, type ConstraintQuery } from './admission-query';
+import type { AdmissionCheckView } from './api';
 
 // Reading an AdmissionReview (spec 4.5, DESIGN.md 7): pure functions from an untrusted request body
 // to the query the webhook makes for it. A model fact both the webhook (which answers reviews) and
@@ -159,8 +160,14 @@ function companionHintsOf(
   return { annotations: companionAnnotations(workload.annotations), portNames: workload.portNames };
 }
 
-/** The controller query for an admitted request: what the webhook sends, and `forewarn check --url` shows. */
-export function constraintQueryOf(review: AdmissionRequestSummary): ConstraintQuery {
+/**
+ * The controller query for an admitted request: what the webhook sends (with `view: 'warnings'`,
+ * the entries its warnings are made of), and `forewarn check --url` shows (every entry).
+ */
+export function constraintQueryOf(
+  review: AdmissionRequestSummary,
+  view?: AdmissionCheckView,
+): ConstraintQuery {
   return {
     namespace: review.namespace,
     resource: review.resource,
@@ -171,11 +178,19 @@ export function constraintQueryOf(review: AdmissionRequestSummary): ConstraintQu
         ? { kind: review.kind.kind, name: review.name, ...review.companions }
         : undefined,
     checkBody: review.kind
-      ? admissionCheckBody(review.operation, review.object, review.oldObject, {
-          apiVersion: review.kind.group ? `${review.kind.group}/${review.kind.version}` : review.kind.version,
-          kind: review.kind.kind,
-          namespace: review.namespace,
-        })
+      ? admissionCheckBody(
+          review.operation,
+          review.object,
+          review.oldObject,
+          {
+            apiVersion: review.kind.group
+              ? `${review.kind.group}/${review.kind.version}`
+              : review.kind.version,
+            kind: review.kind.kind,
+            namespace: review.namespace,
+          },
+          view,
+        )
       : undefined,
   };
 }

@@ -250,3 +250,21 @@ export interface CheckedConstraint extends ListedConstraint {
 export interface AdmissionCheck {
   constraints: CheckedConstraint[];
 }
+
+/**
+ * `"view": "warnings"` in an admission-check request (the webhook's): only the constraints that
+ * become admission warnings (Warning or Critical, verdict other than `passes`), with only what a
+ * warning is made of. The webhook read 5 of 14 fields of every entry; the rest was serialised,
+ * sent and parsed on every review (issue 26).
+ */
+export const ADMISSION_CHECK_VIEWS = ['warnings'] as const;
+export type AdmissionCheckView = (typeof ADMISSION_CHECK_VIEWS)[number];
+
+export type AdmissionWarningEntry = Pick<
+  CheckedConstraint,
+  'name' | 'severity' | 'summary' | 'remediationHint' | 'verdict'
+>;
+
+export interface AdmissionCheckWarnings {
+  constraints: AdmissionWarningEntry[];
+}

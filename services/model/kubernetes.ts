@@ -146,3 +146,18 @@ export function serviceDnsNames(serviceName: string, namespace: string): string[
     `${serviceName}.${namespace}.svc.cluster.local`,
   ];
 }
+
+/**
+ * The object without `metadata.managedFields`: the API server's record of which client owns which
+ * field, on every object it sends, often the largest part of an object (every manager, every field).
+ * Nothing Forewarn evaluates or shows reads it (no policy in the real-world corpus does either), so
+ * the webhook leaves it out of admission checks and the index out of the source objects it keeps
+ * (issue 26). Returns the object itself when there is nothing to leave out; never alters it.
+ */
+export function withoutManagedFields<Value extends { metadata?: unknown }>(object: Value): Value {
+  const metadata = object.metadata;
+  if (!isRecord(metadata) || !('managedFields' in metadata)) return object;
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars
+  const { managedFields, ...rest } = metadata;
+  return { ...object, metadata: rest };
+}

@@ -189,8 +189,28 @@ function binaryToNano(whole: string, fraction: string, exponent: number): Quanti
  * TrimSpace): the same texts accepted, the same value (rounded up to 10^-9, binary values capped at
  * 2^63-1). A number is taken in its decimal text, as YAML and JSON hand it over.
  */
+// Every admission check parses the same few quota and limit strings (`4`, `8Gi`, `500m`) of the
+// namespace's policies and of the object: a bounded memo of parsed values took parsing from about 5%
+// of the controller's CPU per distinct review to nothing (docs/benchmarks.md, issue 26). Values are
+// frozen, so no caller can alter a shared one; the memo starts over when full, and keeps only short
+// texts, so that hostile 64,000-digit quantities cannot fill memory through it.
+const PARSED_QUANTITIES_LIMIT = 4096;
+const REMEMBERED_TEXT_LENGTH = 64;
+const parsedQuantities = new Map<string, Quantity>();
+
 export function parseQuantity(input: string | number): Quantity {
   const text = typeof input === 'number' ? String(input) : input.trim();
+  const known = parsedQuantities.get(text);
+  if (known !== undefined) return known;
+  const parsed = Object.freeze(parseQuantityChecked(text));
+  if (text.length <= REMEMBERED_TEXT_LENGTH) {
+    if (parsedQuantities.size >= PARSED_QUANTITIES_LIMIT) parsedQuantities.clear();
+    parsedQuantities.set(text, parsed);
+  }
+  return parsed;
+}
+
+function parseQuantityChecked(text: string): Quantity {
   try {
     return normalise(parseQuantityText(text));
   } catch (error) {

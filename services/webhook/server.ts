@@ -88,7 +88,7 @@ async function reviewWarnings(
 ): Promise<{ facts: AdmissionFacts; warnings: string[] }> {
   const { constraints, logger, metrics } = options;
   const queryStarted = performance.now();
-  const result = await constraints.query(constraintQueryOf(review));
+  const result = await constraints.query(constraintQueryOf(review, 'warnings'));
   metrics?.observeControllerQuery(
     result.ok ? 'ok' : result.reason,
     (performance.now() - queryStarted) / 1000,

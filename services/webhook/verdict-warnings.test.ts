@@ -23,6 +23,20 @@ describe('admissionCheckBody', () => {
     });
   });
 
+  it('leaves out managedFields (old object too) and carries the view the webhook asks for', () => {
+    const managedFields = [{ manager: 'kubectl', operation: 'Update', fieldsV1: { 'f:spec': {} } }];
+    const withOwners = { ...object, metadata: { ...object.metadata, managedFields } };
+    const old = { ...withOwners, spec: { replicas: 1 } };
+    expect(JSON.parse(admissionCheckBody('UPDATE', withOwners, old, identity, 'warnings') ?? '')).toEqual({
+      operation: 'UPDATE',
+      view: 'warnings',
+      object,
+      oldObject: { ...object, spec: { replicas: 1 } },
+    });
+    // The review's object itself is left as it was.
+    expect(withOwners.metadata.managedFields).toBe(managedFields);
+  });
+
   it('fills apiVersion, kind and namespace from the review when the object leaves them out', () => {
     const body = JSON.parse(
       admissionCheckBody('CREATE', { metadata: { name: 'web' } }, null, identity) ?? '',

@@ -81,4 +81,18 @@ describe('admission-check memo', () => {
     await check();
     expect(evaluations).toBe(2);
   });
+
+  it('reports each check as a hit, a miss or a bypass (the memo hit-rate metric)', async () => {
+    const cluster = indexObjects([denyAll]);
+    const outcomes: string[] = [];
+    const app = fixtureControllerApp(cluster, { observeAdmissionMemo: (outcome) => outcomes.push(outcome) });
+    const check = (object: object) =>
+      request(app).post('/api/v1/admission-check').send({ object }).expect(200);
+    await check(deployment);
+    await check(deployment);
+    // A distinct object (as every real review is: its own name and uid) is computed again.
+    await check({ ...deployment, metadata: { ...deployment.metadata, name: 'web-2', uid: 'u-2' } });
+    await request(app).post('/api/v1/admission-check').send({ nothing: true }).expect(400);
+    expect(outcomes).toEqual(['miss', 'hit', 'miss', 'bypass']);
+  });
 });

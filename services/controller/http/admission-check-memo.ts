@@ -30,6 +30,11 @@ export class AdmissionCheckMemo {
     return this.answers.get(body);
   }
 
+  /** Whether an answer for this body is kept in this state. */
+  has(state: string, body: string): boolean {
+    return state === this.state && this.answers.has(body);
+  }
+
   remember(state: string, body: string, answer: string): void {
     if (body.length > ADMISSION_MEMO_MAX_BODY_BYTES) return;
     if (state !== this.state) {

@@ -11,7 +11,7 @@ import type { ConstraintDraft } from '../../model/constraint';
 import type { WorkloadDescriptor } from '../../model/workload';
 import type { ResourceDependencies } from './resource-requests';
 import { ADMISSION_CHECK_PATH } from '../../model/admission-query';
-import type { DetailLevel } from '../../model/api';
+import { ADMISSION_CHECK_VIEWS, type AdmissionCheckView, type DetailLevel } from '../../model/api';
 import { AdmissionCheckMemo } from './admission-check-memo';
 import { apiViewLevel } from './api-auth';
 
@@ -23,7 +23,15 @@ export interface AdmissionCheckDependencies extends Pick<ResourceDependencies, '
    * it, answers are not remembered when `prospectiveFindings` is given.
    */
   prospectiveRevision?: () => number;
+  /** Told whether each admission check was answered from the memo (the memo hit-rate metric). */
+  observeMemo?: (outcome: AdmissionMemoOutcome) => void;
 }
+
+/**
+ * `hit`: answered from the memo; `miss`: computed and remembered; `bypass`: computed and not
+ * remembered (not synced yet, an error answer, or a body too large to keep).
+ */
+export type AdmissionMemoOutcome = 'hit' | 'miss' | 'bypass';
 
 // `POST /api/v1/admission-check` (DESIGN.md 7b): the verdict of every constraint that applies to one
 // object. Bodies up to 1 MiB (the API server's own object limit is larger, so the webhook falls back
@@ -53,7 +61,11 @@ function error(status: number, message: string): Answer {
   return { status, body: { error: message } };
 }
 
-function readCheckRequest(body: unknown): Answer | AdmissionCheckRequest {
+interface CheckRequest extends AdmissionCheckRequest {
+  view?: AdmissionCheckView;
+}
+
+function readCheckRequest(body: unknown): Answer | CheckRequest {
   if (!isRecord(body) || !isRecord(body.object))
     return error(400, 'the request must be a JSON object {"object": {...}, "operation": "CREATE"|"UPDATE"}');
   const operation = body.operation === undefined ? 'CREATE' : body.operation;
@@ -61,6 +73,9 @@ function readCheckRequest(body: unknown): Answer | AdmissionCheckRequest {
     return error(400, 'operation must be CREATE or UPDATE');
   if (body.oldObject !== undefined && !isRecord(body.oldObject))
     return error(400, 'oldObject must be a JSON object');
+  const view = body.view;
+  if (view !== undefined && !(ADMISSION_CHECK_VIEWS as readonly unknown[]).includes(view))
+    return error(400, `view must be one of: ${ADMISSION_CHECK_VIEWS.join(', ')}`);
   const object = body.object as KubernetesObject;
   if (typeof object.kind !== 'string' || typeof object.apiVersion !== 'string')
     return error(400, 'object must have a string kind and apiVersion');
@@ -77,6 +92,7 @@ function readCheckRequest(body: unknown): Answer | AdmissionCheckRequest {
     operation,
     // `forewarn check` sends Namespaces and other cluster-scoped objects; the webhook never does.
     ...(isClusterScoped(object.apiVersion, object.kind) ? { clusterScoped: true } : {}),
+    ...(view === undefined ? {} : { view: view as AdmissionCheckView }),
   };
 }
 
@@ -113,9 +129,12 @@ function computeAnswer(dependencies: AdmissionCheckDependencies, text: unknown, 
   const workload = describeWorkload(checkRequest.object, namespaceOfObject(checkRequest.object));
   const prospective =
     workload && dependencies.prospectiveFindings ? dependencies.prospectiveFindings(workload) : [];
+  const options = { prospective, viewer: { level } };
   return {
     status: 200,
-    body: buildAdmissionCheck(dependencies.index, checkRequest, { prospective, viewer: { level } }),
+    body: checkRequest.view
+      ? buildAdmissionCheck(dependencies.index, checkRequest, { ...options, view: checkRequest.view })
+      : buildAdmissionCheck(dependencies.index, checkRequest, options),
   };
 }
 
@@ -142,10 +161,15 @@ export function createAdmissionCheckAnswerer(
     const synced = dependencies.runtimeState().source.synced;
     const state = synced ? memoState(dependencies) : undefined;
     const remembered = state !== undefined && key !== undefined ? memo.lookup(state, key) : undefined;
-    if (remembered !== undefined) return { status: 200, json: remembered };
+    if (remembered !== undefined) {
+      dependencies.observeMemo?.('hit');
+      return { status: 200, json: remembered };
+    }
     const answer = computeAnswer(dependencies, text, level);
     const json = JSON.stringify(answer.body);
-    if (answer.status === 200 && state !== undefined && key !== undefined) memo.remember(state, key, json);
+    const remembers = answer.status === 200 && state !== undefined && key !== undefined;
+    if (remembers) memo.remember(state, key, json);
+    dependencies.observeMemo?.(remembers && memo.has(state, key) ? 'miss' : 'bypass');
     return { status: answer.status, json };
   };
 }

@@ -23,6 +23,7 @@ import {
   admissionCheckHandler,
   createAdmissionCheckAnswerer,
   type AdmissionCheckAnswerer,
+  type AdmissionMemoOutcome,
   securityHeadersExceptAdmissionCheck,
 } from './admission-check-route';
 import { admissionCheckFastPath } from './admission-check-fast-path';
@@ -41,6 +42,8 @@ export interface ControllerAppDependencies extends ResourceDependencies {
   prospectiveFindings?: (workload: WorkloadDescriptor) => ConstraintDraft[];
   /** Changes when `prospectiveFindings` may answer differently (admission-check answers are memoised). */
   prospectiveRevision?: () => number;
+  /** Told whether each admission check was answered from the memo (metrics). */
+  observeAdmissionMemo?: (outcome: AdmissionMemoOutcome) => void;
   /** Sees every request before routing (request metrics). */
   requestObserver?: RequestObserver;
   /**
@@ -157,7 +160,10 @@ function routeTemplate(request: Request): string {
  * (admission-check-fast-path.ts), everything else through express.
  */
 export function createControllerApp(dependencies: ControllerAppDependencies): RequestListener {
-  const answerer = createAdmissionCheckAnswerer(dependencies);
+  const answerer = createAdmissionCheckAnswerer({
+    ...dependencies,
+    observeMemo: dependencies.observeAdmissionMemo,
+  });
   const app = createControllerRoutes(dependencies, answerer);
   const fastPath = admissionCheckFastPath({
     answerer,

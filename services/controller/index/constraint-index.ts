@@ -1,7 +1,13 @@
 import { CONSTRAINT_TYPES, type ConstraintType } from '../../model/api';
 import type { Constraint, NamespaceScope, ResourceTarget } from '../../model/constraint';
 import { targetsInclude } from '../../model/resources';
-import { referenceKey, referenceOf, type KubernetesObject, type Labels } from '../../model/kubernetes';
+import {
+  referenceKey,
+  referenceOf,
+  withoutManagedFields,
+  type KubernetesObject,
+  type Labels,
+} from '../../model/kubernetes';
 import { matchesNamespaceSelector } from '../../model/selector';
 import { generatedReferenceKey, opaqueReference } from '../../model/opaque-reference';
 import { namespaceListMatches } from '../../model/namespace-pattern';
@@ -100,8 +106,10 @@ export class ConstraintIndex {
   replaceObject(objectKey: string, constraints: readonly Constraint[], source?: KubernetesObject): void {
     this.removeObject(objectKey);
     if (source) {
-      this.sources.set(objectKey, source);
-      this.sourcesByReference.set(sourceReferenceKey(source), source);
+      // Verdicts read specs, params and annotations, never field ownership: it is not kept.
+      const kept = withoutManagedFields(source);
+      this.sources.set(objectKey, kept);
+      this.sourcesByReference.set(sourceReferenceKey(kept), kept);
     }
     if (constraints.length === 0) return;
     // Every indexed constraint carries its opaque reference, so views show it wherever they redact the name.

@@ -12,6 +12,7 @@ import {
   objectKey,
   referenceKey,
   referenceOf,
+  withoutManagedFields,
   type KubernetesObject,
 } from '../../model/kubernetes';
 import {
@@ -212,7 +213,7 @@ export class Ingestor {
 
   private retain(adapter: Adapter, object: KubernetesObject): void {
     const key = this.retainedKey(object);
-    this.retained.set(key, object);
+    this.retained.set(key, withoutManagedFields(object));
     let keys = this.retainedKeys.get(adapter.name);
     if (!keys) {
       keys = new Set();

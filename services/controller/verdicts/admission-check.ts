@@ -1,4 +1,12 @@
-import type { AdmissionCheck, CheckedConstraint, ListedConstraint, VerdictName } from '../../model/api';
+import type {
+  AdmissionCheck,
+  AdmissionCheckView,
+  AdmissionCheckWarnings,
+  AdmissionWarningEntry,
+  CheckedConstraint,
+  ListedConstraint,
+  VerdictName,
+} from '../../model/api';
 import { severityRank } from '../../model/api';
 import type { ConstraintDraft } from '../../model/constraint';
 import { groupOf, isStringRecord, type KubernetesObject } from '../../model/kubernetes';
@@ -10,6 +18,7 @@ import { matchingConstraints, toListedConstraint } from '../views/constraint-lis
 import { compareBySeverityThenName } from '../views/ordering';
 import { withServerDefaults } from './defaulting';
 import { evaluateVerdicts } from './evaluate';
+import { EvaluationAborted, EvaluationGuard } from './guard/evaluation-guard';
 import { pathWithinObject } from './evidence-path';
 import type { AdmissionOperation, Verdict, VerdictIndex } from './types';
 
@@ -34,6 +43,11 @@ export interface AdmissionCheckOptions {
   viewer?: Omit<Viewer, 'namespace'>;
   /** Companion findings about the object itself (MissingResource at admission time). */
   prospective?: readonly ConstraintDraft[];
+}
+
+/** The webhook's view: only what becomes an admission warning (see AdmissionCheckWarnings). */
+export interface AdmissionWarningsOptions extends AdmissionCheckOptions {
+  view: AdmissionCheckView;
 }
 
 const VERDICT_RANK: Record<VerdictName, number> = { violates: 0, applies: 1, unknown: 1, passes: 2 };
@@ -149,11 +163,39 @@ function checkedEntry(
   return entry;
 }
 
+/** The entry a warning is made of, or undefined when the constraint gives no warning. */
+function warningEntry(
+  constraint: ConstraintDraft,
+  verdict: Verdict,
+  viewer: Viewer,
+): AdmissionWarningEntry | undefined {
+  const listed = listedEntryOf(constraint, viewer);
+  if (verdict.verdict === 'violates')
+    return {
+      name: listed.name,
+      severity: denies(constraint) ? 'Critical' : 'Warning',
+      summary: violationSummary(constraint, verdict, (value: Text) => renderText(value, viewer)),
+      remediationHint: listed.remediationHint,
+      verdict: verdict.verdict,
+    };
+  if (verdict.verdict === 'passes' || listed.severity === 'Info') return undefined;
+  return {
+    name: listed.name,
+    severity: listed.severity,
+    summary: listed.summary,
+    remediationHint: listed.remediationHint,
+    verdict: verdict.verdict,
+  };
+}
+
 /**
  * The order warnings are read in (DESIGN.md 7): Critical first, within a severity what the object
  * violates first; what it passes (no warning) after everything that warns.
  */
-export function compareChecked(left: CheckedConstraint, right: CheckedConstraint): number {
+export function compareChecked(
+  left: Pick<CheckedConstraint, 'verdict' | 'severity' | 'name'>,
+  right: Pick<CheckedConstraint, 'verdict' | 'severity' | 'name'>,
+): number {
   return (
     Number(left.verdict === 'passes') - Number(right.verdict === 'passes') ||
     severityRank(left.severity) - severityRank(right.severity) ||
@@ -191,18 +233,27 @@ function clusterScopedCheck(
 export function buildAdmissionCheck(
   index: ConstraintIndex,
   request: AdmissionCheckRequest,
-  options: AdmissionCheckOptions = {},
-): AdmissionCheck {
+  options?: AdmissionCheckOptions,
+): AdmissionCheck;
+export function buildAdmissionCheck(
+  index: ConstraintIndex,
+  request: AdmissionCheckRequest,
+  options: AdmissionWarningsOptions,
+): AdmissionCheckWarnings;
+export function buildAdmissionCheck(
+  index: ConstraintIndex,
+  request: AdmissionCheckRequest,
+  options: AdmissionCheckOptions | AdmissionWarningsOptions = {},
+): AdmissionCheck | AdmissionCheckWarnings {
   // The server defaults the object before any admission sees it (defaulting/index.ts): matching
   // (a Job takes its template's labels) and every verdict use the defaulted copy, once per object.
-  const defaulted: AdmissionCheckRequest = {
-    ...request,
-    object: withServerDefaults(request.object),
-    ...(request.oldObject ? { oldObject: withServerDefaults(request.oldObject) } : {}),
-  };
+  // The object's guard starts here, so that its deadline bounds the copy too: a huge object's
+  // verdicts are then all `unknown` (evaluate.ts), matched on the object as written.
+  const guard = new EvaluationGuard();
+  const defaulted = withDefaultsUnderGuard(request, guard);
   if (defaulted.clusterScoped) {
     const scoped = clusterScopedCheck(index, defaulted.object);
-    return checkedConstraints(index, defaulted, scoped, options);
+    return checkedConstraints(index, defaulted, scoped, options, guard);
   }
   const { object } = defaulted;
   const namespace = namespaceOfObject(object);
@@ -226,7 +277,21 @@ export function buildAdmissionCheck(
     defaulted,
     { constraints, namespace, namespaceLabels: isStringRecord(namespaceLabels) ? namespaceLabels : {} },
     options,
+    guard,
   );
+}
+
+function withDefaultsUnderGuard(request: AdmissionCheckRequest, guard: EvaluationGuard): AdmissionCheckRequest {
+  try {
+    return {
+      ...request,
+      object: withServerDefaults(request.object, guard),
+      ...(request.oldObject ? { oldObject: withServerDefaults(request.oldObject, guard) } : {}),
+    };
+  } catch (error) {
+    if (error instanceof EvaluationAborted) return request;
+    throw error;
+  }
 }
 
 /** Verdicts on the object for the constraints that apply, rendered for the viewer and ordered. */
@@ -235,9 +300,11 @@ function checkedConstraints(
   request: AdmissionCheckRequest,
   scope: { constraints: ConstraintDraft[]; namespace: string; namespaceLabels: Record<string, string> },
   options: AdmissionCheckOptions,
-): AdmissionCheck {
+  guard: EvaluationGuard,
+): AdmissionCheck | AdmissionCheckWarnings {
   const { namespace } = scope;
   const verdicts = evaluateVerdicts(scope.constraints, {
+    guard,
     admitted: {
       object: request.object,
       ...(request.oldObject ? { oldObject: request.oldObject } : {}),
@@ -249,6 +316,12 @@ function checkedConstraints(
   });
   // Unredacted (`full`) for the webhook; other callers see the level they are allowed.
   const viewer: Viewer = { level: options.viewer?.level ?? 'full', namespace };
+  if ('view' in options)
+    return {
+      constraints: verdicts
+        .flatMap(({ constraint, verdict }) => warningEntry(constraint, verdict, viewer) ?? [])
+        .sort(compareChecked),
+    };
   return {
     constraints: verdicts
       .map(({ constraint, verdict }) => checkedEntry(constraint, verdict, request.object, viewer))

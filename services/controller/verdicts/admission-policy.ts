@@ -286,8 +286,8 @@ export function evaluateAdmissionPolicy(
   if ('missing' in params) return unknown(params.missing);
   const { object, oldObject, namespace, namespaceLabels } = context.admitted;
   const bindings: Bindings = {
-    object: objectAsCelInput(object),
-    oldObject: oldObject ? objectAsCelInput(oldObject) : null,
+    object: objectAsCelInput(object, context.guard),
+    oldObject: oldObject ? objectAsCelInput(oldObject, context.guard) : null,
     request: requestOf(context),
     params: params.params,
     namespaceObject: { metadata: { name: namespace, labels: { ...namespaceLabels } } },

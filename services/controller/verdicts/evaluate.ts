@@ -108,16 +108,20 @@ export interface ConstraintVerdict {
  */
 export function evaluateVerdicts(
   constraints: readonly Constraint[],
-  context: Omit<VerdictContext, 'guard'>,
+  context: Omit<VerdictContext, 'guard'> & { guard?: EvaluationGuard },
   limits: EvaluationLimits = DEFAULT_EVALUATION_LIMITS,
 ): ConstraintVerdict[] {
-  const guarded: VerdictContext = { ...context, guard: new EvaluationGuard(limits) };
+  // A guard given by the caller has already counted the object's preparation (defaulting).
+  const guarded: VerdictContext = { ...context, guard: context.guard ?? new EvaluationGuard(limits) };
   const verdicts: ConstraintVerdict[] = [];
   let stopped: EvaluationAborted | undefined;
+  let first = true;
   for (const constraint of constraints) {
     let outcome;
     try {
       if (stopped) throw stopped;
+      if (first) guarded.guard.checkDeadline();
+      first = false;
       outcome = verdictOf(constraint, guarded);
     } catch (error) {
       if (error instanceof EvaluationAborted) {

@@ -15,6 +15,7 @@ export type Method = 'get' | 'post';
 export interface SchemaObject {
   $ref?: string;
   oneOf?: SchemaObject[];
+  anyOf?: SchemaObject[];
   properties?: Record<string, SchemaObject>;
   [keyword: string]: unknown;
 }
@@ -131,10 +132,10 @@ function observe(schemaName: string, value: unknown): void {
   }
 }
 
-/** The component a body matched: the schema's `$ref`, or the `oneOf` branch that validates. */
+/** The component a body matched: the schema's `$ref`, or the first `oneOf`/`anyOf` branch that validates. */
 function matchedComponent(schema: SchemaObject, body: unknown): string | undefined {
   if (schema.$ref) return componentName(schema.$ref, 'schemas');
-  for (const branch of schema.oneOf ?? []) {
+  for (const branch of [...(schema.oneOf ?? []), ...(schema.anyOf ?? [])]) {
     if (!branch.$ref) continue;
     const name = componentName(branch.$ref, 'schemas');
     if (validatorAt(pointer('components', 'schemas', name))(body)) return name;

@@ -20,6 +20,7 @@ import {
   unsyncedApp,
   withLevel,
 } from './openapi-app';
+import { checkVerdictsAndErrors, checkWarningsView } from './openapi-admission-check';
 
 // docs/openapi.yaml is the contract users read; this test holds the code to it. Every route is
 // called on the demo cluster at every detail level and in every error case, and each real answer
@@ -179,77 +180,9 @@ describe('real responses conform to docs/openapi.yaml', () => {
     conforms('/api/v1/health', 'get', apiHealth);
   });
 
-  it('POST /api/v1/admission-check with verdicts, and its errors', async () => {
-    const deployment = {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'web', namespace: 'shop' },
-      spec: {
-        replicas: 5,
-        template: {
-          metadata: { labels: { app: 'frontend' } },
-          spec: { containers: [{ name: 'web', image: 'web:1' }] },
-        },
-      },
-    };
-    const checked = await request(app)
-      .post('/api/v1/admission-check')
-      .send({ object: deployment, operation: 'CREATE' })
-      .expect(200);
-    conforms('/api/v1/admission-check', 'post', checked);
-    const verdicts = (checked.body.constraints as Array<{ verdict: string; reason?: string }>).map(
-      (entry) => entry.verdict,
-    );
-    expect(verdicts[0]).toBe('violates');
-    expect(verdicts).toEqual(expect.arrayContaining(['passes', 'applies', 'unknown']));
-    const failures: Array<[number, () => request.Test]> = [
-      [
-        400,
-        () =>
-          request(app)
-            .post('/api/v1/admission-check')
-            .set('Content-Type', 'application/json')
-            .send('{"object":'),
-      ],
-      [400, () => request(app).post('/api/v1/admission-check').send({ operation: 'CREATE' })],
-      [
-        400,
-        () => request(app).post('/api/v1/admission-check').send({ object: deployment, operation: 'DELETE' }),
-      ],
-      // Found by schemathesis: null is not an absent operation.
-      [400, () => request(app).post('/api/v1/admission-check').send({ object: deployment, operation: null })],
-      [
-        400,
-        () =>
-          request(app)
-            .post('/api/v1/admission-check')
-            .send({ object: { metadata: {} } }),
-      ],
-      [
-        413,
-        () =>
-          request(app)
-            .post('/api/v1/admission-check')
-            .send({ object: { ...deployment, padding: 'x'.repeat(1_100_000) } }),
-      ],
-      [
-        415,
-        () =>
-          request(app)
-            .post('/api/v1/admission-check')
-            .set('Content-Type', 'text/plain')
-            .send(JSON.stringify({ object: deployment })),
-      ],
-    ];
-    for (const [status, send] of failures) {
-      const response = await send();
-      expect(response.status).toBe(status);
-      conforms('/api/v1/admission-check', 'post', response);
-    }
-    const waiting = await request(unsyncedApp).post('/api/v1/admission-check').send({ object: deployment });
-    expect(waiting.status).toBe(503);
-    conforms('/api/v1/admission-check', 'post', waiting);
-  });
+  it('POST /api/v1/admission-check with view=warnings: the entries that become warnings', checkWarningsView);
+
+  it('POST /api/v1/admission-check with verdicts, and its errors', checkVerdictsAndErrors);
 
   const POD_SPEC = { containers: [{ name: 'web', image: 'web:1' }] };
   it('GET /resources/references/{ref} and the references of redacted names in every list', async () => {

@@ -6,7 +6,7 @@ import { LINEAR_STRING_FUNCTIONS } from './linear-strings';
 import { NETWORK_CEL_FUNCTIONS } from './network-extensions';
 import { OPTIONAL_CEL_FUNCTIONS } from './optional-library';
 import { parseWithOptionalSyntax as parse } from './optional-syntax';
-import { unlimitedGuard } from '../guard/evaluation-guard';
+import { unlimitedGuard, type EvaluationGuard } from '../guard/evaluation-guard';
 import {
   CelCostExceeded,
   CostTracker,
@@ -84,24 +84,29 @@ export function compileCel(expression: string): CelProgram {
 const convertedObjects = new WeakMap<object, unknown>();
 
 /** An object as CEL input, converted once per object (the admitted object, params). */
-export function objectAsCelInput(object: object): unknown {
+export function objectAsCelInput(object: object, guard?: EvaluationGuard): unknown {
   const cached = convertedObjects.get(object);
   if (cached !== undefined) return cached;
-  const converted = toCelInput(object);
+  const converted = toCelInput(object, guard);
   convertedObjects.set(object, converted);
   return converted;
 }
 
 /**
  * JSON (numbers as doubles) → CEL input (whole numbers as ints), built as CEL lists and maps once:
- * @bufbuild/cel would otherwise copy a plain object into a map at every field access.
+ * @bufbuild/cel would otherwise copy a plain object into a map at every field access. Under a guard,
+ * the conversion counts against the object's deadline.
  */
-export function toCelInput(value: unknown): unknown {
+export function toCelInput(value: unknown, guard?: EvaluationGuard): unknown {
   if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value) : value;
-  if (Array.isArray(value)) return celList(value.map(toCelInput) as CelValue[]);
+  if (Array.isArray(value)) {
+    guard?.checkpoint();
+    return celList(value.map((item: unknown) => toCelInput(item, guard)) as CelValue[]);
+  }
   if (isRecord(value)) {
+    guard?.checkpoint();
     const converted = new Map<string, unknown>();
-    for (const [key, item] of Object.entries(value)) converted.set(key, toCelInput(item));
+    for (const [key, item] of Object.entries(value)) converted.set(key, toCelInput(item, guard));
     return celMap(converted as Map<string, CelValue>);
   }
   return value;

@@ -48,12 +48,19 @@ export function recordsAt(record: JsonRecord, field: string): JsonRecord[] {
   return Array.isArray(value) ? value.filter(isRecord) : [];
 }
 
-/** A deep copy of decoded JSON (plain objects, arrays, scalars): cheaper than structuredClone. */
-export function copyJson<T>(value: T): T {
-  if (Array.isArray(value)) return value.map(copyJson) as T;
+/**
+ * A deep copy of decoded JSON (plain objects, arrays, scalars): cheaper than structuredClone.
+ * `checkpoint` runs at every object and list, so an evaluation guard can stop a huge copy.
+ */
+export function copyJson<T>(value: T, checkpoint: () => void = () => undefined): T {
+  if (Array.isArray(value)) {
+    checkpoint();
+    return value.map((item: unknown) => copyJson(item, checkpoint)) as T;
+  }
   if (isRecord(value)) {
+    checkpoint();
     const copy: JsonRecord = {};
-    for (const key of Object.keys(value)) copy[key] = copyJson(value[key]);
+    for (const key of Object.keys(value)) copy[key] = copyJson(value[key], checkpoint);
     return copy as T;
   }
   return value;

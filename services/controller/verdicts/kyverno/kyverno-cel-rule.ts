@@ -1,7 +1,7 @@
 import { groupOf, isRecord, versionOf } from '../../../model/kubernetes';
 import { pluralOfKind } from '../../../model/resources';
 import { detail } from '../../../model/text';
-import { compileCel, toCelInput, type CelOutcome, type CelProgram } from '../cel/cel-program';
+import { compileCel, objectAsCelInput, toCelInput, type CelOutcome, type CelProgram } from '../cel/cel-program';
 import { CelCostExceeded, CostTracker, PER_CALL_LIMIT, RUNTIME_CEL_COST_BUDGET } from '../cel/runtime-cost';
 import type { Evidence, VerdictContext } from '../types';
 import { KyvernoRuleError, NotEvaluable } from './kyverno-errors';
@@ -128,8 +128,8 @@ export function evaluateCelParts(
   const variables: Record<string, unknown> = {};
   const spent: CostSpent = { cost: 0 };
   const bindings: Record<string, unknown> = {
-    object: toCelInput(object),
-    oldObject: oldObject ? toCelInput(oldObject) : null,
+    object: objectAsCelInput(object, context.guard),
+    oldObject: oldObject ? objectAsCelInput(oldObject, context.guard) : null,
     request: toCelInput(requestOf(object, context)),
     namespaceObject:
       object.kind === 'Namespace'

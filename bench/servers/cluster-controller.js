@@ -1,0 +1,74 @@
+// @ts-check
+'use strict';
+
+// The real controller (runtime, cluster source with its reflectors, Ingestor, index, missing-
+// companion inventory, HTTP app) against an API server, run with --expose-gc so its memory can be
+// read after a full collection. Reports ready once the first sync completed, with how long that
+// took from the process's start. argv[2]: JSON `{"kubeConfigYaml": ...}`.
+
+const { performance } = require('node:perf_hooks');
+const { mkdtempSync, rmSync, writeFileSync } = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { startController } = require('../../dist/services/controller/runtime');
+const { parseControllerConfig } = require('../../dist/services/controller/config');
+const { createLogger } = require('../../dist/services/logging/logger');
+const { z } = require('zod');
+const { reportReady, serveCommands } = require('../lib/processes');
+
+const gc = (() => {
+  if (typeof global.gc !== 'function') throw new Error('run with node --expose-gc');
+  return global.gc;
+})();
+
+async function main() {
+  const settings = z.object({ kubeConfigYaml: z.string() }).parse(JSON.parse(process.argv[2]));
+  // `--kubeconfig FILE`, as the controller is run outside a cluster.
+  const directory = mkdtempSync(path.join(os.tmpdir(), 'forewarn-bench-kube-'));
+  const kubeConfigFile = path.join(directory, 'kubeconfig');
+  writeFileSync(kubeConfigFile, settings.kubeConfigYaml);
+  process.on('exit', () => rmSync(directory, { recursive: true, force: true }));
+  const config = parseControllerConfig(
+    [
+      '--kubeconfig',
+      kubeConfigFile,
+      '--port',
+      '0',
+      '--address',
+      '127.0.0.1',
+      '--mcp=false',
+      '--api-auth=none',
+    ],
+    {},
+  );
+  const controller = await startController(
+    config,
+    createLogger({ service: 'controller', level: 'error', destination: process.stderr }),
+  );
+  const readyMs = performance.now();
+  serveCommands({
+    memory: () => {
+      gc();
+      gc();
+      const usage = process.memoryUsage();
+      return {
+        rssBytes: usage.rss,
+        heapUsedBytes: usage.heapUsed,
+        externalBytes: usage.external,
+        constraints: controller.index.totalConstraints(),
+      };
+    },
+    'cpu-usage': () => process.cpuUsage(),
+  });
+  process.on('SIGTERM', () => controller.close().then(() => process.exit(0)));
+  reportReady('servers/cluster-controller.js', {
+    port: controller.port,
+    readyMs,
+    constraints: controller.index.totalConstraints(),
+  });
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,126 @@
+import request from 'supertest';
+import { conforms } from './openapi-contract';
+import { app, unsyncedApp } from './openapi-app';
+
+// The admission-check cases of openapi.test.ts (kept in that file's order, so that its last tests see
+// every answer): each sends real requests to the demo app and validates them against docs/openapi.yaml.
+
+/** view=warnings: exactly the entries that become warnings, with only a warning's fields. */
+export async function checkWarningsView(): Promise<void> {
+  const deployment = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web', namespace: 'shop' },
+    spec: {
+      replicas: 5,
+      template: {
+        metadata: { labels: { app: 'frontend' } },
+        spec: { containers: [{ name: 'web', image: 'web:1' }] },
+      },
+    },
+  };
+  const checked = await request(app)
+    .post('/api/v1/admission-check')
+    .send({ object: deployment, operation: 'CREATE' })
+    .expect(200);
+  // The webhook's view: exactly the entries that become warnings, with only a warning's fields.
+  const warningsView = await request(app)
+    .post('/api/v1/admission-check')
+    .send({ object: deployment, operation: 'CREATE', view: 'warnings' })
+    .expect(200);
+  conforms('/api/v1/admission-check', 'post', warningsView);
+  type Entry = {
+    name: string;
+    severity: string;
+    summary: string;
+    remediationHint: string;
+    verdict: string;
+  };
+  const warningFields = ({ name, severity, summary, remediationHint, verdict }: Entry) => ({
+    name,
+    severity,
+    summary,
+    remediationHint,
+    verdict,
+  });
+  expect(warningsView.body.constraints).toEqual(
+    (checked.body.constraints as Entry[])
+      .filter((entry) => entry.severity !== 'Info' && entry.verdict !== 'passes')
+      .map(warningFields),
+  );
+  expect(warningsView.body.constraints.length).toBeGreaterThan(0);
+}
+
+/** Verdicts in every answer, and every error status the route documents. */
+export async function checkVerdictsAndErrors(): Promise<void> {
+  const deployment = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web', namespace: 'shop' },
+    spec: {
+      replicas: 5,
+      template: {
+        metadata: { labels: { app: 'frontend' } },
+        spec: { containers: [{ name: 'web', image: 'web:1' }] },
+      },
+    },
+  };
+  const checked = await request(app)
+    .post('/api/v1/admission-check')
+    .send({ object: deployment, operation: 'CREATE' })
+    .expect(200);
+  conforms('/api/v1/admission-check', 'post', checked);
+  const verdicts = (checked.body.constraints as Array<{ verdict: string; reason?: string }>).map(
+    (entry) => entry.verdict,
+  );
+  expect(verdicts[0]).toBe('violates');
+  expect(verdicts).toEqual(expect.arrayContaining(['passes', 'applies', 'unknown']));
+  const failures: Array<[number, () => request.Test]> = [
+    [
+      400,
+      () =>
+        request(app)
+          .post('/api/v1/admission-check')
+          .set('Content-Type', 'application/json')
+          .send('{"object":'),
+    ],
+    [400, () => request(app).post('/api/v1/admission-check').send({ operation: 'CREATE' })],
+    [
+      400,
+      () => request(app).post('/api/v1/admission-check').send({ object: deployment, operation: 'DELETE' }),
+    ],
+    [400, () => request(app).post('/api/v1/admission-check').send({ object: deployment, view: 'all' })],
+    // Found by schemathesis: null is not an absent operation.
+    [400, () => request(app).post('/api/v1/admission-check').send({ object: deployment, operation: null })],
+    [
+      400,
+      () =>
+        request(app)
+          .post('/api/v1/admission-check')
+          .send({ object: { metadata: {} } }),
+    ],
+    [
+      413,
+      () =>
+        request(app)
+          .post('/api/v1/admission-check')
+          .send({ object: { ...deployment, padding: 'x'.repeat(1_100_000) } }),
+    ],
+    [
+      415,
+      () =>
+        request(app)
+          .post('/api/v1/admission-check')
+          .set('Content-Type', 'text/plain')
+          .send(JSON.stringify({ object: deployment })),
+    ],
+  ];
+  for (const [status, send] of failures) {
+    const response = await send();
+    expect(response.status).toBe(status);
+    conforms('/api/v1/admission-check', 'post', response);
+  }
+  const waiting = await request(unsyncedApp).post('/api/v1/admission-check').send({ object: deployment });
+  expect(waiting.status).toBe(503);
+  conforms('/api/v1/admission-check', 'post', waiting);
+}
