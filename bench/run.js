@@ -39,7 +39,9 @@ const options = Object.fromEntries(
     return match ? [[match[1], match[2]]] : [];
   }),
 );
-const selected = (options.only || 'admission,apiserver,reads,scale,cluster,watch,verdicts,hostile').split(',');
+const selected = (options.only || 'admission,apiserver,reads,scale,cluster,watch,verdicts,hostile').split(
+  ',',
+);
 // Churn of the cluster benchmark; the 10 minutes: --churn=600.
 const churnSeconds = Number(options.churn || 60);
 const durationSeconds = Number(options.duration || 4);

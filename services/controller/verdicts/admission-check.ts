@@ -281,7 +281,10 @@ export function buildAdmissionCheck(
   );
 }
 
-function withDefaultsUnderGuard(request: AdmissionCheckRequest, guard: EvaluationGuard): AdmissionCheckRequest {
+function withDefaultsUnderGuard(
+  request: AdmissionCheckRequest,
+  guard: EvaluationGuard,
+): AdmissionCheckRequest {
   try {
     return {
       ...request,
