@@ -220,7 +220,7 @@ describe('every value set', () => {
     ]);
     // Given fields replace their default, the others keep it.
     expect(controller.resources).toEqual({
-      requests: { cpu: '200m', memory: '128Mi' },
+      requests: { cpu: '200m', memory: '256Mi' },
       limits: { cpu: '500m', memory: '1Gi' },
     });
     // MCP off: no MCP port anywhere.

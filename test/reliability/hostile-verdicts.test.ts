@@ -1,4 +1,5 @@
 import { ControllerProcesses } from '../support/controller-process';
+import { boundForThisMachine } from '../support/machine-load';
 import {
   checkWhileProbing,
   isAlive,
@@ -253,16 +254,23 @@ describe('hostile policies and objects against the controller process (issue 27)
         summary,
         verdict: true,
       });
-    expect({ summary, withinBound: outcome.answerMilliseconds < ANSWER_BOUND_MS }).toEqual({
+    expect({
+      summary,
+      withinBound: outcome.answerMilliseconds < boundForThisMachine(ANSWER_BOUND_MS),
+    }).toEqual({
       summary,
       withinBound: true,
     });
+    // 100 ms on a quiet machine, scaled by the cores' oversubscription (test/support/machine-load.ts).
+    const healthBound = boundForThisMachine(HEALTH_P99_BOUND_MS);
     expect({
       summary,
-      healthP99Under100: percentile99(outcome.healthLatencies) < HEALTH_P99_BOUND_MS,
+      healthBound,
+      healthP99WithinBound: percentile99(outcome.healthLatencies) < healthBound,
     }).toEqual({
       summary,
-      healthP99Under100: true,
+      healthBound,
+      healthP99WithinBound: true,
     });
     expect({ summary, healthFailures: outcome.healthFailures }).toEqual({ summary, healthFailures: 0 });
   });

@@ -11,6 +11,7 @@ import {
   type ControllerClient,
 } from '../../../services/webhook/controller-client';
 import { createWebhookApp } from '../../../services/webhook/server';
+import { boundForThisMachine } from '../../support/machine-load';
 import {
   admissionReview,
   capturingLogger,
@@ -168,12 +169,14 @@ describe('fail-open when the controller misbehaves (rule B-1)', () => {
     expect(standIn.hugeBytesWritten).toBeLessThan(20 * 1024 * 1024);
   });
 
-  it('answers within 3.5 s when the controller hangs', async () => {
+  it('answers at its 3 s fail-open deadline when the controller hangs', async () => {
     standIn.behaviour = 'hang';
     const response = await send(review);
     expect(JSON.parse(response.text)).toEqual(allowedWithoutWarnings('uid-fault'));
     expect(response.elapsedMs).toBeGreaterThanOrEqual(2_900);
-    expect(response.elapsedMs).toBeLessThan(3_500);
+    // The deadline plus 0.5 s on a quiet machine (the slack scales with load: test/support/machine-load.ts);
+    // the API server's own timeout, which a missed deadline would hit, is 10 s.
+    expect(response.elapsedMs).toBeLessThan(3_000 + boundForThisMachine(500));
   });
 
   it('allows without warnings when the controller is down (connection refused)', async () => {
