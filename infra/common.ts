@@ -60,13 +60,23 @@ export function namespacedMeta(ctx: BuildContext, name: string, part?: Part): Ob
     name,
     namespace: ctx.namespace,
     labels: objectLabels(ctx.config, part),
-    annotations: { ...ctx.config.annotations },
+    ...annotationsOf(ctx),
   };
 }
 
 /** metadata of a cluster-scoped object of a part. */
 export function clusterMeta(ctx: BuildContext, name: string, part?: Part): ObjectMeta {
-  return { name, labels: objectLabels(ctx.config, part), annotations: { ...ctx.config.annotations } };
+  return { name, labels: objectLabels(ctx.config, part), ...annotationsOf(ctx) };
+}
+
+/**
+ * The configured annotations, or no `annotations` field at all: the API server stores an empty map as
+ * absent, so an `annotations: {}` in the program is a difference on every preview after an awaited
+ * `pulumi up` (seen on the webhook's TLS Secret, docs/e2e.md).
+ */
+function annotationsOf(ctx: BuildContext): Pick<ObjectMeta, 'annotations'> {
+  const annotations = { ...ctx.config.annotations };
+  return Object.keys(annotations).length > 0 ? { annotations } : {};
 }
 
 /** Container hardening of both processes: non-root, read-only root filesystem, no capabilities. */
