@@ -142,6 +142,13 @@ export interface ControllerArgs {
    * NetworkPolicy that admits the webhook pods and no one else (`allowedNamespaces` adds more).
    */
   networkPolicy?: ControllerNetworkPolicyArgs;
+  /**
+   * The key of opaque references (`--reference-key-file`, docs/operations.md), so that every replica
+   * and every restart gives a redacted constraint the same reference: the name of an existing Secret
+   * in the component's namespace whose `key` entry holds at least 16 bytes. Default: unset, and the
+   * component creates the Secret `<name>-controller-reference-key` with 256 random bits of its own.
+   */
+  referenceKeySecret?: string;
 }
 
 /**

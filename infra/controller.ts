@@ -2,6 +2,7 @@
 // NetworkPolicy that limits who reaches those ports.
 import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
+import * as tls from '@pulumi/tls';
 import {
   createProcessDeployment,
   createProcessService,
@@ -17,6 +18,9 @@ export const CONTROLLER_HTTP_PORT = 8080;
 export const CONTROLLER_MCP_PORT = 8090;
 /** The image's default command; set explicitly because Kubernetes `args` would otherwise replace it. */
 export const CONTROLLER_COMMAND = ['node', '/app/dist/services/controller/main.js'];
+
+/** Where the reference key's Secret is mounted; the controller reads its `key` entry. */
+export const REFERENCE_KEY_DIRECTORY = '/etc/forewarn/reference-key';
 
 /** The controller's command-line flags (see DESIGN.md section 2). */
 export function controllerArgs(ctx: BuildContext): pulumi.Output<string[]> {
@@ -37,6 +41,7 @@ export function controllerArgs(ctx: BuildContext): pulumi.Output<string[]> {
       ...(flowobserverAddress ? [`--flowobserver-address=${flowobserverAddress}`] : []),
       ...(contact ? [`--contact=${contact}`] : []),
       ...(controller.rescanInterval ? [`--rescan-interval=${controller.rescanInterval}`] : []),
+      `--reference-key-file=${REFERENCE_KEY_DIRECTORY}/key`,
       ...controller.extraArgs,
     ]);
 }
@@ -46,6 +51,28 @@ export interface ControllerResources {
   deployment: k8s.apps.v1.Deployment;
   /** Unset when `controller.networkPolicy.enabled` is false. */
   networkPolicy?: k8s.networking.v1.NetworkPolicy;
+  /** Unset when `controller.referenceKeySecret` names an existing Secret. */
+  referenceKeySecret?: k8s.core.v1.Secret;
+}
+
+/**
+ * The Secret of the opaque-reference key (docs/operations.md). Its 256 random bits come from an
+ * Ed25519 key of the TLS provider, the one source of randomness among the component's providers
+ * (@pulumi/random is not one of them); the key's PEM text is the HMAC key, kept in Pulumi's state as
+ * a secret like the webhook's TLS keys.
+ */
+function createReferenceKeySecret(ctx: BuildContext): k8s.core.v1.Secret {
+  const name = ctx.config.names.referenceKeySecret;
+  const key = new tls.PrivateKey(name, { algorithm: 'ED25519' }, ctx.opts);
+  return new k8s.core.v1.Secret(
+    name,
+    {
+      metadata: namespacedMeta(ctx, name, 'controller'),
+      type: 'Opaque',
+      data: pulumi.secret(key.privateKeyPem.apply((pem) => ({ key: Buffer.from(pem).toString('base64') }))),
+    },
+    ctx.opts,
+  );
 }
 
 export function createController(ctx: BuildContext): ControllerResources {
@@ -60,6 +87,15 @@ export function createController(ctx: BuildContext): ControllerResources {
     ports.push({ name: 'mcp', containerPort: CONTROLLER_MCP_PORT, protocol: 'TCP' });
   }
 
+  const referenceKeySecret = config.controller.referenceKeySecret ? undefined : createReferenceKeySecret(ctx);
+  const referenceKeyVolume = {
+    name: 'reference-key',
+    secret: {
+      secretName: referenceKeySecret?.metadata.name ?? config.controller.referenceKeySecret,
+      items: [{ key: 'key', path: 'key' }],
+    },
+  };
+
   // Not ready until the index completed its first sync: the Service sends no traffic before.
   const container = processContainer(ctx, 'controller', {
     command: CONTROLLER_COMMAND,
@@ -67,14 +103,20 @@ export function createController(ctx: BuildContext): ControllerResources {
     ports,
     probePort: 'http',
     resources: config.controller.resources,
+    extraMounts: [{ name: 'reference-key', mountPath: REFERENCE_KEY_DIRECTORY, readOnly: true }],
   });
   // Start once its permissions exist, so the first list calls do not fail with 403.
   const deployment = createProcessDeployment(
     ctx,
     name,
     'controller',
-    { replicas: config.controller.replicas, serviceAccount, container },
-    [binding],
+    {
+      replicas: config.controller.replicas,
+      serviceAccount,
+      container,
+      extraVolumes: [referenceKeyVolume],
+    },
+    [binding, ...(referenceKeySecret ? [referenceKeySecret] : [])],
   );
 
   const service = createProcessService(
@@ -94,7 +136,7 @@ export function createController(ctx: BuildContext): ControllerResources {
         ports.map((port) => port.containerPort),
       )
     : undefined;
-  return { service, deployment, networkPolicy };
+  return { service, deployment, networkPolicy, referenceKeySecret };
 }
 
 /** The label every namespace carries with its own name (Kubernetes sets it, 1.22+). */

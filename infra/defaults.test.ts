@@ -39,6 +39,7 @@ describe('Forewarn with default arguments', () => {
         'kubernetes:apps/v1:Deployment forewarn-controller',
         'kubernetes:apps/v1:Deployment forewarn-webhook',
         'kubernetes:core/v1:Namespace forewarn',
+        'kubernetes:core/v1:Secret forewarn-controller-reference-key',
         'kubernetes:core/v1:Secret forewarn-webhook-tls',
         'kubernetes:core/v1:Service forewarn-controller',
         'kubernetes:core/v1:Service forewarn-webhook',
@@ -54,6 +55,7 @@ describe('Forewarn with default arguments', () => {
         'kubernetes:rbac.authorization.k8s.io/v1:RoleBinding forewarn-webhook',
         'tls:index/certRequest:CertRequest forewarn-webhook',
         'tls:index/locallySignedCert:LocallySignedCert forewarn-webhook',
+        'tls:index/privateKey:PrivateKey forewarn-controller-reference-key',
         'tls:index/privateKey:PrivateKey forewarn-webhook',
         'tls:index/privateKey:PrivateKey forewarn-webhook-ca',
         'tls:index/selfSignedCert:SelfSignedCert forewarn-webhook-ca',
@@ -84,6 +86,7 @@ describe('Forewarn with default arguments', () => {
       '--own-webhook=forewarn-webhook',
       '--api-auth=tokenreview',
       '--webhook-service-account=forewarn/forewarn-webhook',
+      '--reference-key-file=/etc/forewarn/reference-key/key',
     ]);
     expect(controller.image).toBe('forewarn:0.1.0');
     expect(controller.ports).toEqual([
@@ -97,6 +100,23 @@ describe('Forewarn with default arguments', () => {
       limits: { cpu: '500m', memory: '512Mi' },
     });
     expect(at(deployment, 'spec', 'template', 'spec', 'serviceAccountName')).toBe('forewarn-controller');
+  });
+
+  it('gives the controller a reference key of its own: a Secret of 256 random bits, mounted read-only', () => {
+    const key = one(registered, 'tls:index/privateKey:PrivateKey', 'forewarn-controller-reference-key');
+    expect(key).toEqual({ algorithm: 'ED25519' });
+    const secret = one(registered, 'kubernetes:core/v1:Secret', 'forewarn-controller-reference-key');
+    expect(at(secret, 'metadata', 'namespace')).toBe('forewarn');
+    const deployment = one(registered, 'kubernetes:apps/v1:Deployment', 'forewarn-controller');
+    expect(at(deployment, 'spec', 'template', 'spec', 'volumes')).toContainEqual({
+      name: 'reference-key',
+      secret: { secretName: 'forewarn-controller-reference-key', items: [{ key: 'key', path: 'key' }] },
+    });
+    expect(container(deployment).volumeMounts).toContainEqual({
+      name: 'reference-key',
+      mountPath: '/etc/forewarn/reference-key',
+      readOnly: true,
+    });
   });
 
   it('exposes the controller on 8080 (HTTP) and 8090 (MCP)', () => {
@@ -333,7 +353,11 @@ describe('Forewarn with default arguments', () => {
   });
 
   it('creates the self-signed CA and server certificate: RSA 2048, 8760 h, the four DNS names', () => {
-    for (const key of ofType(registered, 'tls:index/privateKey:PrivateKey')) {
+    const webhookKeys = ofType(registered, 'tls:index/privateKey:PrivateKey').filter(
+      (key) => key.name !== 'forewarn-controller-reference-key',
+    );
+    expect(webhookKeys).toHaveLength(2);
+    for (const key of webhookKeys) {
       expect(manifest(key)).toMatchObject({ algorithm: 'RSA', rsaBits: 2048 });
     }
     const ca = one(registered, 'tls:index/selfSignedCert:SelfSignedCert', 'forewarn-webhook-ca');

@@ -62,8 +62,13 @@ describe('managed certificates (cert-manager)', () => {
       issuerRef: { name: 'corp-ca', kind: 'ClusterIssuer' },
       dnsNames: ['fw-webhook', 'fw-webhook.fw', 'fw-webhook.fw.svc', 'fw-webhook.fw.svc.cluster.local'],
     });
-    expect(registered.filter((resource) => resource.type.startsWith('tls:'))).toEqual([]);
-    expect(ofType(registered, 'kubernetes:core/v1:Secret')).toEqual([]);
+    // No webhook TLS material: the one key and Secret left are the reference key's.
+    expect(
+      registered.filter((resource) => resource.type.startsWith('tls:')).map((resource) => resource.name),
+    ).toEqual(['fw-controller-reference-key']);
+    expect(ofType(registered, 'kubernetes:core/v1:Secret').map((resource) => resource.name)).toEqual([
+      'fw-controller-reference-key',
+    ]);
   });
 
   it('annotates the registration for CA injection and sets no caBundle', () => {
@@ -216,6 +221,7 @@ describe('every value set', () => {
       '--flowobserver-address=hubble-relay.kube-system:4245',
       '--contact=platform@example.com',
       '--rescan-interval=10m',
+      '--reference-key-file=/etc/forewarn/reference-key/key',
       '--log-level=debug',
     ]);
     // Given fields replace their default, the others keep it.
@@ -295,6 +301,17 @@ describe('every value set', () => {
 });
 
 describe('switches', () => {
+  it('mounts an existing reference-key Secret and creates none', async () => {
+    const { registered } = await render('fw', { controller: { referenceKeySecret: 'shared-reference-key' } });
+    expect(registered.filter((r) => r.name === 'fw-controller-reference-key')).toEqual([]);
+    const deployment = one(registered, DEPLOYMENT, 'fw-controller');
+    expect(at(deployment, 'spec', 'template', 'spec', 'volumes')).toContainEqual({
+      name: 'reference-key',
+      secret: { secretName: 'shared-reference-key', items: [{ key: 'key', path: 'key' }] },
+    });
+    expect(container(deployment).args).toContain('--reference-key-file=/etc/forewarn/reference-key/key');
+  });
+
   it('creates no PodDisruptionBudget when it is disabled', async () => {
     const { registered } = await render('fw', { admissionWebhook: { pdb: { enabled: false } } });
     expect(ofType(registered, 'kubernetes:policy/v1:PodDisruptionBudget')).toEqual([]);
@@ -305,7 +322,9 @@ describe('switches', () => {
     const { registered, forewarn } = await render('fw', { admissionWebhook: { enabled: false } });
     const names = registered.filter((r) => r.type !== 'forewarn:index:Forewarn').map((r) => r.name);
     expect(names.every((name) => name === 'fw' || name.startsWith('fw-controller'))).toBe(true);
-    expect(registered.some((r) => r.type.startsWith('tls:'))).toBe(false);
+    expect(registered.filter((r) => r.type.startsWith('tls:')).map((r) => r.name)).toEqual([
+      'fw-controller-reference-key',
+    ]);
     expect(await valueOf(forewarn.webhookServiceName)).toBeUndefined();
     expect(await valueOf(forewarn.webhookConfigurationName)).toBeUndefined();
     expect(await valueOf(forewarn.tlsSecretName)).toBeUndefined();

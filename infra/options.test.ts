@@ -113,7 +113,7 @@ describe('resource options', () => {
     ]);
     expect(
       dependsOnTypes(find(self.captured, 'kubernetes:apps/v1:Deployment', 'fw-controller').opts),
-    ).toEqual(['kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding']);
+    ).toEqual(['kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding', 'kubernetes:core/v1:Secret']);
     expect(
       dependsOnTypes(
         find(
@@ -223,8 +223,12 @@ describe('secrets', () => {
     );
     expect(leaks).toEqual([]);
     // ... and the places that carry keys do carry them, wrapped.
-    const secret = registered.find((r) => r.type === 'kubernetes:core/v1:Secret');
-    expect(isSecretValue(secret?.inputs.data)).toBe(true);
+    const secrets = registered.filter((r) => r.type === 'kubernetes:core/v1:Secret');
+    expect(secrets.map((secret) => secret.name).sort()).toEqual([
+      'fw-controller-reference-key',
+      'fw-webhook-tls',
+    ]);
+    for (const secret of secrets) expect(isSecretValue(secret.inputs.data)).toBe(true);
     const request = registered.find((r) => r.type === 'tls:index/certRequest:CertRequest');
     expect(isSecretValue(request?.inputs.privateKeyPem)).toBe(true);
     const signed = registered.find((r) => r.type === 'tls:index/locallySignedCert:LocallySignedCert');

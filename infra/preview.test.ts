@@ -32,7 +32,7 @@ describe('preview with unknown inputs', () => {
     await settle(registered);
 
     expect(ofType(registered, 'kubernetes:apps/v1:Deployment')).toHaveLength(2);
-    expect(ofType(registered, 'kubernetes:core/v1:Secret')).toHaveLength(1);
+    expect(ofType(registered, 'kubernetes:core/v1:Secret')).toHaveLength(2);
     const configuration = one(
       registered,
       'kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration',

@@ -24,11 +24,14 @@ import {
   checkTolerations,
   isInteger,
   isOneOf,
-  parseGoDuration,
   quoted,
   show,
 } from './checks';
-import { rescanIntervalProblem } from '../services/model/duration';
+import {
+  resolveControllerSettings,
+  resolveNetworkPolicy,
+  resolveReferenceKeySecret,
+} from './resolve-controller';
 
 export { parseGoDuration } from './checks';
 
@@ -43,6 +46,8 @@ export interface ForewarnNames {
   webhookEntry: string;
   tlsSecret: string;
   certificate: string;
+  /** The Secret the component creates for the reference key when none is given. */
+  referenceKeySecret: string;
 }
 
 export interface ResolvedResources {
@@ -67,6 +72,8 @@ export interface ResolvedForewarn {
     resources: ResolvedResources;
     extraArgs: string[];
     networkPolicy: { enabled: boolean; allowedNamespaces: string[] };
+    /** An existing Secret holding the reference key; unset: the component creates one. */
+    referenceKeySecret?: string;
   };
   webhook: {
     enabled: boolean;
@@ -103,6 +110,7 @@ export function forewarnNames(name: string, namespace: string): ForewarnNames {
     webhookEntry: 'warnings.forewarn.io',
     tlsSecret: `${webhook}-tls`,
     certificate: webhook,
+    referenceKeySecret: `${name}-controller-reference-key`,
   };
 }
 
@@ -179,46 +187,7 @@ function checkComponentName(name: string, errors: string[]): void {
   }
 }
 
-type ControllerArgs = NonNullable<ForewarnArgs['controller']>;
 type WebhookArgs = NonNullable<ForewarnArgs['admissionWebhook']>;
-
-function resolveNetworkPolicy(
-  args: ControllerArgs['networkPolicy'],
-  errors: string[],
-): ResolvedForewarn['controller']['networkPolicy'] {
-  const allowed: unknown = args?.allowedNamespaces ?? [];
-  const allowedNamespaces = Array.isArray(allowed) ? (allowed as unknown[]) : [allowed];
-  allowedNamespaces.forEach((namespace, index) =>
-    checkLabel(`controller.networkPolicy.allowedNamespaces[${index}]`, namespace, errors),
-  );
-  const enabled = args?.enabled ?? DEFAULTS.controller.networkPolicy.enabled;
-  return { enabled, allowedNamespaces: allowedNamespaces.map(String) };
-}
-
-/** The controller's checked settings; its resources are resolved with the webhook's, last. */
-function resolveControllerSettings(
-  controllerArgs: ControllerArgs,
-  errors: string[],
-): Pick<ResolvedForewarn['controller'], 'replicas' | 'detailLevel'> {
-  const replicas = controllerArgs.replicas ?? DEFAULTS.controller.replicas;
-  if (!isInteger(replicas) || replicas < 1) {
-    errors.push(`controller.replicas must be an integer of at least 1 (got ${show(replicas)})`);
-  }
-  const detailLevel = controllerArgs.detailLevel ?? DEFAULTS.controller.detailLevel;
-  if (!isOneOf(DetailLevel, detailLevel)) {
-    errors.push(`controller.detailLevel must be one of ${quoted(DetailLevel)} (got ${show(detailLevel)})`);
-  }
-  if (controllerArgs.rescanInterval !== undefined) {
-    // The controller's own rule: a value accepted here must not stop the controller at start.
-    const milliseconds = parseGoDuration(String(controllerArgs.rescanInterval));
-    const problem = milliseconds === undefined ? 'not a duration' : rescanIntervalProblem(milliseconds);
-    if (problem)
-      errors.push(
-        `controller.rescanInterval must be a duration of at least 1s such as "5m" (got ${show(controllerArgs.rescanInterval)}): ${problem}`,
-      );
-  }
-  return { replicas, detailLevel };
-}
 
 /** Failure policy and timeout: what the API server does while the webhook is slow or down. */
 function resolveWebhookFailure(
@@ -375,6 +344,7 @@ export function resolveForewarnArgs(
       ),
       extraArgs: controllerArgs.extraArgs ?? [],
       networkPolicy: resolveNetworkPolicy(controllerArgs.networkPolicy, errors),
+      referenceKeySecret: resolveReferenceKeySecret(controllerArgs.referenceKeySecret, errors),
     },
     webhook: {
       ...webhook,

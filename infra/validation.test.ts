@@ -189,6 +189,12 @@ const CASES: Array<[string, string, ForewarnArgs, RegExp]> = [
     { imagePullSecrets: ['Registry Credentials'] },
     /imagePullSecrets\[0\] must be a DNS-1123 subdomain/,
   ],
+  [
+    'an invalid reference-key Secret name',
+    'fw',
+    { controller: { referenceKeySecret: 'Reference Key' } },
+    /controller\.referenceKeySecret must be a DNS-1123 subdomain/,
+  ],
 ];
 
 describe('invalid arguments', () => {

@@ -1,0 +1,52 @@
+// The controller's part of the arguments -> configuration step (resolve.ts): checked settings, its
+// NetworkPolicy and the reference key's Secret.
+import { DEFAULTS, DetailLevel, type ForewarnArgs } from './args';
+import { checkLabel, checkSubdomain, isInteger, isOneOf, parseGoDuration, quoted, show } from './checks';
+import type { ResolvedForewarn } from './resolve';
+import { rescanIntervalProblem } from '../services/model/duration';
+
+type ControllerArgs = NonNullable<ForewarnArgs['controller']>;
+
+export function resolveReferenceKeySecret(secret: unknown, errors: string[]): string | undefined {
+  if (secret === undefined) return undefined;
+  checkSubdomain('controller.referenceKeySecret', secret, errors);
+  return typeof secret === 'string' ? secret : undefined;
+}
+
+export function resolveNetworkPolicy(
+  args: ControllerArgs['networkPolicy'],
+  errors: string[],
+): ResolvedForewarn['controller']['networkPolicy'] {
+  const allowed: unknown = args?.allowedNamespaces ?? [];
+  const allowedNamespaces = Array.isArray(allowed) ? (allowed as unknown[]) : [allowed];
+  allowedNamespaces.forEach((namespace, index) =>
+    checkLabel(`controller.networkPolicy.allowedNamespaces[${index}]`, namespace, errors),
+  );
+  const enabled = args?.enabled ?? DEFAULTS.controller.networkPolicy.enabled;
+  return { enabled, allowedNamespaces: allowedNamespaces.map(String) };
+}
+
+/** The controller's checked settings; its resources are resolved with the webhook's, last. */
+export function resolveControllerSettings(
+  controllerArgs: ControllerArgs,
+  errors: string[],
+): Pick<ResolvedForewarn['controller'], 'replicas' | 'detailLevel'> {
+  const replicas = controllerArgs.replicas ?? DEFAULTS.controller.replicas;
+  if (!isInteger(replicas) || replicas < 1) {
+    errors.push(`controller.replicas must be an integer of at least 1 (got ${show(replicas)})`);
+  }
+  const detailLevel = controllerArgs.detailLevel ?? DEFAULTS.controller.detailLevel;
+  if (!isOneOf(DetailLevel, detailLevel)) {
+    errors.push(`controller.detailLevel must be one of ${quoted(DetailLevel)} (got ${show(detailLevel)})`);
+  }
+  if (controllerArgs.rescanInterval !== undefined) {
+    // The controller's own rule: a value accepted here must not stop the controller at start.
+    const milliseconds = parseGoDuration(String(controllerArgs.rescanInterval));
+    const problem = milliseconds === undefined ? 'not a duration' : rescanIntervalProblem(milliseconds);
+    if (problem)
+      errors.push(
+        `controller.rescanInterval must be a duration of at least 1s such as "5m" (got ${show(controllerArgs.rescanInterval)}): ${problem}`,
+      );
+  }
+  return { replicas, detailLevel };
+}
