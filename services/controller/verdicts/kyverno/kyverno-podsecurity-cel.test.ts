@@ -162,4 +162,16 @@ describe('policies.kyverno.io ValidatingPolicy', () => {
     expect(entry.verdict).toBe('violates');
     expect(entry.evidence[0].path).toBe('spec.template');
   });
+
+  it('is not listed for a controller at a version Kyverno does not generate for (batch/v1beta1 CronJob)', () => {
+    // Kyverno 1.19 generates the policy for batch/v1 CronJobs only (pkg/cel/autogen/data.go).
+    const cronJob = (apiVersion: string): KubernetesObject => ({
+      apiVersion,
+      kind: 'CronJob',
+      metadata: { name: 'old', namespace: 'team' },
+      spec: { schedule: '0 3 * * *', jobTemplate: { spec: { template: { spec: { containers } } } } },
+    });
+    expect(entries(cronJob('batch/v1')).map((entry) => entry.verdict)).toEqual(['passes']);
+    expect(entries(cronJob('batch/v1beta1'))).toEqual([]);
+  });
 });
