@@ -267,7 +267,15 @@ describe('Kyverno auto-generation for pod controllers, decided per policy as Kyv
           .filter((resource) => resource !== 'pods'),
       ]),
     );
-  const all = ['deployments', 'statefulsets', 'daemonsets', 'replicasets', 'jobs', 'cronjobs'];
+  const all = [
+    'deployments',
+    'statefulsets',
+    'daemonsets',
+    'replicasets',
+    'jobs',
+    'cronjobs',
+    'replicationcontrollers',
+  ];
 
   it('generates every Pod rule for the controllers when no rule narrows', () => {
     expect(controllersOf(policy([podRule('a'), podRule('b')]))).toEqual({ 'p/a': all, 'p/b': all });
