@@ -51,3 +51,23 @@ export function autogenControllersOf(spec: Record<string, unknown>): string[] {
       typeof controller === 'string' && AUTOGEN_CONTROLLER_GROUPS[controller] !== undefined,
   );
 }
+
+/**
+ * The API version Kyverno 1.19 generates rules and policies for, by controller kind: the generated
+ * match names fully qualified kinds (pkg/autogen/v1/internal/gvk.go; pkg/cel/autogen/data.go), so a
+ * controller served at another version (a batch/v1beta1 CronJob) is not matched by them.
+ */
+const AUTOGEN_API_VERSIONS: Readonly<Record<string, string>> = {
+  DaemonSet: 'apps/v1',
+  Deployment: 'apps/v1',
+  ReplicaSet: 'apps/v1',
+  StatefulSet: 'apps/v1',
+  ReplicationController: 'v1',
+  Job: 'batch/v1',
+  CronJob: 'batch/v1',
+};
+
+/** Whether an auto-generated Kyverno rule or policy can match this controller at its API version. */
+export function isAutogenApiVersion(kind: string | undefined, apiVersion: string | undefined): boolean {
+  return kind !== undefined && AUTOGEN_API_VERSIONS[kind] === apiVersion;
+}

@@ -129,6 +129,7 @@ describe('one table of workload facts', () => {
       'apps/replicasets',
       'batch/jobs',
       'batch/cronjobs',
+      '/replicationcontrollers',
     ]);
   });
 

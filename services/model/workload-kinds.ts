@@ -103,7 +103,8 @@ export const WORKLOAD_KINDS: readonly WorkloadKind[] = [
     podCountPath: ['spec', 'jobTemplate', 'spec', 'parallelism'],
     kyvernoAutogen: true,
   },
-  // Not registered by default, but a widened registration still gets its pods' labels.
+  // Not registered by default, but a widened registration still gets its pods' labels. Kyverno 1.19
+  // auto-generates Pod rules for it too (pkg/autogen/v1: PodControllers), so `check` lists them.
   {
     group: '',
     kind: 'ReplicationController',
@@ -114,6 +115,7 @@ export const WORKLOAD_KINDS: readonly WorkloadKind[] = [
     representedByOwner: true,
     admitted: false,
     podCountPath: REPLICAS,
+    kyvernoAutogen: true,
   },
 ];
 

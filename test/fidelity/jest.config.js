@@ -11,12 +11,7 @@ module.exports = {
   rootDir: path.resolve(__dirname, '../..'),
   roots: ['<rootDir>/test/fidelity'],
   testMatch: ['**/*.test.ts'],
-  // kyverno.test.ts is opt-in (FOREWARN_FIDELITY_KYVERNO=1, see run.sh) until its allow-list is reviewed.
-  testPathIgnorePatterns: [
-    '/node_modules/',
-    '/dist/',
-    ...(process.env.FOREWARN_FIDELITY_KYVERNO === '1' ? [] : ['/test/fidelity/kyverno\\.test\\.ts$']),
-  ],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   maxWorkers: 1,
   testTimeout: 600000,
 };

@@ -100,8 +100,9 @@ function collectResults(report: unknown, into: OracleResults): void {
     const policy = result.policy.includes('/')
       ? result.policy.slice(result.policy.indexOf('/') + 1)
       : result.policy;
+    // A ValidatingPolicy's results name no rule; a ClusterPolicy's rule may share its policy's name.
     const rule = typeof result.rule === 'string' && result.rule !== '' ? baseRuleName(result.rule) : '';
-    const key = rule && rule !== policy ? `${policy}/${rule}` : policy;
+    const key = rule ? `${policy}/${rule}` : policy;
     const resources = Array.isArray(result.resources) ? result.resources.filter(isRecord) : [];
     for (const resource of resources) {
       const workload = `${String(resource.kind)}/${String(resource.namespace ?? '')}/${String(resource.name)}`;
@@ -133,6 +134,8 @@ export async function applyBatch(
   let stdout: string;
   try {
     ({ stdout } = await run(kyverno, args, { maxBuffer: 256 * 1024 * 1024, timeout: 300_000 }));
+    // A successful run prints no report when no rule of the batch matches any workload.
+    if (!stdout.includes('{')) return { results: new Map() };
   } catch (error) {
     // kyverno exits 1 when a policy fails; the report is still on stdout.
     const failed = error as { stdout?: string; stderr?: string; message: string };

@@ -21,12 +21,6 @@ if [[ -n $RESULTS_JSON ]]; then rm -f "$RESULTS_JSON"; fi
 say "step 1/2: oracles (test/fidelity/build-*.sh)"
 for build in test/fidelity/build-*.sh; do
   [[ -f $build ]] || continue
-  # The Kyverno comparison is opt-in until its first full run's disagreements are reviewed into
-  # kyverno-allow-list.yaml (docs/accuracy.md): it does not gate CI before then.
-  if [[ $build == */build-kyverno.sh && ${FOREWARN_FIDELITY_KYVERNO:-} != 1 ]]; then
-    say "$(basename "$build"): skipped (opt-in: FOREWARN_FIDELITY_KYVERNO=1; docs/accuracy.md)"
-    continue
-  fi
   started=$SECONDS
   output=$(bash "$build") || give_up "$(basename "$build" .sh)" "$build failed (see its log lines above)"
   line=$(grep -E '^FOREWARN_[A-Z_]+_BIN=' <<<"$output" | tail -n 1) ||

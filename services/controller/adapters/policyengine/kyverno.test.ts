@@ -3,6 +3,8 @@ import { AdapterParseError } from '../../../model/constraint';
 import { renderFullText, renderText } from '../../../model/text';
 import { renderConstraintTexts } from '../../../../test/support/render-constraint';
 import { scopeAdmits } from '../../index/constraint-index';
+import type { KubernetesObject } from '../../../model/kubernetes';
+import { kyvernoPolicyToConstraints } from './kyverno';
 import { parseKyvernoKind } from './kyverno-match';
 import { policyEngineAdapter } from './policyengine';
 import { AdapterRegistry } from '../registry';
@@ -88,22 +90,16 @@ describe('policyengine adapter: Kyverno policies', () => {
     expect(byName('supply-chain/check-probes')).toMatchObject({ severity: 'Warning', effect: 'audit' });
     const podSecurity = byName('supply-chain/block-privileged');
     expect(podSecurity).toMatchObject({ severity: 'Critical', effect: 'deny' });
+    // The policy also has a generate rule: Kyverno auto-generates none of its rules for controllers.
     expect(renderFullText(podSecurity.summary)).toContain(
-      'rejects Pods and their controllers that break Pod Security level baseline',
+      'rejects Pods that break Pod Security level baseline',
     );
   });
 
   it('treats verifyImages like validate and generate as Info mutate', () => {
     const verify = byName('supply-chain/verify-signatures');
     expect(verify).toMatchObject({ severity: 'Warning', effect: 'audit' });
-    expect(verify.tags).toEqual([
-      'admission',
-      'policy-engine',
-      'kyverno',
-      'verifyImages',
-      'audit',
-      'autogen',
-    ]);
+    expect(verify.tags).toEqual(['admission', 'policy-engine', 'kyverno', 'verifyImages', 'audit']);
     expect(renderFullText(verify.summary)).toContain(
       'whose images ghcr.io/example/* are not signed as required',
     );
@@ -246,5 +242,60 @@ describe('policyengine adapter: Kyverno policies', () => {
     expect(registry.adapterFor('kyverno.io', 'ClusterPolicy')?.name).toBe('policyengine');
     expect(registry.adapterFor('kyverno.io', 'Policy')?.name).toBe('policyengine');
     expect(registry.adapterFor('kyverno.io', 'PolicyException')).toBeUndefined();
+  });
+});
+
+describe('Kyverno auto-generation for pod controllers, decided per policy as Kyverno 1.19 does', () => {
+  const podRule = (name: string, extra: Record<string, unknown> = {}) => ({
+    name,
+    match: { any: [{ resources: { kinds: ['Pod'] } }] },
+    validate: { pattern: { spec: { hostNetwork: false } } },
+    ...extra,
+  });
+  const policy = (rules: Array<Record<string, unknown>>): KubernetesObject => ({
+    apiVersion: 'kyverno.io/v1',
+    kind: 'ClusterPolicy',
+    metadata: { name: 'p' },
+    spec: { rules },
+  });
+  const controllersOf = (object: KubernetesObject) =>
+    Object.fromEntries(
+      kyvernoPolicyToConstraints(object).map((constraint) => [
+        constraint.name,
+        (constraint.resourceTargets ?? [])
+          .map((target) => target.resource)
+          .filter((resource) => resource !== 'pods'),
+      ]),
+    );
+  const all = [
+    'deployments',
+    'statefulsets',
+    'daemonsets',
+    'replicasets',
+    'jobs',
+    'cronjobs',
+    'replicationcontrollers',
+  ];
+
+  it('generates every Pod rule for the controllers when no rule narrows', () => {
+    expect(controllersOf(policy([podRule('a'), podRule('b')]))).toEqual({ 'p/a': all, 'p/b': all });
+  });
+
+  it('generates none when one rule selects by labels, or a generate rule is in the policy', () => {
+    const selecting = podRule('b', {
+      match: { any: [{ resources: { kinds: ['Pod'], selector: { matchLabels: { app: 'x' } } } }] },
+    });
+    expect(controllersOf(policy([podRule('a'), selecting]))).toEqual({ 'p/a': [], 'p/b': [] });
+    const generating = {
+      name: 'g',
+      match: { any: [{ resources: { kinds: ['Namespace'] } }] },
+      generate: { kind: 'ConfigMap', name: 'c', namespace: '{{request.object.metadata.name}}', data: {} },
+    };
+    expect(controllersOf(policy([podRule('a'), generating]))['p/a']).toEqual([]);
+  });
+
+  it('does not generate a rule whose exclude names other kinds only', () => {
+    const excluding = podRule('a', { exclude: { any: [{ resources: { kinds: ['Deployment'] } }] } });
+    expect(controllersOf(policy([excluding, podRule('b')]))).toEqual({ 'p/a': [], 'p/b': all });
   });
 });

@@ -63,6 +63,49 @@ describe('podSecurity exclusions and Kyverno CEL bindings', () => {
     ]);
   });
 
+  it('an exclusion limited to values exempts the capabilities it lists, not others', () => {
+    const policy = clusterPolicy('psa', [
+      podRule({
+        validate: {
+          podSecurity: {
+            level: 'baseline',
+            version: 'latest',
+            exclude: [
+              {
+                controlName: 'Capabilities',
+                images: ['nginx'],
+                restrictedField: 'spec.containers[*].securityContext.capabilities.add',
+                values: ['foo', 'NET_*'],
+              },
+            ],
+          },
+        },
+      }),
+    ]);
+    const adding = (add: string[]) =>
+      pod({ containers: [{ name: 'c', image: 'nginx', securityContext: { capabilities: { add } } }] });
+    expect(verdicts(policy, adding(['foo']))).toEqual(['passes']);
+    expect(verdicts(policy, adding(['NET_ADMIN', 'CHOWN']))).toEqual(['passes']); // CHOWN is allowed
+    expect(verdicts(policy, adding(['foo', 'SYS_ADMIN']))).toEqual(['violates']);
+    // Values of a control whose reported values Forewarn does not record: unknown, as before.
+    const hostPorts = clusterPolicy('ports', [
+      podRule({
+        validate: {
+          podSecurity: {
+            level: 'baseline',
+            exclude: [{ controlName: 'Host Ports', images: ['a'], values: ['80'] }],
+          },
+        },
+      }),
+    ]);
+    expect(
+      verdicts(
+        hostPorts,
+        pod({ containers: [{ name: 'c', image: 'a', ports: [{ containerPort: 80, hostPort: 80 }] }] }),
+      ),
+    ).toEqual(['unknown']);
+  });
+
   it('an exclusion by control alone exempts the pod-level fields of that control', () => {
     const policy = clusterPolicy('psa', [
       podRule({
@@ -161,5 +204,17 @@ describe('policies.kyverno.io ValidatingPolicy', () => {
     const [entry] = entries(deployment);
     expect(entry.verdict).toBe('violates');
     expect(entry.evidence[0].path).toBe('spec.template');
+  });
+
+  it('is not listed for a controller at a version Kyverno does not generate for (batch/v1beta1 CronJob)', () => {
+    // Kyverno 1.19 generates the policy for batch/v1 CronJobs only (pkg/cel/autogen/data.go).
+    const cronJob = (apiVersion: string): KubernetesObject => ({
+      apiVersion,
+      kind: 'CronJob',
+      metadata: { name: 'old', namespace: 'team' },
+      spec: { schedule: '0 3 * * *', jobTemplate: { spec: { template: { spec: { containers } } } } },
+    });
+    expect(entries(cronJob('batch/v1')).map((entry) => entry.verdict)).toEqual(['passes']);
+    expect(entries(cronJob('batch/v1beta1'))).toEqual([]);
   });
 });

@@ -143,3 +143,43 @@ describe('Kyverno rule verdicts', () => {
     });
   });
 });
+
+describe('Kyverno rules auto-generated for pod controllers, as Kyverno 1.19 generates them', () => {
+  const keepInjection = clusterPolicy('prevent-disabling-injection', {
+    validate: {
+      message: 'Pods may not disable sidecar injection.',
+      pattern: { metadata: { '=(annotations)': { '=(sidecar.istio.io/inject)': '!false' } } },
+    },
+  });
+  const job = (template: Record<string, unknown>): KubernetesObject => ({
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name: 'migrate', namespace: 'team' },
+    spec: { template },
+  });
+  const containers = [{ name: 'migrate', image: 'migrate:1.0' }];
+
+  it('passes a controller whose pod template has no metadata, as admission does', () => {
+    // The API server sends the template's metadata to admission as {} (an empty Go struct), so the
+    // generated rule's pattern on spec.template.metadata passes; only the Kyverno CLI, reading the
+    // manifest as written, fails it (test/fidelity/kyverno-allow-list.yaml).
+    const [entry] = check(keepInjection, job({ spec: { containers } }));
+    expect(entry.verdict).toBe('passes');
+    const [disabled] = check(
+      keepInjection,
+      job({ metadata: { annotations: { 'sidecar.istio.io/inject': 'false' } }, spec: { containers } }),
+    );
+    expect(disabled.verdict).toBe('violates');
+  });
+
+  it('does not reach a controller at a version Kyverno does not generate for (batch/v1beta1 CronJob)', () => {
+    const cronJob = (apiVersion: string): KubernetesObject => ({
+      apiVersion,
+      kind: 'CronJob',
+      metadata: { name: 'old', namespace: 'team' },
+      spec: { schedule: '0 3 * * *', jobTemplate: { spec: { template: { spec: { containers } } } } },
+    });
+    expect(check(latestTag, cronJob('batch/v1')).map((entry) => entry.verdict)).toEqual(['passes']);
+    expect(check(latestTag, cronJob('batch/v1beta1'))).toEqual([]);
+  });
+});

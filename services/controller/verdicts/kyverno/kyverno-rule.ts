@@ -1,5 +1,6 @@
 import type { ConstraintDraft as Constraint } from '../../../model/constraint';
 import { isRecord, type KubernetesObject } from '../../../model/kubernetes';
+import { isAutogenApiVersion } from '../../../model/kyverno-autogen';
 import { podTemplateLocationOf } from '../../../model/workload';
 import { detail, objectName, text, type Text } from '../../../model/text';
 import { evaluatePodSecurity, isPodSecurityLevel } from '../pod-security';
@@ -82,6 +83,11 @@ export function subjectOf(kinds: readonly string[], object: KubernetesObject): S
       };
   }
   return { value: object as Fields, prefix: '' };
+}
+
+/** Whether the rule reaches the object only through Kyverno's auto-generation for pod controllers. */
+function reachedThroughAutogen(rule: Fields, object: KubernetesObject): boolean {
+  return subjectOf(matchedKinds(rule), object).prefix !== '';
 }
 
 function joinPath(prefix: string, path: string): string {
@@ -347,6 +353,10 @@ function evaluateRule(
   const rule = ruleOf(policy, constraint.name);
   if (!rule) return unknown(text`the rule is not in the policy the index holds`);
   if (!isRecord(rule.validate)) return applies();
+  if (reachedThroughAutogen(rule, context.admitted.object)) {
+    const object = context.admitted.object;
+    if (!isAutogenApiVersion(object.kind, object.apiVersion)) return NOT_APPLICABLE;
+  }
   try {
     return toOutcome(evaluateValidateRule(rule, rule.validate, context));
   } catch (error) {

@@ -9,6 +9,8 @@ import { wildcardMatches } from './scalar-pattern';
 // with its containers replaced by one empty container (pod-level fields, and container fields by
 // their path with indexes as `*`); with images it exempts what the matching containers fail, for
 // those containers. Each failure the exclusion finds removes one matching failure of the pod.
+// `values` limit it to failures whose reported values all match them: known for the capability
+// controls, `unknown` for the others.
 
 /** Kyverno's control names (pkg/pss/utils/mapping.go) → the Pod Security Admission check ids. */
 const CONTROL_CHECKS: Readonly<Record<string, readonly string[]>> = {
@@ -48,6 +50,17 @@ function removeFirst(failures: PodSecurityFailure[], test: (failure: PodSecurity
   if (index !== -1) failures.splice(index, 1);
 }
 
+/**
+ * Whether an exclusion limited to `values` covers a failure: every value Kyverno reports for it
+ * matches one of them (wildcards allowed); a failure with no reported value is covered.
+ */
+function valuesCovered(failure: PodSecurityFailure, values: readonly string[]): boolean {
+  if (values.length === 0) return true;
+  if (failure.badValues === undefined)
+    throw new NotEvaluable('a podSecurity exclusion limited to values is not evaluated for this control');
+  return failure.badValues.every((bad) => values.some((value) => wildcardMatches(value, bad)));
+}
+
 /** The failures left after the exclusions (`exclude` as written in the policy). */
 export function applyPodSecurityExclusions(
   failures: readonly PodSecurityFailure[],
@@ -61,8 +74,10 @@ export function applyPodSecurityExclusions(
   const spec = isRecord(pod.spec) ? pod.spec : {};
   for (const exclusion of exclusions) {
     const checks = CONTROL_CHECKS[String(exclusion.controlName)] ?? [];
-    if (Array.isArray(exclusion.values) && exclusion.values.length > 0)
-      throw new NotEvaluable('a podSecurity exclusion limited to values is not evaluated here');
+    const values = Array.isArray(exclusion.values)
+      ? exclusion.values.filter((value): value is string => typeof value === 'string')
+      : [];
+    const coversValues = (excluded: PodSecurityFailure) => valuesCovered(excluded, values);
     const restrictedField = typeof exclusion.restrictedField === 'string' ? exclusion.restrictedField : '';
     const images = Array.isArray(exclusion.images)
       ? exclusion.images.filter((image): image is string => typeof image === 'string')
@@ -81,6 +96,7 @@ export function applyPodSecurityExclusions(
         if (!checks.includes(excluded.check)) continue;
         const field = starred(excluded.path);
         if (restrictedField && field !== restrictedField) continue;
+        if (!coversValues(excluded)) continue;
         removeFirst(
           remaining,
           (failure) => failure.check === excluded.check && starred(failure.path) === field,
@@ -106,6 +122,7 @@ export function applyPodSecurityExclusions(
       if (!checks.includes(excluded.check)) continue;
       const field = starred(excluded.path);
       if (restrictedField && field !== restrictedField) continue;
+      if (!coversValues(excluded)) continue;
       const container = containerAt(matchingPod, excluded.path);
       removeFirst(
         remaining,

@@ -1,7 +1,7 @@
 import type { ConstraintDraft as Constraint } from '../../../model/constraint';
 import { isRecord, type KubernetesObject } from '../../../model/kubernetes';
 import { detail, objectName, text } from '../../../model/text';
-import { autogenControllersOf } from '../../../model/kyverno-autogen';
+import { autogenControllersOf, isAutogenApiVersion } from '../../../model/kyverno-autogen';
 import { NOT_APPLICABLE, unknown, type VerdictContext, type VerdictOutcome } from '../types';
 import { celValidations, evaluateCelParts, namedExpressions } from './kyverno-cel-rule';
 import { KyvernoRuleError, NotEvaluable } from './kyverno-errors';
@@ -48,6 +48,8 @@ export function evaluateValidatingPolicy(
   const controllerResource = CONTROLLER_RESOURCES[object.kind ?? ''];
   const throughTemplate =
     controllerResource !== undefined && autogenControllersOf(spec).includes(controllerResource);
+  // The policy reaches a controller only through the policy Kyverno generates for its v1 kind.
+  if (throughTemplate && !isAutogenApiVersion(object.kind, object.apiVersion)) return NOT_APPLICABLE;
   const subject = subjectOf(throughTemplate ? ['Pod'] : [object.kind ?? ''], object);
   const rule = text`Kyverno ValidatingPolicy "${objectName(constraint.source.name, null)}"`;
   try {

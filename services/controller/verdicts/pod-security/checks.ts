@@ -11,6 +11,11 @@ export interface PodSecurityFailure {
   check: string;
   path: string;
   message: string;
+  /**
+   * The offending values as Kyverno's pod-security fork reports them (its field error's BadValue),
+   * which `podSecurity.exclude[].values` is matched against; recorded for the capability checks only.
+   */
+  badValues?: readonly string[];
 }
 
 export interface PodSecurityCheck {
@@ -57,7 +62,10 @@ const SELINUX_TYPES = new Set(['', 'container_t', 'container_init_t', 'container
 function perContainer(
   pod: PodView,
   check: string,
-  test: (entry: ContainerEntry, security: Fields) => { path: string; message: string } | undefined,
+  test: (
+    entry: ContainerEntry,
+    security: Fields,
+  ) => { path: string; message: string; badValues?: readonly string[] } | undefined,
 ): PodSecurityFailure[] {
   return pod.containers.flatMap((entry) => {
     const failure = test(entry, securityOf(entry));
@@ -146,6 +154,7 @@ const baselineCapabilities: PodSecurityCheck = {
         ? {
             path: `${entry.path}.securityContext.capabilities.add`,
             message: `${entry.label} adds capabilities ${forbidden.map(String).join(', ')}`,
+            badValues: forbidden.map(String),
           }
         : undefined;
     }),

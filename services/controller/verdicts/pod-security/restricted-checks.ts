@@ -132,6 +132,8 @@ const restrictedCapabilities: PodSecurityCheck = {
           check: 'capabilities_restricted',
           path: `${entry.path}.securityContext.capabilities.drop`,
           message: `${entry.label} must set securityContext.capabilities.drop=["ALL"]`,
+          // Kyverno reports the capabilities dropped instead of ALL, none when nothing is dropped.
+          badValues: drop.map(String),
         });
       const extra = add.filter((capability) => capability !== 'NET_BIND_SERVICE');
       if (extra.length > 0)
@@ -139,6 +141,7 @@ const restrictedCapabilities: PodSecurityCheck = {
           check: 'capabilities_restricted',
           path: `${entry.path}.securityContext.capabilities.add`,
           message: `${entry.label} adds ${extra.map(String).join(', ')}; only NET_BIND_SERVICE may be added`,
+          badValues: extra.map(String),
         });
       return failures;
     }),
