@@ -15,7 +15,7 @@ const { startProcess } = require('./lib/processes');
 const MiB = 2 ** 20;
 
 /**
- * @param {{namespaces?: number, constraints?: number, pods?: number, deployments?: number, services?: number, churnSeconds?: number, churnRate?: number}} options
+ * @param {{namespaces?: number, constraints?: number, pods?: number, deployments?: number, services?: number, churnSeconds?: number, churnRate?: number, heapSnapshotFile?: string}} options
  */
 async function runClusterBenchmark({
   namespaces = 10_000,
@@ -25,6 +25,7 @@ async function runClusterBenchmark({
   services = 5_000,
   churnSeconds = 60,
   churnRate = 1_000,
+  heapSnapshotFile,
 }) {
   const size = { namespaces, constraints, pods, deployments, services };
   const apiServer = await startProcess('servers/cluster-api.js', [JSON.stringify(size)], {
@@ -44,6 +45,8 @@ async function runClusterBenchmark({
       const afterSync = await controller.request({ type: 'memory' });
       if (afterSync.constraints < constraints)
         throw new Error(`the controller indexed ${afterSync.constraints} of ${constraints} constraints`);
+      // What the heap holds after the first sync (summarise with bench/heap-summary.js).
+      if (heapSnapshotFile) await controller.request({ type: 'heap-snapshot', file: heapSnapshotFile });
       /** @type {Array<MemoryReading & {second: number}>} */
       const duringChurn = [];
       const churn = apiServer.request({
@@ -127,11 +130,12 @@ function clusterVerdicts(figures) {
 module.exports = { runClusterBenchmark, clusterVerdicts };
 
 if (require.main === module) {
-  // node bench/cluster.js [namespaces constraints pods deployments services churnSeconds]
+  // node bench/cluster.js [namespaces constraints pods deployments services churnSeconds [heap-snapshot-file]]
   const [namespaces, constraints, pods, deployments, services, churnSeconds] = process.argv
-    .slice(2)
+    .slice(2, 8)
     .map(Number);
-  runClusterBenchmark({ namespaces, constraints, pods, deployments, services, churnSeconds }).then(
+  const heapSnapshotFile = process.argv[8];
+  runClusterBenchmark({ namespaces, constraints, pods, deployments, services, churnSeconds, heapSnapshotFile }).then(
     (result) => console.log(JSON.stringify(result, null, 2)),
     (error) => {
       console.error(error);
