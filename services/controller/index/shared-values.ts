@@ -23,6 +23,9 @@ const SHORTEST_CONCATENATED_STRING = 13;
 
 const DEFAULT_GENERATION_SIZE = 1 << 17;
 
+/** Distinct key sets given a template; policy specs bring arbitrary keys, so this is bounded. */
+const MOST_TEMPLATES = 4_096;
+
 class Generations<Key, Value> {
   private current = new Map<Key, Value>();
   private previous = new Map<Key, Value>();
@@ -90,6 +93,8 @@ export class SharedValues {
   /** Given-out containers by hash; a bucket is a list only when hashes collide. */
   private readonly containers: Generations<number, object | object[]>;
   private readonly bucketMarker = new WeakSet<object[]>();
+  /** JSON of an object with each set of keys seen, its values null (see `objectOf`). */
+  private readonly templates = new Map<string, string>();
 
   constructor(generationSize = DEFAULT_GENERATION_SIZE) {
     this.strings = new Generations(generationSize);
@@ -154,12 +159,33 @@ export class SharedValues {
     }
     const found = this.lookup(hash, (candidate) => sameObject(candidate, keys, values));
     if (found) return { value: found, hash };
-    // Properties added in the same order give every such object the same hidden class.
-    const copy: Record<string, unknown> = {};
-    for (let position = 0; position < keys.length; position++) copy[keys[position]] = values[position];
-    const frozen = Object.freeze(copy);
+    const frozen = Object.freeze(this.objectOf(keys, values));
     this.remember(hash, frozen);
     return { value: frozen, hash };
+  }
+
+  /**
+   * A plain object with these properties, all held inside the object. An object JSON.parse builds
+   * has room for exactly its properties, and every object of the same keys shares its hidden class;
+   * filling such a template costs what an object literal does. `{}` then assigning each key keeps
+   * only four properties inside and turns an object of 20 (a constraint) into a dictionary four
+   * times the size; Object.fromEntries keeps four inside and the rest apart (measured on Node 20:
+   * 5 properties 74 B vs 105 B, 20 properties 193 B vs 225 B vs 937 B).
+   */
+  private objectOf(keys: readonly string[], values: readonly unknown[]): Record<string, unknown> {
+    const entries = () => Object.fromEntries(keys.map((key, position) => [key, values[position]]));
+    // Assigning `__proto__` would set the prototype: such objects are built by defining properties.
+    if (keys.includes('__proto__')) return entries();
+    const signature = keys.join('\u0000');
+    let template = this.templates.get(signature);
+    if (template === undefined) {
+      if (this.templates.size >= MOST_TEMPLATES) return entries();
+      template = JSON.stringify(Object.fromEntries(keys.map((key) => [key, null])));
+      this.templates.set(signature, template);
+    }
+    const object = JSON.parse(template) as Record<string, unknown>;
+    for (let position = 0; position < keys.length; position++) object[keys[position]] = values[position];
+    return object;
   }
 
   private lookup(hash: number, matches: (candidate: object) => boolean): object | undefined {
