@@ -10,7 +10,7 @@
 
 const { startProcess } = require('./lib/processes');
 
-/** @typedef {{rssBytes: number, heapUsedBytes: number, externalBytes: number, constraints: number}} MemoryReading */
+/** @typedef {{rssBytes: number, heapUsedBytes: number, heapTotalBytes: number, externalBytes: number, constraints: number}} MemoryReading */
 
 const MiB = 2 ** 20;
 
@@ -37,7 +37,14 @@ async function runClusterBenchmark({
     const controller = await startProcess(
       'servers/cluster-controller.js',
       [JSON.stringify({ kubeConfigYaml: apiServer.info.kubeConfigYaml })],
-      { execArgv: ['--expose-gc'], timeoutMs: 15 * 60_000 },
+      // FOREWARN_BENCH_CONTROLLER_FLAGS: Node flags to try on the controller (e.g. --max-semi-space-size=2).
+      {
+        execArgv: [
+          '--expose-gc',
+          ...(process.env.FOREWARN_BENCH_CONTROLLER_FLAGS ?? '').split(' ').filter(Boolean),
+        ],
+        timeoutMs: 15 * 60_000,
+      },
     );
     // From fork to first sync: the process's start-up counts, as it does for a pod.
     const readySeconds = (performance.now() - started) / 1000;
@@ -135,7 +142,15 @@ if (require.main === module) {
     .slice(2, 8)
     .map(Number);
   const heapSnapshotFile = process.argv[8];
-  runClusterBenchmark({ namespaces, constraints, pods, deployments, services, churnSeconds, heapSnapshotFile }).then(
+  runClusterBenchmark({
+    namespaces,
+    constraints,
+    pods,
+    deployments,
+    services,
+    churnSeconds,
+    heapSnapshotFile,
+  }).then(
     (result) => console.log(JSON.stringify(result, null, 2)),
     (error) => {
       console.error(error);

@@ -128,7 +128,7 @@ function dominatorsOf(graph) {
     }
     return a;
   };
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (let position = visited - 2; position >= 0; position--) {
       const node = order[position];
@@ -149,7 +149,12 @@ function dominatorsOf(graph) {
     retained[node] += graph.selfSize(node);
     if (node !== 0) retained[dominator[node]] += retained[node];
   }
-  return { dominator, retained, parentEdge, reachable: (/** @type {number} */ node) => postorder[node] !== -1 };
+  return {
+    dominator,
+    retained,
+    parentEdge,
+    reachable: (/** @type {number} */ node) => postorder[node] !== -1,
+  };
 }
 
 /** @param {string} file @param {number} rows @param {string} [under] */
@@ -173,7 +178,11 @@ function summarise(file, rows, under) {
     byClass.set(name, entry);
   }
   const MiB = 2 ** 20;
-  const lines = [`reachable: ${(total / MiB).toFixed(1)} MiB in ${graph.count} nodes`, '', 'by class (self):'];
+  const lines = [
+    `reachable: ${(total / MiB).toFixed(1)} MiB in ${graph.count} nodes`,
+    '',
+    'by class (self):',
+  ];
   for (const [name, entry] of [...byClass].sort((a, b) => b[1].self - a[1].self).slice(0, rows))
     lines.push(
       `${(entry.self / MiB).toFixed(2).padStart(8)} MiB self ${(entry.retained / MiB).toFixed(2).padStart(8)} MiB retained ${String(entry.count).padStart(8)}  ${name}`,
@@ -191,7 +200,8 @@ function summarise(file, rows, under) {
     if (reachable(node) && retained[node] > MiB && graph.typeOf(node) !== 'synthetic') candidates.push(node);
   for (const node of candidates.sort((a, b) => retained[b] - retained[a]).slice(0, rows))
     lines.push(`${(retained[node] / MiB).toFixed(2).padStart(8)} MiB  ${pathOf(node)}`);
-  if (under) lines.push('', ...breakdownUnder(graph, { dominator, parentEdge, retained, reachable }, under, rows));
+  if (under)
+    lines.push('', ...breakdownUnder(graph, { dominator, parentEdge, retained, reachable }, under, rows));
   return lines.join('\n');
 }
 
@@ -230,7 +240,10 @@ function breakdownUnder(graph, { dominator, parentEdge, retained, reachable }, u
       at = dominator[at];
     }
     if (at !== top) continue;
-    const key = `${names.filter((name) => name !== 'table').slice(0, 6).join(' > ')} :: ${classOf(graph, node)}`;
+    const key = `${names
+      .filter((name) => name !== 'table')
+      .slice(0, 6)
+      .join(' > ')} :: ${classOf(graph, node)}`;
     const entry = byPath.get(key) ?? { count: 0, self: 0 };
     entry.count++;
     entry.self += graph.selfSize(node);

@@ -55,6 +55,7 @@ async function main() {
       return {
         rssBytes: usage.rss,
         heapUsedBytes: usage.heapUsed,
+        heapTotalBytes: usage.heapTotal,
         externalBytes: usage.external,
         constraints: controller.index.totalConstraints(),
       };

@@ -61,7 +61,8 @@ function stringHash(value: string): number {
   // A few characters and the length: collisions only cost an equality check on interned strings.
   let hash = mix(0x811c9dc5, value.length);
   const step = Math.max(1, value.length >> 3);
-  for (let position = 0; position < value.length; position += step) hash = mix(hash, value.charCodeAt(position));
+  for (let position = 0; position < value.length; position += step)
+    hash = mix(hash, value.charCodeAt(position));
   return mix(hash, value.charCodeAt(value.length - 1));
 }
 
