@@ -10,7 +10,7 @@
 
 const { startProcess } = require('./lib/processes');
 
-/** @typedef {{rssBytes: number, heapUsedBytes: number, heapTotalBytes: number, externalBytes: number, constraints: number}} MemoryReading */
+/** @typedef {{rssBytes: number, peakRssBytes: number, heapUsedBytes: number, heapTotalBytes: number, externalBytes: number, constraints: number}} MemoryReading */
 
 const MiB = 2 ** 20;
 
@@ -49,6 +49,9 @@ async function runClusterBenchmark({
     // From fork to first sync: the process's start-up counts, as it does for a pod.
     const readySeconds = (performance.now() - started) / 1000;
     try {
+      // The controller's own CPU over its start and first sync: the rest of the wait is the API
+      // server listing (and, on a shared machine, waiting for a core).
+      const syncCpu = await controller.request({ type: 'cpu-usage' });
       const afterSync = await controller.request({ type: 'memory' });
       if (afterSync.constraints < constraints)
         throw new Error(`the controller indexed ${afterSync.constraints} of ${constraints} constraints`);
@@ -74,6 +77,7 @@ async function runClusterBenchmark({
       return {
         size,
         readySeconds,
+        syncCpuSeconds: (syncCpu.user + syncCpu.system) / 1e6,
         afterSync,
         duringChurn,
         afterChurn,
@@ -100,11 +104,14 @@ async function runClusterBenchmark({
 function clusterVerdicts(figures) {
   /** @param {number} value @param {number} [digits] */
   const format = (value, digits = 2) => value.toFixed(digits);
-  const peakRss = Math.max(
+  // Settled: the readings after a full collection; peak: the process's high-water mark (the first
+  // sync's garbage included), which is what a memory limit has to hold.
+  const settledRss = Math.max(
     figures.afterSync.rssBytes,
     figures.afterChurn.rssBytes,
     ...figures.duringChurn.map((reading) => reading.rssBytes),
   );
+  const peakRss = figures.afterChurn.peakRssBytes;
   return [
     {
       benchmark: 'cluster time to ready',
@@ -113,10 +120,16 @@ function clusterVerdicts(figures) {
       pass: figures.readySeconds < 30,
     },
     {
-      benchmark: 'cluster RSS (peak of readings)',
+      benchmark: 'cluster RSS (settled, after a collection)',
       target: '< 400 MiB',
+      measured: `${format(settledRss / MiB, 0)} MiB`,
+      pass: settledRss < 400 * MiB,
+    },
+    {
+      benchmark: 'cluster RSS (peak, first sync included)',
+      target: '< 512 MiB (the default limit)',
       measured: `${format(peakRss / MiB, 0)} MiB`,
-      pass: peakRss < 400 * MiB,
+      pass: peakRss < 512 * MiB,
     },
     {
       benchmark: 'cluster heap per constraint (whole process)',

@@ -35,7 +35,7 @@ const path = require('node:path');
  *   truth: {command: object, result: {namespace: string, name: string, severity: string}[]},
  *   'run-changes': {command: {rate: number, durationMs: number}, result: {changes: number, seconds: number}},
  *   'heap-snapshot': {command: {file: string}, result: string},
- *   memory: {command: object, result: {rssBytes: number, heapUsedBytes: number, heapTotalBytes: number, externalBytes: number, constraints: number}},
+ *   memory: {command: object, result: {rssBytes: number, peakRssBytes: number, heapUsedBytes: number, heapTotalBytes: number, externalBytes: number, constraints: number}},
  * }} Commands
  */
 

@@ -54,6 +54,8 @@ async function main() {
       const usage = process.memoryUsage();
       return {
         rssBytes: usage.rss,
+        // The high-water mark since start (the first sync's peak): what a memory limit must hold.
+        peakRssBytes: process.resourceUsage().maxRSS * 1024,
         heapUsedBytes: usage.heapUsed,
         heapTotalBytes: usage.heapTotal,
         externalBytes: usage.external,
