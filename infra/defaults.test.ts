@@ -94,7 +94,7 @@ describe('Forewarn with default arguments', () => {
     expect(at(controller, 'readinessProbe', 'httpGet')).toEqual({ path: '/readyz', port: 'http' });
     expect(controller.resources).toEqual({
       requests: { cpu: '100m', memory: '256Mi' },
-      limits: { cpu: '500m', memory: '512Mi' },
+      limits: { cpu: '500m', memory: '768Mi' },
     });
     expect(at(deployment, 'spec', 'template', 'spec', 'serviceAccountName')).toBe('forewarn-controller');
   });
