@@ -45,7 +45,7 @@ function graphOf(heap) {
   const nameOf = (node) => heap.strings[heap.nodes[node * nodeFieldCount + nameOffset]];
   /** @param {number} node */
   const selfSize = (node) => heap.nodes[node * nodeFieldCount + sizeOffset];
-  /** @param {number} edge @param {(target: number, edge: number) => void} visit */
+  /** @param {number} node @param {(target: number, edge: number) => void} visit */
   const strongEdges = (node, visit) => {
     for (let edge = firstEdge[node]; edge < firstEdge[node + 1]; edge += edgeFieldCount) {
       const type = heap.edges[edge + edgeTypeOffset];
@@ -210,9 +210,7 @@ function summarise(file, rows, under) {
  * (e.g. `index`), grouped by the path of edge names from it (indices and Map slots folded), so the
  * parts of a structure show: `byNamespace > [] > [] > summary > []`.
  * @param {ReturnType<typeof graphOf>} graph
- * @param {Int32Array} dominator
- * @param {Int32Array} parentEdge
- * @param {(node: number) => boolean} reachable
+ * @param {ReturnType<typeof dominatorsOf>} tree
  * @param {string} under
  * @param {number} rows
  */

@@ -2,6 +2,7 @@
 // issue lists (ports, probes, resources, replicas, hardening, RBAC, registration).
 import * as pulumi from '@pulumi/pulumi';
 import { Forewarn } from './';
+import { heapLimitMegabytes } from './controller';
 import {
   at,
   installMocks,
@@ -96,6 +97,8 @@ describe('Forewarn with default arguments', () => {
       requests: { cpu: '100m', memory: '256Mi' },
       limits: { cpu: '500m', memory: '768Mi' },
     });
+    // V8 collects before the container's limit: three quarters of it for the heap.
+    expect(controller.env).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=576' }]);
     expect(at(deployment, 'spec', 'template', 'spec', 'serviceAccountName')).toBe('forewarn-controller');
   });
 
@@ -372,5 +375,17 @@ describe('Forewarn with default arguments', () => {
       'kubectl -n forewarn port-forward svc/forewarn-controller 8080:8080',
     );
     expect(await pulumi.isSecret(forewarn.caCertificate)).toBe(true);
+  });
+});
+
+describe('the controller heap limit', () => {
+  it('is three quarters of the memory limit, in MiB, for any quantity suffix', () => {
+    const limitOf = (memory: string) =>
+      heapLimitMegabytes({ requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '500m', memory } });
+    expect(limitOf('768Mi')).toBe(576);
+    expect(limitOf('512Mi')).toBe(384);
+    expect(limitOf('2Gi')).toBe(1536);
+    expect(limitOf('1G')).toBe(715);
+    expect(limitOf('536870912')).toBe(384);
   });
 });

@@ -220,9 +220,11 @@ describe('every value set', () => {
     ]);
     // Given fields replace their default, the others keep it.
     expect(controller.resources).toEqual({
-      requests: { cpu: '200m', memory: '128Mi' },
+      requests: { cpu: '200m', memory: '256Mi' },
       limits: { cpu: '500m', memory: '1Gi' },
     });
+    // The heap limit follows the memory limit: three quarters of 1Gi.
+    expect(controller.env).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=768' }]);
     // MCP off: no MCP port anywhere.
     expect(controller.ports).toEqual([{ name: 'http', containerPort: 8080, protocol: 'TCP' }]);
     const service = one(registered, 'kubernetes:core/v1:Service', 'warn-controller');
