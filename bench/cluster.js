@@ -13,6 +13,9 @@ const { startProcess } = require('./lib/processes');
 /** @typedef {{rssBytes: number, peakRssBytes: number, heapUsedBytes: number, heapTotalBytes: number, externalBytes: number, constraints: number}} MemoryReading */
 
 const MiB = 2 ** 20;
+/** The controller's default memory limit (infra/args.ts) and the heap limit derived from it. */
+const DEFAULT_MEMORY_LIMIT_MIB = 768;
+const DEPLOYED_HEAP_LIMIT_MEGABYTES = (DEFAULT_MEMORY_LIMIT_MIB * 3) / 4;
 
 /**
  * @param {{namespaces?: number, constraints?: number, pods?: number, deployments?: number, services?: number, churnSeconds?: number, churnRate?: number, heapSnapshotFile?: string}} options
@@ -37,10 +40,13 @@ async function runClusterBenchmark({
     const controller = await startProcess(
       'servers/cluster-controller.js',
       [JSON.stringify({ kubeConfigYaml: apiServer.info.kubeConfigYaml })],
-      // FOREWARN_BENCH_CONTROLLER_FLAGS: Node flags to try on the controller (e.g. --max-semi-space-size=2).
+      // The heap limit the Pulumi component gives the controller by default (infra/controller.ts:
+      // three quarters of the 768Mi limit). FOREWARN_BENCH_CONTROLLER_FLAGS: Node flags to try
+      // instead or besides (the last of a flag wins), e.g. --max-semi-space-size=2.
       {
         execArgv: [
           '--expose-gc',
+          `--max-old-space-size=${DEPLOYED_HEAP_LIMIT_MEGABYTES}`,
           ...(process.env.FOREWARN_BENCH_CONTROLLER_FLAGS ?? '').split(' ').filter(Boolean),
         ],
         timeoutMs: 15 * 60_000,
@@ -127,9 +133,9 @@ function clusterVerdicts(figures) {
     },
     {
       benchmark: 'cluster RSS (peak, first sync included)',
-      target: '< 512 MiB (the default limit)',
+      target: `< ${DEFAULT_MEMORY_LIMIT_MIB} MiB (the default limit)`,
       measured: `${format(peakRss / MiB, 0)} MiB`,
-      pass: peakRss < 512 * MiB,
+      pass: peakRss < DEFAULT_MEMORY_LIMIT_MIB * MiB,
     },
     {
       benchmark: 'cluster heap per constraint (whole process)',

@@ -53,8 +53,9 @@ class Generations<Key, Value> {
   }
 }
 
+/** Hashes stay within 30 bits: small integers in V8, which a Map looks up without boxing them. */
 function mix(hash: number, value: number): number {
-  return (Math.imul(hash ^ value, 0x01000193) + 0x9e3779b9) | 0;
+  return (Math.imul(hash ^ value, 0x01000193) + 0x9e3779b9) & 0x3fffffff;
 }
 
 function stringHash(value: string): number {
