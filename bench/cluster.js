@@ -10,12 +10,15 @@
 
 const { startProcess } = require('./lib/processes');
 
-/** @typedef {{rssBytes: number, heapUsedBytes: number, externalBytes: number, constraints: number}} MemoryReading */
+/** @typedef {{rssBytes: number, peakRssBytes: number, heapUsedBytes: number, heapTotalBytes: number, externalBytes: number, constraints: number}} MemoryReading */
 
 const MiB = 2 ** 20;
+/** The controller's default memory limit (infra/args.ts) and the heap limit derived from it. */
+const DEFAULT_MEMORY_LIMIT_MIB = 768;
+const DEPLOYED_HEAP_LIMIT_MEGABYTES = (DEFAULT_MEMORY_LIMIT_MIB * 3) / 4;
 
 /**
- * @param {{namespaces?: number, constraints?: number, pods?: number, deployments?: number, services?: number, churnSeconds?: number, churnRate?: number}} options
+ * @param {{namespaces?: number, constraints?: number, pods?: number, deployments?: number, services?: number, churnSeconds?: number, churnRate?: number, heapSnapshotFile?: string}} options
  */
 async function runClusterBenchmark({
   namespaces = 10_000,
@@ -25,6 +28,7 @@ async function runClusterBenchmark({
   services = 5_000,
   churnSeconds = 60,
   churnRate = 1_000,
+  heapSnapshotFile,
 }) {
   const size = { namespaces, constraints, pods, deployments, services };
   const apiServer = await startProcess('servers/cluster-api.js', [JSON.stringify(size)], {
@@ -36,14 +40,29 @@ async function runClusterBenchmark({
     const controller = await startProcess(
       'servers/cluster-controller.js',
       [JSON.stringify({ kubeConfigYaml: apiServer.info.kubeConfigYaml })],
-      { execArgv: ['--expose-gc'], timeoutMs: 15 * 60_000 },
+      // The heap limit the Pulumi component gives the controller by default (infra/controller.ts:
+      // three quarters of the 768Mi limit). FOREWARN_BENCH_CONTROLLER_FLAGS: Node flags to try
+      // instead or besides (the last of a flag wins), e.g. --max-semi-space-size=2.
+      {
+        execArgv: [
+          '--expose-gc',
+          `--max-old-space-size=${DEPLOYED_HEAP_LIMIT_MEGABYTES}`,
+          ...(process.env.FOREWARN_BENCH_CONTROLLER_FLAGS ?? '').split(' ').filter(Boolean),
+        ],
+        timeoutMs: 15 * 60_000,
+      },
     );
     // From fork to first sync: the process's start-up counts, as it does for a pod.
     const readySeconds = (performance.now() - started) / 1000;
     try {
+      // The controller's own CPU over its start and first sync: the rest of the wait is the API
+      // server listing (and, on a shared machine, waiting for a core).
+      const syncCpu = await controller.request({ type: 'cpu-usage' });
       const afterSync = await controller.request({ type: 'memory' });
       if (afterSync.constraints < constraints)
         throw new Error(`the controller indexed ${afterSync.constraints} of ${constraints} constraints`);
+      // What the heap holds after the first sync (summarise with bench/heap-summary.js).
+      if (heapSnapshotFile) await controller.request({ type: 'heap-snapshot', file: heapSnapshotFile });
       /** @type {Array<MemoryReading & {second: number}>} */
       const duringChurn = [];
       const churn = apiServer.request({
@@ -64,6 +83,7 @@ async function runClusterBenchmark({
       return {
         size,
         readySeconds,
+        syncCpuSeconds: (syncCpu.user + syncCpu.system) / 1e6,
         afterSync,
         duringChurn,
         afterChurn,
@@ -90,11 +110,14 @@ async function runClusterBenchmark({
 function clusterVerdicts(figures) {
   /** @param {number} value @param {number} [digits] */
   const format = (value, digits = 2) => value.toFixed(digits);
-  const peakRss = Math.max(
+  // Settled: the readings after a full collection; peak: the process's high-water mark (the first
+  // sync's garbage included), which is what a memory limit has to hold.
+  const settledRss = Math.max(
     figures.afterSync.rssBytes,
     figures.afterChurn.rssBytes,
     ...figures.duringChurn.map((reading) => reading.rssBytes),
   );
+  const peakRss = figures.afterChurn.peakRssBytes;
   return [
     {
       benchmark: 'cluster time to ready',
@@ -103,10 +126,16 @@ function clusterVerdicts(figures) {
       pass: figures.readySeconds < 30,
     },
     {
-      benchmark: 'cluster RSS (peak of readings)',
+      benchmark: 'cluster RSS (settled, after a collection)',
       target: '< 400 MiB',
+      measured: `${format(settledRss / MiB, 0)} MiB`,
+      pass: settledRss < 400 * MiB,
+    },
+    {
+      benchmark: 'cluster RSS (peak, first sync included)',
+      target: `< ${DEFAULT_MEMORY_LIMIT_MIB} MiB (the default limit)`,
       measured: `${format(peakRss / MiB, 0)} MiB`,
-      pass: peakRss < 400 * MiB,
+      pass: peakRss < DEFAULT_MEMORY_LIMIT_MIB * MiB,
     },
     {
       benchmark: 'cluster heap per constraint (whole process)',
@@ -127,11 +156,20 @@ function clusterVerdicts(figures) {
 module.exports = { runClusterBenchmark, clusterVerdicts };
 
 if (require.main === module) {
-  // node bench/cluster.js [namespaces constraints pods deployments services churnSeconds]
+  // node bench/cluster.js [namespaces constraints pods deployments services churnSeconds [heap-snapshot-file]]
   const [namespaces, constraints, pods, deployments, services, churnSeconds] = process.argv
-    .slice(2)
+    .slice(2, 8)
     .map(Number);
-  runClusterBenchmark({ namespaces, constraints, pods, deployments, services, churnSeconds }).then(
+  const heapSnapshotFile = process.argv[8];
+  runClusterBenchmark({
+    namespaces,
+    constraints,
+    pods,
+    deployments,
+    services,
+    churnSeconds,
+    heapSnapshotFile,
+  }).then(
     (result) => console.log(JSON.stringify(result, null, 2)),
     (error) => {
       console.error(error);

@@ -144,6 +144,8 @@ export interface ProcessContainer {
   resources: ResolvedResources;
   /** Mounts besides /tmp. */
   extraMounts?: VolumeMount[];
+  /** Environment variables of the process. */
+  env?: Array<{ name: string; value: string }>;
 }
 
 function httpProbe(path: string, container: ProcessContainer, seconds: number): Probe {
@@ -170,6 +172,7 @@ export function processContainer(ctx: BuildContext, part: Part, container: Proce
     resources: containerResources(container.resources),
     securityContext: containerSecurityContext(),
     volumeMounts: [TMP_MOUNT, ...(container.extraMounts ?? [])],
+    ...(container.env ? { env: container.env } : {}),
   };
 }
 

@@ -13,6 +13,8 @@ import {
   type BuildContext,
 } from './common';
 import { createControllerRbac } from './rbac';
+import type { ResolvedResources } from './resolve';
+import { parseQuantity } from '../services/model/quantity';
 
 export const CONTROLLER_HTTP_PORT = 8080;
 export const CONTROLLER_MCP_PORT = 8090;
@@ -75,6 +77,17 @@ function createReferenceKeySecret(ctx: BuildContext): k8s.core.v1.Secret {
   );
 }
 
+/**
+ * The controller's V8 heap limit: three quarters of the container's memory limit, the rest for what
+ * lives outside the heap (~100 MiB measured: code, buffers, the young generation). Without it V8
+ * sizes its heap from the node's memory and lets garbage of the first sync grow past the container's
+ * limit (597 MiB peak at 100,000 constraints, 418 MiB with a 384 MiB heap limit: docs/operations.md).
+ */
+export function heapLimitMegabytes(resources: ResolvedResources): number {
+  const { numerator, denominator } = parseQuantity(resources.limits.memory);
+  return Number((numerator * 3n) / (denominator * 4n * 1_048_576n));
+}
+
 export function createController(ctx: BuildContext): ControllerResources {
   const { config } = ctx;
   const name = config.names.controller;
@@ -104,6 +117,12 @@ export function createController(ctx: BuildContext): ControllerResources {
     probePort: 'http',
     resources: config.controller.resources,
     extraMounts: [{ name: 'reference-key', mountPath: REFERENCE_KEY_DIRECTORY, readOnly: true }],
+    env: [
+      {
+        name: 'NODE_OPTIONS',
+        value: `--max-old-space-size=${heapLimitMegabytes(config.controller.resources)}`,
+      },
+    ],
   });
   // Start once its permissions exist, so the first list calls do not fail with 403.
   const deployment = createProcessDeployment(

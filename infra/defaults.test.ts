@@ -2,6 +2,7 @@
 // issue lists (ports, probes, resources, replicas, hardening, RBAC, registration).
 import * as pulumi from '@pulumi/pulumi';
 import { Forewarn } from './';
+import { heapLimitMegabytes } from './controller';
 import {
   at,
   installMocks,
@@ -97,26 +98,11 @@ describe('Forewarn with default arguments', () => {
     expect(at(controller, 'readinessProbe', 'httpGet')).toEqual({ path: '/readyz', port: 'http' });
     expect(controller.resources).toEqual({
       requests: { cpu: '100m', memory: '256Mi' },
-      limits: { cpu: '500m', memory: '512Mi' },
+      limits: { cpu: '500m', memory: '768Mi' },
     });
+    // V8 collects before the container's limit: three quarters of it for the heap.
+    expect(controller.env).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=576' }]);
     expect(at(deployment, 'spec', 'template', 'spec', 'serviceAccountName')).toBe('forewarn-controller');
-  });
-
-  it('gives the controller a reference key of its own: a Secret of 256 random bits, mounted read-only', () => {
-    const key = one(registered, 'tls:index/privateKey:PrivateKey', 'forewarn-controller-reference-key');
-    expect(key).toEqual({ algorithm: 'ED25519' });
-    const secret = one(registered, 'kubernetes:core/v1:Secret', 'forewarn-controller-reference-key');
-    expect(at(secret, 'metadata', 'namespace')).toBe('forewarn');
-    const deployment = one(registered, 'kubernetes:apps/v1:Deployment', 'forewarn-controller');
-    expect(at(deployment, 'spec', 'template', 'spec', 'volumes')).toContainEqual({
-      name: 'reference-key',
-      secret: { secretName: 'forewarn-controller-reference-key', items: [{ key: 'key', path: 'key' }] },
-    });
-    expect(container(deployment).volumeMounts).toContainEqual({
-      name: 'reference-key',
-      mountPath: '/etc/forewarn/reference-key',
-      readOnly: true,
-    });
   });
 
   it('exposes the controller on 8080 (HTTP) and 8090 (MCP)', () => {
@@ -396,5 +382,17 @@ describe('Forewarn with default arguments', () => {
       'kubectl -n forewarn port-forward svc/forewarn-controller 8080:8080',
     );
     expect(await pulumi.isSecret(forewarn.caCertificate)).toBe(true);
+  });
+});
+
+describe('the controller heap limit', () => {
+  it('is three quarters of the memory limit, in MiB, for any quantity suffix', () => {
+    const limitOf = (memory: string) =>
+      heapLimitMegabytes({ requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '500m', memory } });
+    expect(limitOf('768Mi')).toBe(576);
+    expect(limitOf('512Mi')).toBe(384);
+    expect(limitOf('2Gi')).toBe(1536);
+    expect(limitOf('1G')).toBe(715);
+    expect(limitOf('536870912')).toBe(384);
   });
 });

@@ -229,6 +229,8 @@ describe('every value set', () => {
       requests: { cpu: '200m', memory: '256Mi' },
       limits: { cpu: '500m', memory: '1Gi' },
     });
+    // The heap limit follows the memory limit: three quarters of 1Gi.
+    expect(controller.env).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=768' }]);
     // MCP off: no MCP port anywhere.
     expect(controller.ports).toEqual([{ name: 'http', containerPort: 8080, protocol: 'TCP' }]);
     const service = one(registered, 'kubernetes:core/v1:Service', 'warn-controller');
@@ -301,17 +303,6 @@ describe('every value set', () => {
 });
 
 describe('switches', () => {
-  it('mounts an existing reference-key Secret and creates none', async () => {
-    const { registered } = await render('fw', { controller: { referenceKeySecret: 'shared-reference-key' } });
-    expect(registered.filter((r) => r.name === 'fw-controller-reference-key')).toEqual([]);
-    const deployment = one(registered, DEPLOYMENT, 'fw-controller');
-    expect(at(deployment, 'spec', 'template', 'spec', 'volumes')).toContainEqual({
-      name: 'reference-key',
-      secret: { secretName: 'shared-reference-key', items: [{ key: 'key', path: 'key' }] },
-    });
-    expect(container(deployment).args).toContain('--reference-key-file=/etc/forewarn/reference-key/key');
-  });
-
   it('creates no PodDisruptionBudget when it is disabled', async () => {
     const { registered } = await render('fw', { admissionWebhook: { pdb: { enabled: false } } });
     expect(ofType(registered, 'kubernetes:policy/v1:PodDisruptionBudget')).toEqual([]);

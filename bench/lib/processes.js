@@ -34,7 +34,8 @@ const path = require('node:path');
  *   'take-delays': {command: object, result: {received: number, delayMs: LatencySummary}},
  *   truth: {command: object, result: {namespace: string, name: string, severity: string}[]},
  *   'run-changes': {command: {rate: number, durationMs: number}, result: {changes: number, seconds: number}},
- *   memory: {command: object, result: {rssBytes: number, heapUsedBytes: number, externalBytes: number, constraints: number}},
+ *   'heap-snapshot': {command: {file: string}, result: string},
+ *   memory: {command: object, result: {rssBytes: number, peakRssBytes: number, heapUsedBytes: number, heapTotalBytes: number, externalBytes: number, constraints: number}},
  * }} Commands
  */
 

@@ -15,6 +15,7 @@ const { parseControllerConfig } = require('../../dist/services/controller/config
 const { createLogger } = require('../../dist/services/logging/logger');
 const { z } = require('zod');
 const { reportReady, serveCommands } = require('../lib/processes');
+const v8 = require('node:v8');
 
 const gc = (() => {
   if (typeof global.gc !== 'function') throw new Error('run with node --expose-gc');
@@ -53,12 +54,20 @@ async function main() {
       const usage = process.memoryUsage();
       return {
         rssBytes: usage.rss,
+        // The high-water mark since start (the first sync's peak): what a memory limit must hold.
+        peakRssBytes: process.resourceUsage().maxRSS * 1024,
         heapUsedBytes: usage.heapUsed,
+        heapTotalBytes: usage.heapTotal,
         externalBytes: usage.external,
         constraints: controller.index.totalConstraints(),
       };
     },
     'cpu-usage': () => process.cpuUsage(),
+    // What the heap holds, for bench/heap-summary.js (written after a full collection).
+    'heap-snapshot': ({ file }) => {
+      gc();
+      return v8.writeHeapSnapshot(file);
+    },
   });
   process.on('SIGTERM', () => controller.close().then(() => process.exit(0)));
   reportReady('servers/cluster-controller.js', {

@@ -11,6 +11,7 @@ import {
 import { matchesNamespaceSelector } from '../../model/selector';
 import { generatedReferenceKey, opaqueReference } from '../../model/opaque-reference';
 import { namespaceListMatches } from '../../model/namespace-pattern';
+import { SharedValues } from './shared-values';
 
 // The in-memory index. Constraints are stored per source object (so an update replaces the object's
 // whole set and a delete removes it) and per namespace (so a namespace's lookups cost what that
@@ -89,6 +90,8 @@ export class ConstraintIndex {
   private readonly workloads = new Map<string, Map<string, WorkloadRecord>>();
   private readonly typeCounts = new Map<ConstraintType, number>();
   private changeCounter = 0;
+  /** What repeats across constraints and kept sources is held once (shared-values.ts). */
+  private readonly shared = new SharedValues();
 
   constructor(options: ConstraintIndexOptions = {}) {
     this.opaqueReferenceKey = options.opaqueReferenceKey ?? generatedReferenceKey();
@@ -107,17 +110,16 @@ export class ConstraintIndex {
     this.removeObject(objectKey);
     if (source) {
       // Verdicts read specs, params and annotations, never field ownership: it is not kept.
-      const kept = withoutManagedFields(source);
-      this.sources.set(objectKey, kept);
-      this.sourcesByReference.set(sourceReferenceKey(kept), kept);
+      const kept = this.shared.share(withoutManagedFields(source));
+      this.sources.set(this.shared.share(objectKey), kept);
+      this.sourcesByReference.set(this.shared.share(sourceReferenceKey(kept)), kept);
     }
     if (constraints.length === 0) return;
     // Every indexed constraint carries its opaque reference, so views show it wherever they redact the name.
-    const referenced = constraints.map((constraint) => ({
-      ...constraint,
-      ref: opaqueReference(this.opaqueReferenceKey, constraint.id),
-    }));
-    this.byObject.set(objectKey, referenced);
+    const referenced = constraints.map((constraint) =>
+      this.shared.share({ ...constraint, ref: opaqueReference(this.opaqueReferenceKey, constraint.id) }),
+    );
+    this.byObject.set(this.shared.share(objectKey), referenced);
     for (const constraint of referenced) {
       this.byReference.set(constraint.ref, constraint);
       if (constraint.scope.kind === 'namespace') {

@@ -8,9 +8,12 @@ import {
   type Labels,
 } from '../../model/kubernetes';
 import { describeWorkload, type WorkloadDescriptor } from '../../model/workload';
+import { SharedValues } from '../index/shared-values';
 
 // A compact inventory of the objects companion rules look for: identity, labels, and the few spec
-// fields a rule reads (a Service's selector, a monitor's selectors). Never whole objects.
+// fields a rule reads (a Service's selector, a monitor's selectors). Never whole objects. Records
+// share what repeats (namespace and kind strings, label sets: shared-values.ts): at cluster scale
+// they are one per Deployment, Service and policy object.
 
 export interface InventoryRecord {
   group: string;
@@ -69,6 +72,7 @@ export class Inventory {
   /** Kinds known to exist in the cluster (CRDs seen, or objects of the kind seen). */
   private readonly definedKinds = new Map<string, number>();
   private changes = 0;
+  private readonly shared = new SharedValues();
 
   /** Increases on every upsert or removal; lets callers cache what they derive from the inventory. */
   get revision(): number {
@@ -89,11 +93,15 @@ export class Inventory {
       records = new Map();
       this.byKind.set(kindKey, records);
     }
-    records.set(`${record.namespace ?? ''}/${record.name}`, record);
+    records.set(this.shared.share(`${record.namespace ?? ''}/${record.name}`), this.shared.share(record));
     if (record.group === 'apiextensions.k8s.io' && record.kind === 'CustomResourceDefinition')
       this.defineFromCrd(object, 1);
     const workload = describeWorkload(object);
-    if (workload) this.workloads.set(`${workload.kind}/${workload.namespace}/${workload.name}`, workload);
+    if (workload)
+      this.workloads.set(
+        this.shared.share(`${workload.kind}/${workload.namespace}/${workload.name}`),
+        this.shared.share(workload),
+      );
   }
 
   remove(object: KubernetesObject): void {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiStatusError, badRequest, failureStatus, successStatus } from './api-status';
 import { readBody, readObjectBody, sendJson, sendStatusError } from './http-bodies';
-import { isJsonObject, stringField, type JsonObject, type JsonValue } from './json';
+import { cloneJson, isJsonObject, stringField, type JsonObject, type JsonValue } from './json';
 import type { DeletePreconditions, ObjectStore } from './object-store';
 import { PATCH_CONTENT_TYPES } from './patches';
 import { groupVersion, type ResourceRegistry, type ResourceType } from './resource-registry';
@@ -274,7 +274,7 @@ export class RequestRouter {
     query: URLSearchParams,
   ): JsonObject {
     const { store } = this.context;
-    let items = store.list(type, filter);
+    let items = store.listStored(type, filter);
     let listResourceVersion = store.resourceVersion;
     const continueToken = query.get('continue');
     if (continueToken) {
@@ -300,7 +300,7 @@ export class RequestRouter {
       kind: type.listKind,
       metadata,
       items: items.map((object) => {
-        const shown = this.present(type, version, object);
+        const shown = this.present(type, version, cloneJson(object));
         if (!type.builtIn) return shown;
         const { apiVersion: _apiVersion, kind: _kind, ...withoutTypeMeta } = shown;
         return withoutTypeMeta;

@@ -4,6 +4,7 @@ import type { KubernetesObjectSink } from '../source';
 import { KubernetesApiError, type KubernetesTransport } from './api-transport';
 import { apiVersionOf, collectionPath, type WatchTarget } from './discovery';
 import { errorMessage } from '../../../model/error-message';
+import { KnownObjects, type KnownObject } from './known-objects';
 
 // List+watch of one kind, as client-go's reflector does it: list (paginated), then watch from the
 // list's resourceVersion with bookmarks; a clean end re-watches, a 410 or any failure relists; every
@@ -41,20 +42,10 @@ export interface WatchObserver {
   onWatchRestart?(target: WatchTarget, cause: WatchRestartCause): void;
 }
 
-interface KnownObject {
-  identity: KubernetesObject;
-  resourceVersion: string;
-  uid?: string;
-}
-
 class WatchExpired extends Error {}
 
-function keyOf(object: KubernetesObject): string {
-  return `${object.metadata?.namespace ?? ''}/${object.metadata?.name ?? ''}`;
-}
-
 export class Reflector {
-  private readonly known = new Map<string, KnownObject>();
+  private readonly known = new KnownObjects();
   private resourceVersion?: string;
   private stopped = false;
   private abortWatch?: () => void;
@@ -113,7 +104,7 @@ export class Reflector {
 
   /** Deletes every object this reflector delivered (the kind is no longer served). */
   forgetAll(): void {
-    for (const known of this.known.values()) this.sink.delete(known.identity);
+    for (const known of this.known.all()) this.sink.delete(this.identityOf(known));
     this.known.clear();
   }
 
@@ -189,39 +180,39 @@ export class Reflector {
     return { ...item, apiVersion: apiVersionOf(this.target), kind: this.target.kind } as KubernetesObject;
   }
 
-  private identityOf(object: KubernetesObject): KubernetesObject {
+  /** What the sink is given on a delete: the object's identity, as it was delivered. */
+  private identityOf(known: Pick<KnownObject, 'name' | 'namespace' | 'uid'>): KubernetesObject {
     return {
-      apiVersion: object.apiVersion,
-      kind: object.kind,
-      metadata: {
-        name: object.metadata?.name,
-        namespace: object.metadata?.namespace,
-        uid: object.metadata?.uid,
-      },
+      apiVersion: apiVersionOf(this.target),
+      kind: this.target.kind,
+      metadata: { name: known.name, namespace: known.namespace, uid: known.uid },
     };
   }
 
   private deliver(object: KubernetesObject): void {
-    const key = keyOf(object);
-    const previous = this.known.get(key);
+    const previous = this.known.get(object.metadata?.namespace, object.metadata?.name ?? '');
     const resourceVersion = object.metadata?.resourceVersion ?? '';
-    if (previous && previous.resourceVersion === resourceVersion && resourceVersion !== '') return;
+    if (previous && previous.resourceVersion === resourceVersion && resourceVersion !== '') {
+      this.known.touch(previous);
+      return;
+    }
     // Deleted and recreated under the same name while we were away: drop the old incarnation.
-    if (previous && previous.uid !== object.metadata?.uid) this.sink.delete(previous.identity);
+    if (previous && previous.uid !== object.metadata?.uid) this.sink.delete(this.identityOf(previous));
     this.sink.upsert(object);
-    this.known.set(key, { identity: this.identityOf(object), resourceVersion, uid: object.metadata?.uid });
+    this.known.set(object);
   }
 
   private remove(object: KubernetesObject): void {
-    const key = keyOf(object);
-    const previous = this.known.get(key);
-    this.sink.delete(previous?.identity ?? this.identityOf(object));
-    this.known.delete(key);
+    const namespace = object.metadata?.namespace;
+    const name = object.metadata?.name ?? '';
+    const previous = this.known.get(namespace, name);
+    this.sink.delete(this.identityOf(previous ?? { name, namespace, uid: object.metadata?.uid }));
+    this.known.delete(namespace, name);
   }
 
   private async list(): Promise<void> {
     this.setState('listing');
-    const seen = new Set<string>();
+    this.known.markListing();
     let continueToken: string | undefined;
     let listResourceVersion = '';
     do {
@@ -233,7 +224,6 @@ export class Reflector {
       for (const item of body.items) {
         const object = this.stamp(item);
         if (!object) continue;
-        seen.add(keyOf(object));
         this.deliver(object);
       }
       const metadata = isRecord(body.metadata) ? body.metadata : {};
@@ -242,11 +232,9 @@ export class Reflector {
       continueToken =
         typeof metadata.continue === 'string' && metadata.continue !== '' ? metadata.continue : undefined;
     } while (continueToken && !this.stopped);
-    for (const [key, known] of [...this.known]) {
-      if (!seen.has(key)) {
-        this.sink.delete(known.identity);
-        this.known.delete(key);
-      }
+    for (const known of this.known.notSeenInListing()) {
+      this.sink.delete(this.identityOf(known));
+      this.known.delete(known.namespace, known.name);
     }
     this.resourceVersion = listResourceVersion;
     if (!this.hasSynced) {
