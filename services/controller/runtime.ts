@@ -21,6 +21,8 @@ import type { WatchObserver } from './sources/cluster/reflector';
 import type { FlowObserverState, McpState, RuntimeState } from './views/health';
 import { answerClientErrorsAsJson } from '../net/client-error';
 import { createApiAccess, type ReviewToken } from './http/api-auth';
+import { kubernetesAccessReviewer, type ReviewAccess } from './http/access-review';
+import { createCallerReadAccess, type CallerReadAccess } from './http/caller-read-access';
 import { kubernetesTokenReviewer } from './http/token-review';
 
 // Wires one controller: index, ingestion, a source, the HTTP server. I/O pieces are created here
@@ -45,6 +47,8 @@ export interface ControllerOverrides {
   clock?: () => Date;
   /** The TokenReview call of `--api-auth=tokenreview` (tests); otherwise through the kubeconfig. */
   reviewToken?: ReviewToken;
+  /** The SubjectAccessReview call of `--caller-rbac` (tests); otherwise through the kubeconfig. */
+  reviewAccess?: ReviewAccess;
 }
 
 function apiAccessFor(config: ControllerConfig, logger: Logger, overrides: ControllerOverrides) {
@@ -63,6 +67,27 @@ function apiAccessFor(config: ControllerConfig, logger: Logger, overrides: Contr
     configuredDetailLevel: config.detailLevel,
     webhookServiceAccount: config.webhookServiceAccount,
     reviewToken,
+    logger,
+  });
+}
+
+/** Detail levels that follow the caller's RBAC (issue 24), when `--api-auth=tokenreview` and `--caller-rbac`. */
+function callerReadAccessFor(
+  config: ControllerConfig,
+  logger: Logger,
+  overrides: ControllerOverrides,
+): CallerReadAccess | undefined {
+  if (effectiveApiAuth(config) !== 'tokenreview' || !config.callerRbac || config.detailLevel === 'full')
+    return undefined;
+  const timeoutMs = config.callerRbacTimeoutMs;
+  const kubeConfig = () => loadKubeConfig(config.kubeconfig);
+  const maxSockets = 16;
+  return createCallerReadAccess({
+    reviewToken: overrides.reviewToken ?? kubernetesTokenReviewer(kubeConfig(), { timeoutMs, maxSockets }),
+    reviewAccess: overrides.reviewAccess ?? kubernetesAccessReviewer(kubeConfig(), { timeoutMs, maxSockets }),
+    ttlMs: config.callerRbacTtlMs,
+    timeoutMs,
+    maxConcurrentReviews: maxSockets,
     logger,
   });
 }
@@ -286,6 +311,7 @@ export async function startController(
 
   // One access rule (and one TokenReview cache) for the HTTP API and the MCP port.
   const apiAccess = apiAccessFor(config, logger, overrides);
+  const callerReadAccess = callerReadAccessFor(config, logger, overrides);
   const app = createControllerApp({
     index,
     runtimeState,
@@ -298,6 +324,7 @@ export async function startController(
     requestObserver: metrics.requestObserver,
     observeAdmissionMemo: metrics.admissionMemoObserver,
     apiAccess,
+    callerReadAccess,
   });
   const { httpServer, port } = await startHttpServer(config, logger, app);
   mcpService = await startMcpIfEnabled(
