@@ -264,6 +264,7 @@ async function startMcpIfEnabled(
   dependencies: McpServiceOptions['dependencies'],
   httpServer: Server,
   levelFor: McpServiceOptions['levelFor'],
+  callerReadAccess: CallerReadAccess | undefined,
 ): Promise<RunningMcpService | undefined> {
   if (!config.mcp) return undefined;
   try {
@@ -274,6 +275,7 @@ async function startMcpIfEnabled(
       logger,
       dependencies,
       levelFor,
+      ...(callerReadAccess ? { callerReadAccess } : {}),
     });
   } catch (error) {
     await new Promise<void>((resolve) => httpServer.close(() => resolve()));
@@ -341,6 +343,7 @@ export async function startController(
     },
     httpServer,
     (request) => apiAccess.levelFor(request),
+    callerReadAccess,
   );
   await source.start();
   logger.info({ constraints: index.totalConstraints() }, 'first sync complete; ready');

@@ -31,8 +31,7 @@ import { admissionCheckFastPath } from './admission-check-fast-path';
 import type { RequestObserver } from './request-observer';
 import { jsonBodyTypeProblem } from './json-body-type';
 import {
-  answerResourceRequest,
-  constraintsToReview,
+  answerResourceRequestFor,
   type ResourceAnswer,
   type ResourceDependencies,
 } from './resource-requests';
@@ -65,21 +64,20 @@ export interface ControllerAppDependencies extends ResourceDependencies {
   callerReadAccess?: CallerReadAccess;
 }
 
-/**
- * Answers a resource request for the caller who sent `request`: first asks which of the
- * constraints involved the caller may read (none without `callerReadAccess`), then renders.
- */
-async function answerForCaller(
+/** Answers a resource request for the caller who sent `request` (its own RBAC, issue 24). */
+function answerForCaller(
   dependencies: ControllerAppDependencies,
   request: Request,
   body: unknown,
   queryLevels: string[],
 ): Promise<ResourceAnswer> {
   const access = dependencies.callerReadAccess;
-  const candidates = access ? constraintsToReview(dependencies, body, queryLevels) : [];
-  if (!access || candidates.length === 0) return answerResourceRequest(dependencies, body, queryLevels);
-  const readable = await access.readableConstraints(request, candidates);
-  return answerResourceRequest(dependencies, body, queryLevels, (constraint) => readable.has(constraint));
+  return answerResourceRequestFor(
+    dependencies,
+    body,
+    queryLevels,
+    access ? (constraints) => access.readableConstraints(request, constraints) : undefined,
+  );
 }
 
 const BODY_LIMIT = '64kb';

@@ -12,6 +12,28 @@ import type { Constraint } from '../../model/constraint';
 /** Whether the caller may read a constraint's source (caller-read-access.ts); absent: no caller rights. */
 export type ReadableConstraint = (constraint: Constraint) => boolean;
 
+/** Asks which of these constraints the caller of one request may read (a bound `readableConstraints`). */
+export type ReadableConstraints = (constraints: readonly Constraint[]) => Promise<ReadonlySet<Constraint>>;
+
+/**
+ * `answerResourceRequest` for one caller: first asks which of the constraints involved it may read
+ * (nothing is asked without `readable`, or when the answer is at `full` anyway), then renders.
+ */
+export async function answerResourceRequestFor(
+  dependencies: ResourceDependencies,
+  request: unknown,
+  queryDetailLevels: readonly string[],
+  readable: ReadableConstraints | undefined,
+): Promise<ResourceAnswer> {
+  const candidates = readable ? constraintsToReview(dependencies, request, queryDetailLevels) : [];
+  if (!readable || candidates.length === 0)
+    return answerResourceRequest(dependencies, request, queryDetailLevels);
+  const allowed = await readable(candidates);
+  return answerResourceRequest(dependencies, request, queryDetailLevels, (constraint) =>
+    allowed.has(constraint),
+  );
+}
+
 // The agent-protocol request form `{resource, params}` (spec 1, 4.1). The HTTP GET routes, `POST
 // /resources` and the MCP server all answer through `answerResourceRequest`, so they cannot drift.
 
