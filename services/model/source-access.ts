@@ -1,4 +1,4 @@
-import type { SourceObject } from './constraint';
+import type { Constraint, SourceObject } from './constraint';
 import { COMPANION_KINDS, INVENTORY_KINDS, POLICY_SOURCE_KINDS, type AdapterKind } from './watched-kinds';
 
 // What a caller must be allowed to read to see a constraint unredacted: `get` on its source object
@@ -52,4 +52,21 @@ export function sourceReadAccess(source: SourceObject): ObjectReadAccess | undef
 /** A stable key for one object's read access (cache keys, sets). */
 export function readAccessKey(access: ObjectReadAccess): string {
   return `${access.group}/${access.resource}/${access.namespace ?? ''}/${access.name}`;
+}
+
+/**
+ * Every `get` a caller needs to see this constraint in full: its source and every object the adapter
+ * read to describe it. Undefined when any of them is of a kind the controller cannot name (no
+ * elevation then).
+ */
+export function constraintReadAccesses(
+  constraint: Pick<Constraint, 'source' | 'relatedSources'>,
+): ObjectReadAccess[] | undefined {
+  const accesses: ObjectReadAccess[] = [];
+  for (const source of [constraint.source, ...(constraint.relatedSources ?? [])]) {
+    const access = sourceReadAccess(source);
+    if (!access) return undefined;
+    accesses.push(access);
+  }
+  return accesses;
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Constraint } from '../../model/constraint';
-import { readAccessKey, sourceReadAccess, type ObjectReadAccess } from '../../model/source-access';
+import { constraintReadAccesses, readAccessKey, type ObjectReadAccess } from '../../model/source-access';
 import type { Logger } from '../../logging/logger';
 import { bearerToken, MAX_REVIEW_CACHE_MS, tokenExpiryMs, type ReviewToken } from './api-auth';
 import type { CallerIdentity, ReviewAccess } from './access-review';
@@ -10,7 +10,8 @@ import { beforeDeadline, ReviewBudgetExhausted, ReviewLimiter } from './review-l
 // Detail levels that follow Kubernetes RBAC (issue 24). A caller that sends a bearer token (its
 // kubectl credentials, or a ServiceAccount token) is authenticated by a TokenReview against the API
 // server's own audiences; then, for each constraint it is about to be shown, the controller asks a
-// SubjectAccessReview whether that caller may `get` the constraint's source object. Where it may, the
+// SubjectAccessReview whether that caller may `get` the constraint's source object (and every object
+// the adapter read to describe it, `relatedSources`). Where it may, the
 // views render that constraint at `full` (capped by what the caller asked for); elsewhere at the
 // controller's level. Everything fails closed: no token, an unknown token, a review that fails,
 // times out or finds the budget spent means the controller's level.
@@ -125,20 +126,26 @@ class CallerReadCheck implements CallerReadAccess {
     const deadline = started + this.options.timeoutMs;
     const caller = await beforeDeadline(this.identify(token, deadline), deadline, null, started);
     if (caller === null) return NOTHING;
-    const accessOf = new Map<Constraint, string>();
+    const accessesOf = new Map<Constraint, string[]>();
     const unique = new Map<string, ObjectReadAccess>();
     for (const constraint of constraints) {
-      const access = sourceReadAccess(constraint.source);
-      if (!access) continue;
-      accessOf.set(constraint, readAccessKey(access));
-      unique.set(readAccessKey(access), access);
+      const accesses = constraintReadAccesses(constraint);
+      if (!accesses) continue;
+      accessesOf.set(constraint, accesses.map(readAccessKey));
+      for (const access of accesses) unique.set(readAccessKey(access), access);
     }
     const readable = new Set<string>();
     // Whatever is known at the deadline is used; answers still missing count as "may not read".
     const collected = this.collectReadable(caller, [...unique.values()], deadline, readable);
     await beforeDeadline(collected, deadline, undefined, this.clock());
     const known = new Set(readable);
-    return new Set(constraints.filter((constraint) => known.has(accessOf.get(constraint) ?? '')));
+    // Readable only when every object the constraint is described from is.
+    return new Set(
+      constraints.filter((constraint) => {
+        const keys = accessesOf.get(constraint);
+        return keys !== undefined && keys.every((key) => known.has(key));
+      }),
+    );
   }
 
   reviewCounts(): { tokenReviews: number; accessReviews: number; refused: number } {
