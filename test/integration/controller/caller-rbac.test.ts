@@ -1,7 +1,7 @@
 import request from 'supertest';
 import type { Report } from '../../../services/model/api';
 import { KubernetesApiTestServer } from '../../support/kubernetes-api-server';
-import { fixtureControllerApp, indexObjects } from '../../support/controller-fixtures';
+import { demoClusterObjects, fixtureControllerApp, indexObjects } from '../../support/controller-fixtures';
 import {
   CALLER_RBAC_OBJECTS,
   READ_CLUSTER_POLICIES,
@@ -165,4 +165,33 @@ it('answers at summary within the review timeout when the API server hangs', asy
   expect(heidi.constraints.every((entry) => entry.detailLevel === 'summary')).toBe(true);
   expect(elapsed).toBeLessThan(1500);
   expect(elapsed).toBeGreaterThanOrEqual(250);
+});
+
+it('shows a policy binding in full only to a caller who may also get the policy it binds', async () => {
+  const app = fixtureControllerApp(indexObjects(demoClusterObjects()), {
+    configuredDetailLevel: 'summary',
+    callerReadAccess: testCallerReadAccess(apiServer, { clock: () => now }),
+  });
+  const admission = 'admissionregistration.k8s.io';
+  const revokeBinding = apiServer.access.grant({
+    subject: { kind: 'User', name: 'ivan' },
+    rules: [{ apiGroups: [admission], resources: ['validatingadmissionpolicybindings'], verbs: ['get'] }],
+  });
+  const namesFor = async (token: string) => JSON.stringify(await report(app, token));
+  const bindingOnly = await namesFor(userToken('ivan'));
+  expect(bindingOnly).not.toContain('require-resource-limits');
+  const revokePolicy = apiServer.access.grant({
+    subject: { kind: 'User', name: 'judy' },
+    rules: [
+      {
+        apiGroups: [admission],
+        resources: ['validatingadmissionpolicybindings', 'validatingadmissionpolicies'],
+        verbs: ['get'],
+      },
+    ],
+  });
+  const both = await namesFor(userToken('judy'));
+  revokeBinding();
+  revokePolicy();
+  expect(both).toContain('require-resource-limits');
 });
