@@ -85,6 +85,10 @@ it('sends a static token of the current context with --as-me, and nothing withou
   const asMe = await cli(['report', '-n', 'shop', '-o', 'json', '--as-me', '--url', url], { KUBECONFIG });
   expect(asMe).toMatchObject({ code: 0, stderr: '' });
   expect(shopEntryLevel(asMe.stdout)).toBe('full');
+  // The table marks the entry your own RBAC let you read in full.
+  const table = await cli(['report', '-n', 'shop', '--as-me', '--url', url], { KUBECONFIG });
+  expect(table.stdout).toMatch(/shop-team\/shop-team-rule \[full\]/);
+  expect(table.stdout).toContain('detail level summary');
   const plain = await cli(['report', '-n', 'shop', '-o', 'json', '--url', url], { KUBECONFIG });
   expect(shopEntryLevel(plain.stdout)).toBe('summary');
   // The setting: FOREWARN_AS_ME in the environment does the same as the flag.
