@@ -283,6 +283,14 @@ async function startMcpIfEnabled(
   }
 }
 
+/** Who reads what: the webhook API's rule and the callers' own RBAC (issue 24). */
+function accessRulesFor(config: ControllerConfig, logger: Logger, overrides: ControllerOverrides) {
+  return {
+    apiAccess: apiAccessFor(config, logger, overrides),
+    callerReadAccess: callerReadAccessFor(config, logger, overrides),
+  };
+}
+
 export async function startController(
   config: ControllerConfig,
   logger: Logger,
@@ -294,8 +302,11 @@ export async function startController(
   // Set once MCP is up; the metrics read it at scrape time, which may come before.
   let mcpService: RunningMcpService | undefined = undefined;
   // Created before the source so its watch counters see the first list; read only at scrape time.
+  // One access rule (and one TokenReview cache) for the HTTP API and the MCP port.
+  const { apiAccess, callerReadAccess } = accessRulesFor(config, logger, overrides);
   const metrics = createControllerMetrics(index, () => runtimeState(), {
     mcpSessions: () => mcpService?.sessionCounts(),
+    callerReviews: () => callerReadAccess?.reviewCounts(),
   });
   const source = overrides.source
     ? overrides.source(ingestor, registry, metrics.watchObserver)
@@ -311,9 +322,6 @@ export async function startController(
     startedAt,
   });
 
-  // One access rule (and one TokenReview cache) for the HTTP API and the MCP port.
-  const apiAccess = apiAccessFor(config, logger, overrides);
-  const callerReadAccess = callerReadAccessFor(config, logger, overrides);
   const app = createControllerApp({
     index,
     runtimeState,

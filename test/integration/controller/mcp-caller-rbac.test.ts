@@ -139,5 +139,13 @@ describe('MCP follows the caller RBAC like the HTTP API', () => {
     });
     const report = (await response.json()) as Report;
     expect(report.constraints.find((entry) => entry.name.startsWith('shop-team'))?.detailLevel).toBe('full');
+    // The reviews it cost are counted where operators look.
+    const metrics = await (await fetch(`http://127.0.0.1:${controller.port}/metrics`)).text();
+    const sent = (kind: string) =>
+      Number(
+        new RegExp(`^forewarn_caller_reviews_total\\{kind="${kind}"\\} (\\d+)$`, 'm').exec(metrics)?.[1],
+      );
+    expect(sent('TokenReview')).toBeGreaterThanOrEqual(2);
+    expect(sent('SubjectAccessReview')).toBe(apiServer.access.reviews.length);
   });
 });
