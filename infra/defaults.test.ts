@@ -215,6 +215,11 @@ describe('Forewarn with default arguments', () => {
       resources: ['tokenreviews'],
       verbs: ['create'],
     });
+    expect(role.rules).toContainEqual({
+      apiGroups: ['authorization.k8s.io'],
+      resources: ['subjectaccessreviews'],
+      verbs: ['create'],
+    });
     const deployment = one(registered, 'kubernetes:apps/v1:Deployment', 'forewarn-webhook');
     expect(container(deployment).volumeMounts).toContainEqual({
       name: 'controller-token',

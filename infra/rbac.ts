@@ -35,10 +35,14 @@ export function controllerRules(): PolicyRule[] {
 
 /**
  * The controller checks the webhook's token before answering it unredacted (`--api-auth=tokenreview`,
- * DESIGN.md 5): it may create TokenReviews, which read nothing and change nothing.
+ * DESIGN.md 5), and a caller's own token and rights: it may create TokenReviews and
+ * SubjectAccessReviews, which read nothing and change nothing.
  */
 export const CONTROLLER_TOKEN_REVIEW_RULES: PolicyRule[] = [
   { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+  // Detail levels that follow the caller's RBAC (`--caller-rbac`, issue 24): it asks whether a caller
+  // may `get` a constraint's source. A SubjectAccessReview too reads nothing and changes nothing.
+  { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
 ];
 
 /**

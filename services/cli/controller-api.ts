@@ -55,18 +55,30 @@ function errorText(body: unknown): string | undefined {
   return isRecord(body) && typeof body.error === 'string' ? body.error : undefined;
 }
 
-export function createControllerApi(baseUrl: URL, timeoutMs: number): ControllerApi {
+/**
+ * `bearerToken`: the caller's own credentials (`--as-me`), asked for once, on the first request, so a
+ * command that fails before asking the controller never runs an exec plugin.
+ */
+export function createControllerApi(
+  baseUrl: URL,
+  timeoutMs: number,
+  bearerToken?: () => Promise<string>,
+): ControllerApi {
   const base = baseUrl.href.endsWith('/') ? baseUrl.href : `${baseUrl.href}/`;
+  let token: Promise<string> | undefined;
   async function requestJson(method: 'GET' | 'POST', path: string, payload?: unknown): Promise<unknown> {
     const url = new URL(path.replace(/^\/+/, ''), base).href;
+    const authorization: Record<string, string> = bearerToken
+      ? { authorization: `Bearer ${await (token ??= bearerToken())}` }
+      : {};
     let response: Response;
     try {
       response = await fetch(url, {
         method,
         headers:
           method === 'POST'
-            ? { accept: 'application/json', 'content-type': 'application/json' }
-            : { accept: 'application/json' },
+            ? { accept: 'application/json', 'content-type': 'application/json', ...authorization }
+            : { accept: 'application/json', ...authorization },
         ...(method === 'POST' ? { body: JSON.stringify(payload) } : {}),
         signal: AbortSignal.timeout(timeoutMs),
       });

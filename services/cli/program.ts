@@ -19,6 +19,8 @@ import { parseConstraintView, parseReferencedConstraint, parseReport } from './w
 import { renderConstraintTable, renderReferenceTable, renderReportTable } from './render-views';
 import { isOpaqueReference } from '../model/opaque-reference';
 import { errorMessage } from '../model/error-message';
+import { parseBoolean } from '../flags/values';
+import { currentContextToken, requireSafeUrlForCredentials } from './kube-credentials';
 
 // `forewarn`: the command line of Forewarn (docs/cli.md). Runs against an injected environment
 // (argv, streams, env) and returns the exit code, so tests and main.ts share one path.
@@ -45,6 +47,14 @@ const GLOBAL_FLAGS = {
     default: 'table' as OutputFormat,
   }),
   timeout: flag({ flags: '--timeout <seconds>', help: 'how long to wait for the controller', default: '10' }),
+  asMe: flag({
+    flags: '--as-me [enabled]',
+    help: "send the current kubeconfig context's credentials, so the controller shows in full what your own RBAC lets you get (docs/cli.md)",
+    env: 'FOREWARN_AS_ME',
+    parse: parseBoolean,
+    default: false,
+    preset: 'true',
+  }),
 };
 
 function parseTimeoutSeconds(value: string): number {
@@ -138,8 +148,12 @@ system could not answer (unreachable, not ready, not found). See docs/cli.md.`,
   program.hook('preAction', () => applyEnvironment(program, GLOBAL_FLAGS, environment.env));
   const globals = () => flagValues(program, GLOBAL_FLAGS);
   const style = () => createStyle(shouldColour(environment.stdout, environment.env));
-  const controller = () =>
-    createControllerApi(parseControllerUrl(globals().url), parseTimeoutSeconds(globals().timeout));
+  const controller = () => {
+    const url = parseControllerUrl(globals().url);
+    if (globals().asMe) requireSafeUrlForCredentials(url);
+    const bearerToken = globals().asMe ? () => currentContextToken(environment.env) : undefined;
+    return createControllerApi(url, parseTimeoutSeconds(globals().timeout), bearerToken);
+  };
   const print = (value: unknown, table: () => string) => {
     const format = globals().output;
     environment.stdout.write(format === 'table' ? table() : formatData(value, format));

@@ -14,8 +14,10 @@ export function renderReportTable(report: Report, style: Style): string {
   const rows = report.constraints.map((entry) => [
     entry.severity,
     entry.type,
-    // A redacted name with its opaque reference: what to quote to the platform team.
-    entry.ref ? `${entry.name} (${entry.ref})` : entry.name,
+    // A redacted name with its opaque reference: what to quote to the platform team; an entry your
+    // own RBAC let you read in full (issue 24) says so.
+    (entry.ref ? `${entry.name} (${entry.ref})` : entry.name) +
+      (entry.detailLevel !== report.detailLevel ? ` [${entry.detailLevel}]` : ''),
     entry.source,
     entry.effect,
     entry.remediation?.summary ?? '',

@@ -54,11 +54,20 @@ const reportSchema = z
           source: z.string(),
           tags: z.array(z.string()),
           remediation: remediation.optional(),
+          // Absent from controllers older than issue 24: then every entry is at the report's level.
+          detailLevel: z.enum(DETAIL_LEVELS).optional(),
         })
         .passthrough(),
     ),
   })
-  .passthrough();
+  .passthrough()
+  .transform((report) => ({
+    ...report,
+    constraints: report.constraints.map((entry) => ({
+      ...entry,
+      detailLevel: entry.detailLevel ?? report.detailLevel,
+    })),
+  }));
 
 const metricValue = z
   .object({

@@ -108,6 +108,19 @@ const FLAGS: Array<{
   },
   { flag: '--log-level', env: 'FOREWARN_LOG_LEVEL', value: 'debug', expected: { logLevel: 'debug' } },
   { flag: '--api-auth', env: 'FOREWARN_API_AUTH', value: 'none', expected: { apiAuth: 'none' } },
+  { flag: '--caller-rbac', env: 'FOREWARN_CALLER_RBAC', value: 'false', expected: { callerRbac: false } },
+  {
+    flag: '--caller-rbac-ttl',
+    env: 'FOREWARN_CALLER_RBAC_TTL',
+    value: '2s',
+    expected: { callerRbacTtlMs: 2000 },
+  },
+  {
+    flag: '--caller-rbac-timeout',
+    env: 'FOREWARN_CALLER_RBAC_TIMEOUT',
+    value: '500ms',
+    expected: { callerRbacTimeoutMs: 500 },
+  },
   {
     flag: '--webhook-service-account',
     env: 'FOREWARN_WEBHOOK_SERVICE_ACCOUNT',
@@ -144,6 +157,7 @@ const INVALID: Array<{ flag: string; env: string; value: string }> = [
   { flag: '--disable-missing-rule', env: 'FOREWARN_DISABLE_MISSING_RULE', value: 'crd,no-such-rule' },
   { flag: '--log-level', env: 'FOREWARN_LOG_LEVEL', value: 'loud' },
   { flag: '--api-auth', env: 'FOREWARN_API_AUTH', value: 'password' },
+  { flag: '--caller-rbac-ttl', env: 'FOREWARN_CALLER_RBAC_TTL', value: 'soon' },
   { flag: '--webhook-service-account', env: 'FOREWARN_WEBHOOK_SERVICE_ACCOUNT', value: 'no-slash' },
 ];
 
@@ -170,6 +184,9 @@ describe('controller configuration', () => {
       logLevel: 'info',
       apiAuth: undefined,
       webhookServiceAccount: 'forewarn-system/forewarn-webhook',
+      callerRbac: true,
+      callerRbacTtlMs: 30_000,
+      callerRbacTimeoutMs: 2000,
     });
   });
 

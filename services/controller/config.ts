@@ -206,6 +206,31 @@ export const CONTROLLER_FLAGS = {
     parse: parseServiceAccount,
     default: 'forewarn-system/forewarn-webhook',
   }),
+  /** Detail levels that follow the caller's RBAC (issue 24; http/caller-read-access.ts). */
+  callerRbac: flag({
+    flags: '--caller-rbac [enabled]',
+    help: 'with --api-auth=tokenreview: a caller sending its own bearer token sees each constraint whose source object it may get (SubjectAccessReview) at full',
+    env: 'FOREWARN_CALLER_RBAC',
+    parse: parseBoolean,
+    default: true,
+    preset: 'true',
+  }),
+  callerRbacTtlMs: flag({
+    flags: '--caller-rbac-ttl <duration>',
+    help: "how long a caller's access review is trusted: a revoked binding stops counting within it",
+    env: 'FOREWARN_CALLER_RBAC_TTL',
+    parse: parseDuration,
+    default: 30_000,
+    defaultText: '30s',
+  }),
+  callerRbacTimeoutMs: flag({
+    flags: '--caller-rbac-timeout <duration>',
+    help: "the longest an answer waits for the caller's reviews; what is unknown then is shown at --detail-level",
+    env: 'FOREWARN_CALLER_RBAC_TIMEOUT',
+    parse: parseDuration,
+    default: 2000,
+    defaultText: '2s',
+  }),
 };
 
 function parseApiAuth(value: string): ApiAuthMode {

@@ -29,6 +29,8 @@ export interface ControllerMetricsOptions {
   processMetrics?: boolean;
   /** Open MCP sessions by transport; undefined while the MCP server is off. */
   mcpSessions?: () => Record<string, number> | undefined;
+  /** Reviews asked for callers' own RBAC (http/caller-read-access.ts); undefined when it is off. */
+  callerReviews?: () => { tokenReviews: number; accessReviews: number; refused: number } | undefined;
 }
 
 const HEALTH_STATUSES: readonly HealthStatus[] = ['healthy', 'degraded', 'unhealthy'];
@@ -146,6 +148,26 @@ function registerMcpMetrics(registry: Registry, sessions: () => Record<string, n
   });
 }
 
+function registerCallerReviewMetrics(
+  registry: Registry,
+  reviews: NonNullable<ControllerMetricsOptions['callerReviews']>,
+): void {
+  new Counter({
+    name: 'forewarn_caller_reviews_total',
+    help: "Reviews asked for callers' own RBAC since the controller started (issue 24), by kind; refused: not asked because the review budget was spent",
+    labelNames: ['kind'],
+    registers: [registry],
+    collect() {
+      const counts = reviews();
+      this.reset();
+      if (!counts) return;
+      this.inc({ kind: 'TokenReview' }, counts.tokenReviews);
+      this.inc({ kind: 'SubjectAccessReview' }, counts.accessReviews);
+      this.inc({ kind: 'refused' }, counts.refused);
+    },
+  });
+}
+
 export function createControllerMetrics(
   index: ConstraintIndex,
   runtimeState: () => RuntimeState,
@@ -157,6 +179,7 @@ export function createControllerMetrics(
   registerHealthMetrics(registry, runtimeState);
   const watchObserver = registerWatchMetrics(registry);
   if (options.mcpSessions) registerMcpMetrics(registry, options.mcpSessions);
+  if (options.callerReviews) registerCallerReviewMetrics(registry, options.callerReviews);
 
   const requests = new Counter({
     name: 'forewarn_http_requests_total',

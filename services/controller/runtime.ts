@@ -21,6 +21,8 @@ import type { WatchObserver } from './sources/cluster/reflector';
 import type { FlowObserverState, McpState, RuntimeState } from './views/health';
 import { answerClientErrorsAsJson } from '../net/client-error';
 import { createApiAccess, type ReviewToken } from './http/api-auth';
+import { kubernetesAccessReviewer, type ReviewAccess } from './http/access-review';
+import { createCallerReadAccess, type CallerReadAccess } from './http/caller-read-access';
 import { kubernetesTokenReviewer } from './http/token-review';
 
 // Wires one controller: index, ingestion, a source, the HTTP server. I/O pieces are created here
@@ -45,6 +47,8 @@ export interface ControllerOverrides {
   clock?: () => Date;
   /** The TokenReview call of `--api-auth=tokenreview` (tests); otherwise through the kubeconfig. */
   reviewToken?: ReviewToken;
+  /** The SubjectAccessReview call of `--caller-rbac` (tests); otherwise through the kubeconfig. */
+  reviewAccess?: ReviewAccess;
 }
 
 function apiAccessFor(config: ControllerConfig, logger: Logger, overrides: ControllerOverrides) {
@@ -63,6 +67,27 @@ function apiAccessFor(config: ControllerConfig, logger: Logger, overrides: Contr
     configuredDetailLevel: config.detailLevel,
     webhookServiceAccount: config.webhookServiceAccount,
     reviewToken,
+    logger,
+  });
+}
+
+/** Detail levels that follow the caller's RBAC (issue 24), when `--api-auth=tokenreview` and `--caller-rbac`. */
+function callerReadAccessFor(
+  config: ControllerConfig,
+  logger: Logger,
+  overrides: ControllerOverrides,
+): CallerReadAccess | undefined {
+  if (effectiveApiAuth(config) !== 'tokenreview' || !config.callerRbac || config.detailLevel === 'full')
+    return undefined;
+  const timeoutMs = config.callerRbacTimeoutMs;
+  const kubeConfig = () => loadKubeConfig(config.kubeconfig);
+  const maxSockets = 16;
+  return createCallerReadAccess({
+    reviewToken: overrides.reviewToken ?? kubernetesTokenReviewer(kubeConfig(), { timeoutMs, maxSockets }),
+    reviewAccess: overrides.reviewAccess ?? kubernetesAccessReviewer(kubeConfig(), { timeoutMs, maxSockets }),
+    ttlMs: config.callerRbacTtlMs,
+    timeoutMs,
+    maxConcurrentReviews: maxSockets,
     logger,
   });
 }
@@ -239,6 +264,7 @@ async function startMcpIfEnabled(
   dependencies: McpServiceOptions['dependencies'],
   httpServer: Server,
   levelFor: McpServiceOptions['levelFor'],
+  callerReadAccess: CallerReadAccess | undefined,
 ): Promise<RunningMcpService | undefined> {
   if (!config.mcp) return undefined;
   try {
@@ -249,11 +275,20 @@ async function startMcpIfEnabled(
       logger,
       dependencies,
       levelFor,
+      ...(callerReadAccess ? { callerReadAccess } : {}),
     });
   } catch (error) {
     await new Promise<void>((resolve) => httpServer.close(() => resolve()));
     throw error;
   }
+}
+
+/** Who reads what: the webhook API's rule and the callers' own RBAC (issue 24). */
+function accessRulesFor(config: ControllerConfig, logger: Logger, overrides: ControllerOverrides) {
+  return {
+    apiAccess: apiAccessFor(config, logger, overrides),
+    callerReadAccess: callerReadAccessFor(config, logger, overrides),
+  };
 }
 
 export async function startController(
@@ -267,8 +302,11 @@ export async function startController(
   // Set once MCP is up; the metrics read it at scrape time, which may come before.
   let mcpService: RunningMcpService | undefined = undefined;
   // Created before the source so its watch counters see the first list; read only at scrape time.
+  // One access rule (and one TokenReview cache) for the HTTP API and the MCP port.
+  const { apiAccess, callerReadAccess } = accessRulesFor(config, logger, overrides);
   const metrics = createControllerMetrics(index, () => runtimeState(), {
     mcpSessions: () => mcpService?.sessionCounts(),
+    callerReviews: () => callerReadAccess?.reviewCounts(),
   });
   const source = overrides.source
     ? overrides.source(ingestor, registry, metrics.watchObserver)
@@ -284,8 +322,6 @@ export async function startController(
     startedAt,
   });
 
-  // One access rule (and one TokenReview cache) for the HTTP API and the MCP port.
-  const apiAccess = apiAccessFor(config, logger, overrides);
   const app = createControllerApp({
     index,
     runtimeState,
@@ -298,6 +334,7 @@ export async function startController(
     requestObserver: metrics.requestObserver,
     observeAdmissionMemo: metrics.admissionMemoObserver,
     apiAccess,
+    callerReadAccess,
   });
   const { httpServer, port } = await startHttpServer(config, logger, app);
   mcpService = await startMcpIfEnabled(
@@ -314,6 +351,7 @@ export async function startController(
     },
     httpServer,
     (request) => apiAccess.levelFor(request),
+    callerReadAccess,
   );
   await source.start();
   logger.info({ constraints: index.totalConstraints() }, 'first sync complete; ready');

@@ -90,6 +90,11 @@ export interface ReportEntry {
   source: string;
   tags: string[];
   remediation?: Remediation;
+  /**
+   * The level this entry was rendered at: the report's level, or `full` where the caller's own RBAC
+   * lets it read the source object (issue 24).
+   */
+  detailLevel: DetailLevel;
 }
 
 export interface Report {

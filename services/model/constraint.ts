@@ -113,6 +113,12 @@ export interface Constraint {
   imageReferences?: string[];
   /** Per-namespace outcomes of a cluster-wide constraint; the index applies them (constraint-index.ts). */
   namespaceOutcomes?: NamespaceOutcome[];
+  /**
+   * Other objects the adapter read to describe this constraint (a ValidatingAdmissionPolicy for its
+   * binding, a Gatekeeper template, Linkerd's authorizations): a caller sees the constraint at `full`
+   * through its own RBAC only when it may `get` all of them as well as the source (issue 24).
+   */
+  relatedSources?: SourceObject[];
   /** ISO 8601: when the source object was last seen. */
   lastObserved: string;
   /**

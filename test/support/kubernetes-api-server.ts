@@ -21,33 +21,28 @@ import { ResourceRegistry, splitApiVersion, type ResourceType } from './kubernet
 import { ObjectFilter } from './kubernetes-api/selectors';
 import { WatchHub, type WatchMatcher } from './kubernetes-api/watch-stream';
 
-// A protocol-faithful stand-in for kube-apiserver, for tests that drive the real
-// @kubernetes/client-node against it: discovery, CRUD with resourceVersions, watches with history,
-// bookmarks and 410s, CustomResourceDefinitions, and failures on demand. See the files in
-// ./kubernetes-api/ for each part; this class wires them to an HTTP listener on 127.0.0.1.
+// A protocol-faithful stand-in for kube-apiserver, for tests that drive the real @kubernetes/client-node
+// against it: discovery, CRUD with resourceVersions, watches with history, bookmarks and 410s, CRDs,
+// TokenReview, SubjectAccessReview over test RBAC grants, and failures on demand. Each part is a file
+// in ./kubernetes-api/; this class wires them to an HTTP listener on 127.0.0.1.
 //
-//   const server = new KubernetesApiTestServer();
-//   await server.start();
+//   const server = new KubernetesApiTestServer(); await server.start();
 //   const kubeConfig = server.kubeConfig(); // or write server.kubeConfigYaml() to a file
 //   server.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'default' } });
 //   server.failNext({ watch: true, status: 410 }); server.dropWatches(); await server.restart();
-//   await server.stop();
+//   server.access.grant({ subject: { kind: 'User', name: 'dev' }, namespace: 'a', rules }); await server.stop();
 //
-// Deliberate simplifications (a test that depends on one of these is testing the stand-in):
-// strategic merge patch is applied as a JSON merge patch (lists are replaced, not merged by key);
-// no server-side apply (415), no dryRun (400), no admission, no schema validation, no managedFields;
-// deleting a Namespace or a CRD takes effect at once (no Terminating phase, no finalizers), pods
-// are deleted without grace; a `continue` token resumes from the current state rather than a
-// snapshot; custom resources have no conversion beyond rewriting apiVersion.
+// Deliberate simplifications (a test that depends on one of these is testing the stand-in): strategic
+// merge patch is applied as a JSON merge patch (lists are replaced, not merged by key); no server-side
+// apply (415), no dryRun (400), no admission, no schema validation, no managedFields; deleting a
+// Namespace or a CRD takes effect at once (no Terminating phase, no finalizers), pods are deleted
+// without grace; a `continue` token resumes from the current state rather than a snapshot; custom
+// resources have no conversion beyond rewriting apiVersion; RBAC rules are granted in code.
 
-export type {
-  DelayRule,
-  FailureRule,
-  HangRule,
-  RecordedRequest,
-  RequestMatcher,
-} from './kubernetes-api/fault-injection';
+export type { DelayRule, FailureRule, HangRule } from './kubernetes-api/fault-injection';
+export type { RecordedRequest, RequestMatcher } from './kubernetes-api/fault-injection';
 import { TokenAuthority } from './kubernetes-api/token-reviews';
+import { AccessAuthority } from './kubernetes-api/access-reviews';
 export type { WatchMatcher } from './kubernetes-api/watch-stream';
 export type { ApiObject, ObjectInput } from './kubernetes-api/api-object';
 
@@ -92,8 +87,9 @@ export class KubernetesApiTestServer {
   private readonly store: ObjectStore;
   private readonly watches: WatchHub;
   private readonly router: RequestRouter;
-  /** ServiceAccount tokens and the TokenReview API. */
+  /** Tokens and the TokenReview API; RBAC grants and the SubjectAccessReview API. */
   readonly tokens = new TokenAuthority();
+  readonly access = new AccessAuthority();
   private readonly faults = new FaultInjector();
   private readonly requestLog: RecordedRequest[] = [];
   private readonly sockets = new Set<Socket>();
@@ -123,6 +119,7 @@ export class KubernetesApiTestServer {
       gitVersion: options.gitVersion ?? (policies ? 'v1.30.0' : 'v1.29.0'),
       serverAddress: () => `127.0.0.1:${this.port}`,
       tokens: this.tokens,
+      access: this.access,
     });
     if (options.systemNamespaces ?? true) {
       for (const name of ['default', 'kube-node-lease', 'kube-public', 'kube-system']) {

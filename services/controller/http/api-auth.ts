@@ -28,10 +28,17 @@ export interface TokenReviewOutcome {
   username?: string;
   /** The audiences the token is valid for, as the API server reports them. */
   audiences?: string[];
+  /** The rest of the user, as a SubjectAccessReview about this caller names it (caller-identity.ts). */
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, string[]>;
 }
 
-/** Asks the API server about one token for the given audience (injected: tests replace it). */
-export type ReviewToken = (token: string, audience: string) => Promise<TokenReviewOutcome>;
+/**
+ * Asks the API server about one token for the given audience, or for the API server's own audiences
+ * when none is given (a caller's kubectl credentials). Injected: tests replace it.
+ */
+export type ReviewToken = (token: string, audience?: string) => Promise<TokenReviewOutcome>;
 
 export interface ApiAccessOptions {
   mode: ApiAuthMode;
@@ -106,7 +113,7 @@ function couldBeWebhookToken(token: string, webhookUser: string, now: number): b
   return typeof claims.exp !== 'number' || claims.exp * 1000 > now;
 }
 
-function bearerToken(request: IncomingMessage): string | undefined {
+export function bearerToken(request: IncomingMessage): string | undefined {
   const header = request.headers.authorization;
   const match = header === undefined ? null : /^Bearer ([A-Za-z0-9._~+/=-]{1,8192})$/.exec(header);
   return match?.[1];

@@ -2,6 +2,7 @@ import type { RequestListener } from 'node:http';
 import express, {
   type ErrorRequestHandler,
   type Express,
+  type NextFunction,
   type Request,
   type RequestHandler,
   type Response,
@@ -29,7 +30,12 @@ import {
 import { admissionCheckFastPath } from './admission-check-fast-path';
 import type { RequestObserver } from './request-observer';
 import { jsonBodyTypeProblem } from './json-body-type';
-import { answerResourceRequest, type ResourceAnswer, type ResourceDependencies } from './resource-requests';
+import {
+  answerResourceRequestFor,
+  type ResourceAnswer,
+  type ResourceDependencies,
+} from './resource-requests';
+import type { CallerReadAccess } from './caller-read-access';
 
 // The controller's HTTP surface (spec 4.1, 4.2; DESIGN.md 5): read-only JSON, errors as
 // {"error": ...}, security headers, no CORS, a small body limit on the one POST route.
@@ -51,6 +57,27 @@ export interface ControllerAppDependencies extends ResourceDependencies {
    * caller does (`--api-auth=none`).
    */
   apiAccess?: ApiAccess;
+  /**
+   * Renders each constraint at `full` for a caller whose own RBAC lets it `get` the source
+   * (caller-read-access.ts, issue 24); absent, every caller gets the controller's level.
+   */
+  callerReadAccess?: CallerReadAccess;
+}
+
+/** Answers a resource request for the caller who sent `request` (its own RBAC, issue 24). */
+function answerForCaller(
+  dependencies: ControllerAppDependencies,
+  request: Request,
+  body: unknown,
+  queryLevels: string[],
+): Promise<ResourceAnswer> {
+  const access = dependencies.callerReadAccess;
+  return answerResourceRequestFor(
+    dependencies,
+    body,
+    queryLevels,
+    access ? (constraints) => access.readableConstraints(request, constraints) : undefined,
+  );
 }
 
 const BODY_LIMIT = '64kb';
@@ -155,6 +182,59 @@ function routeTemplate(request: Request): string {
   return typeof routePath === 'string' ? routePath : 'unmatched';
 }
 
+/** The agent-protocol routes (`/resources/...`), each answered for its caller (answerForCaller). */
+function registerResourceRoutes(app: Express, dependencies: ControllerAppDependencies): void {
+  const answer = (request: Request, response: Response, next: NextFunction, body: unknown) => {
+    answerForCaller(dependencies, request, body, queryDetailLevels(request)).then(
+      (result) => send(response, result),
+      next,
+    );
+  };
+  const resource = (
+    request: Request,
+    response: Response,
+    next: NextFunction,
+    body: Record<string, unknown>,
+  ) => answer(request, response, next, body);
+
+  readOnlyRoute(app, '/resources/reports/:namespace', 'GET', (request, response, next) =>
+    resource(request, response, next, {
+      resource: 'reports',
+      params: { namespace: request.params.namespace },
+    }),
+  );
+  readOnlyRoute(app, '/resources/constraints/:namespace/*name', 'GET', (request, response, next) => {
+    const segments = (request.params as unknown as { name: string[] }).name;
+    resource(request, response, next, {
+      resource: 'constraints',
+      params: { namespace: request.params.namespace, name: segments.join('/') },
+    });
+  });
+  readOnlyRoute(app, '/resources/references/:ref', 'GET', (request, response, next) =>
+    resource(request, response, next, { resource: 'references', params: { ref: request.params.ref } }),
+  );
+  readOnlyRoute(app, '/resources/health', 'GET', (request, response, next) =>
+    resource(request, response, next, { resource: 'health' }),
+  );
+  readOnlyRoute(app, '/resources/capabilities', 'GET', (request, response, next) =>
+    resource(request, response, next, { resource: 'capabilities' }),
+  );
+  readOnlyRoute(app, '/resources', 'POST', (request, response, next) => {
+    const typeProblem = jsonBodyTypeProblem(request.headers);
+    if (typeProblem) return send(response, { status: 415, body: { error: typeProblem } });
+    express.json({ limit: BODY_LIMIT, type: () => true })(request, response, (failure?: unknown) => {
+      if (failure) return next(failure);
+      // This callback runs after the body stream ended, outside express's own try/catch: a throw
+      // here would end the process, so it goes to the error handler instead.
+      try {
+        answer(request, response, next, request.body);
+      } catch (unexpected) {
+        next(unexpected);
+      }
+    });
+  });
+}
+
 /**
  * The controller's request listener: the webhook's admission checks on the plain fast path
  * (admission-check-fast-path.ts), everything else through express.
@@ -193,42 +273,7 @@ export function createControllerRoutes(
       next();
     });
 
-  const resource = (request: Request, response: Response, body: Record<string, unknown>) =>
-    send(response, answerResourceRequest(dependencies, body, queryDetailLevels(request)));
-
-  readOnlyRoute(app, '/resources/reports/:namespace', 'GET', (request, response) =>
-    resource(request, response, { resource: 'reports', params: { namespace: request.params.namespace } }),
-  );
-  readOnlyRoute(app, '/resources/constraints/:namespace/*name', 'GET', (request, response) => {
-    const segments = (request.params as unknown as { name: string[] }).name;
-    resource(request, response, {
-      resource: 'constraints',
-      params: { namespace: request.params.namespace, name: segments.join('/') },
-    });
-  });
-  readOnlyRoute(app, '/resources/references/:ref', 'GET', (request, response) =>
-    resource(request, response, { resource: 'references', params: { ref: request.params.ref } }),
-  );
-  readOnlyRoute(app, '/resources/health', 'GET', (request, response) =>
-    resource(request, response, { resource: 'health' }),
-  );
-  readOnlyRoute(app, '/resources/capabilities', 'GET', (request, response) =>
-    resource(request, response, { resource: 'capabilities' }),
-  );
-  readOnlyRoute(app, '/resources', 'POST', (request, response, next) => {
-    const typeProblem = jsonBodyTypeProblem(request.headers);
-    if (typeProblem) return send(response, { status: 415, body: { error: typeProblem } });
-    express.json({ limit: BODY_LIMIT, type: () => true })(request, response, (failure?: unknown) => {
-      if (failure) return next(failure);
-      // This callback runs after the body stream ended, outside express's own try/catch: a throw
-      // here would end the process, so it goes to the error handler instead.
-      try {
-        send(response, answerResourceRequest(dependencies, request.body, queryDetailLevels(request)));
-      } catch (unexpected) {
-        next(unexpected);
-      }
-    });
-  });
+  registerResourceRoutes(app, dependencies);
 
   // Unredacted for the webhook alone (api-auth.ts); both routes read the decided level with
   // `apiViewLevel(response)`.

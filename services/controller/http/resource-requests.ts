@@ -7,6 +7,32 @@ import { buildCapabilities, buildHealth, type RuntimeState } from '../views/heal
 import { buildNamespaceReport } from '../views/report';
 import { buildReferencedConstraint } from '../views/constraint-reference';
 import { isOpaqueReference } from '../../model/opaque-reference';
+import type { Constraint } from '../../model/constraint';
+
+/** Whether the caller may read a constraint's source (caller-read-access.ts); absent: no caller rights. */
+export type ReadableConstraint = (constraint: Constraint) => boolean;
+
+/** Asks which of these constraints the caller of one request may read (a bound `readableConstraints`). */
+export type ReadableConstraints = (constraints: readonly Constraint[]) => Promise<ReadonlySet<Constraint>>;
+
+/**
+ * `answerResourceRequest` for one caller: first asks which of the constraints involved it may read
+ * (nothing is asked without `readable`, or when the answer is at `full` anyway), then renders.
+ */
+export async function answerResourceRequestFor(
+  dependencies: ResourceDependencies,
+  request: unknown,
+  queryDetailLevels: readonly string[],
+  readable: ReadableConstraints | undefined,
+): Promise<ResourceAnswer> {
+  const candidates = readable ? constraintsToReview(dependencies, request, queryDetailLevels) : [];
+  if (!readable || candidates.length === 0)
+    return answerResourceRequest(dependencies, request, queryDetailLevels);
+  const allowed = await readable(candidates);
+  return answerResourceRequest(dependencies, request, queryDetailLevels, (constraint) =>
+    allowed.has(constraint),
+  );
+}
 
 // The agent-protocol request form `{resource, params}` (spec 1, 4.1). The HTTP GET routes, `POST
 // /resources` and the MCP server all answer through `answerResourceRequest`, so they cannot drift.
@@ -64,7 +90,7 @@ function namespaceProblem(namespace: unknown): ResourceAnswer | undefined {
 function answerReference(
   dependencies: ResourceDependencies,
   ref: unknown,
-  level: DetailLevel,
+  levelOf: (constraint: Constraint | undefined) => DetailLevel,
   synced: boolean,
 ): ResourceAnswer {
   if (!isOpaqueReference(ref))
@@ -72,38 +98,89 @@ function answerReference(
       400,
       `params.ref must be an opaque reference (fw- and 16 hex digits), not ${describeValue(ref)}`,
     );
+  const constraint = dependencies.index.constraintByReference(ref);
+  // Refused before saying whether the reference exists: a 404 would confirm a guess.
+  const level = levelOf(constraint);
   if (level !== 'full')
     return error(
       403,
-      `looking up a reference needs the full detail level; this answer is at ${level} (the controller's --detail-level, or lower if requested)`,
+      `looking up a reference needs the full detail level; this answer is at ${level} (the controller's --detail-level, or lower if requested, or full where your own RBAC lets you read the source)`,
     );
   if (!synced) return notSynced();
-  const constraint = dependencies.index.constraintByReference(ref);
   if (!constraint) return error(404, `no constraint has reference ${ref} (it may have been removed)`);
   return { status: 200, body: buildReferencedConstraint(constraint, ref) };
+}
+
+/**
+ * The constraints whose source the caller's rights are asked about before answering `request`
+ * (issue 24): none when the request is malformed or already answered at `full`. The answer itself
+ * then comes from `answerResourceRequest` with what the reviews said.
+ */
+export function constraintsToReview(
+  dependencies: ResourceDependencies,
+  request: unknown,
+  queryDetailLevels: readonly string[] = [],
+): Constraint[] {
+  if (!isRecord(request) || !isRecord(request.params ?? {})) return [];
+  const params = (request.params ?? {}) as Record<string, unknown>;
+  let levels: { base: DetailLevel; elevated: DetailLevel };
+  try {
+    levels = requestLevels(dependencies, queryDetailLevels, params);
+  } catch {
+    return [];
+  }
+  if (levels.base === levels.elevated || !dependencies.runtimeState().source.synced) return [];
+  const namespace = params.namespace;
+  if (request.resource === 'references')
+    return [dependencies.index.constraintByReference(params.ref as string)].filter(
+      (constraint): constraint is Constraint => isOpaqueReference(params.ref) && constraint !== undefined,
+    );
+  if (typeof namespace !== 'string' || !isDns1123Label(namespace)) return [];
+  const constraints = dependencies.index.constraintsForNamespace(namespace);
+  if (request.resource === 'reports') return [...constraints];
+  if (request.resource === 'constraints')
+    return constraints.filter((constraint) => constraint.name === params.name);
+  return [];
+}
+
+/**
+ * The level of the request (`base`: the controller's, or lower if asked) and the level a constraint
+ * the caller may read is shown at (`elevated`: `full`, or lower if asked).
+ */
+function requestLevels(
+  dependencies: ResourceDependencies,
+  queryDetailLevels: readonly string[],
+  params: Record<string, unknown>,
+): { base: DetailLevel; elevated: DetailLevel } {
+  const requested = [...queryDetailLevels, params.detail_level, params.detailLevel];
+  return {
+    base: resolveDetailLevel(dependencies.configuredDetailLevel, ...requested),
+    elevated: resolveDetailLevel('full', ...requested),
+  };
 }
 
 export function answerResourceRequest(
   dependencies: ResourceDependencies,
   request: unknown,
   queryDetailLevels: readonly string[] = [],
+  readable?: ReadableConstraint,
 ): ResourceAnswer {
   if (!isRecord(request) || typeof request.resource !== 'string')
     return error(400, 'the request must be a JSON object {"resource": "...", "params": {...}}');
   const params = request.params === undefined ? {} : request.params;
   if (!isRecord(params)) return error(400, 'params must be a JSON object');
-  let level: DetailLevel;
+  let levels: { base: DetailLevel; elevated: DetailLevel };
   try {
-    level = resolveDetailLevel(
-      dependencies.configuredDetailLevel,
-      ...queryDetailLevels,
-      params.detail_level,
-      params.detailLevel,
-    );
+    levels = requestLevels(dependencies, queryDetailLevels, params);
   } catch (failure) {
     if (failure instanceof DetailLevelError) return error(400, failure.message);
     throw failure;
   }
+  const level = levels.base;
+  const levelOf = readable
+    ? (constraint: Constraint | undefined) =>
+        constraint !== undefined && readable(constraint) ? levels.elevated : levels.base
+    : () => level;
   const state = dependencies.runtimeState();
   switch (request.resource) {
     case 'health': {
@@ -124,6 +201,7 @@ export function answerResourceRequest(
           params.namespace as string,
           level,
           dependencies.clock(),
+          readable ? levelOf : undefined,
         ),
       };
     }
@@ -137,12 +215,15 @@ export function answerResourceRequest(
       if (!isValidConstraintName(params.name))
         return error(400, `invalid constraint name ${describeValue(params.name)}`);
       if (!state.source.synced) return notSynced();
-      const constraint = findConstraint(dependencies.index, namespace, params.name, level);
+      const constraint = findConstraint(dependencies.index, namespace, params.name, level, levelOf);
       if (!constraint) return error(404, `constraint ${namespace}/${params.name} not found`);
-      return { status: 200, body: buildConstraintView(dependencies.index, namespace, constraint, level) };
+      return {
+        status: 200,
+        body: buildConstraintView(dependencies.index, namespace, constraint, levelOf(constraint)),
+      };
     }
     case 'references':
-      return answerReference(dependencies, params.ref, level, state.source.synced);
+      return answerReference(dependencies, params.ref, levelOf, state.source.synced);
     default:
       return error(
         404,

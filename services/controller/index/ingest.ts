@@ -5,6 +5,7 @@ import {
   type AdapterContext,
   type Constraint,
   type ConstraintDraft,
+  type SourceObject,
 } from '../../model/constraint';
 import {
   groupOf,
@@ -110,6 +111,24 @@ function namespaceReaderKey(object: KubernetesObject, adapter: Adapter): string 
 }
 
 export type IngestListener = (object: KubernetesObject, removed: boolean) => void;
+
+/** The objects an evaluation looked up, other than the object itself, once each (`relatedSources`). */
+function relatedSources(object: KubernetesObject, lookedUp: readonly KubernetesObject[]): SourceObject[] {
+  const own = referenceKey(referenceOf(object));
+  const related = new Map<string, SourceObject>();
+  for (const other of lookedUp) {
+    const reference = referenceOf(other);
+    const key = referenceKey(reference);
+    if (key === own || related.has(key)) continue;
+    related.set(key, {
+      kind: reference.kind,
+      apiVersion: other.apiVersion ?? '',
+      name: reference.name,
+      namespace: reference.namespace,
+    });
+  }
+  return [...related.values()];
+}
 
 export class Ingestor {
   private readonly retained = new Map<string, KubernetesObject>();
@@ -229,7 +248,12 @@ export class Ingestor {
     }
   }
 
-  private context(): AdapterContext {
+  /** The context of one evaluation; every object an adapter looks up is added to `lookedUp`. */
+  private context(lookedUp: KubernetesObject[]): AdapterContext {
+    const seen = <T extends KubernetesObject | undefined>(object: T): T => {
+      if (object) lookedUp.push(object);
+      return object;
+    };
     return {
       defaultContact: this.settings.defaultContact,
       ownWebhookName: this.settings.ownWebhookName,
@@ -237,10 +261,12 @@ export class Ingestor {
       podSecurityDefaults: this.settings.podSecurityDefaults,
       podSecurityExemptions: this.settings.podSecurityExemptions,
       lookup: (groupKind, namespace, name) =>
-        this.retained.get(referenceKey({ group: groupKind.group, kind: groupKind.kind, namespace, name })),
+        seen(
+          this.retained.get(referenceKey({ group: groupKind.group, kind: groupKind.kind, namespace, name })),
+        ),
       lookupAll: (groupKind, namespace) => {
         const prefix = referenceKey({ group: groupKind.group, kind: groupKind.kind, namespace, name: '' });
-        return [...this.retained].filter(([key]) => key.startsWith(prefix)).map(([, object]) => object);
+        return [...this.retained].filter(([key]) => key.startsWith(prefix)).map(([, object]) => seen(object));
       },
     };
   }
@@ -274,8 +300,9 @@ export class Ingestor {
     produce: Adapter['toConstraints'] = adapter.toConstraints,
   ): void {
     let drafts: ConstraintDraft[];
+    const lookedUp: KubernetesObject[] = [];
     try {
-      drafts = produce(object, this.context());
+      drafts = produce(object, this.context(lookedUp));
     } catch (error) {
       // A malformed object must not keep stale constraints from its previous, valid version.
       this.index.removeObject(key);
@@ -290,7 +317,11 @@ export class Ingestor {
     }
     this.errors.clear(key);
     const observedAt = this.clock().toISOString();
-    const constraints = drafts.map((draft) => this.finish(draft, object, key, observedAt));
+    const related = relatedSources(object, lookedUp);
+    const constraints = drafts.map((draft) => ({
+      ...this.finish(draft, object, key, observedAt),
+      ...(related.length > 0 ? { relatedSources: related } : {}),
+    }));
     this.index.replaceObject(key, constraints, object);
   }
 

@@ -37,6 +37,8 @@ export interface ExplainCandidate {
   remediationHint: string;
   confidence: Confidence;
   reasons: string[];
+  /** The level this candidate was rendered at (issue 24: `full` where the caller may read its source). */
+  detailLevel: DetailLevel;
 }
 
 export interface ExplainResult {
@@ -68,10 +70,11 @@ function score(
   constraints: readonly Constraint[],
   rules: readonly ExplainRule[],
   facts: MessageFacts,
-  viewer: Viewer,
+  viewerOf: (constraint: Constraint) => Viewer,
 ): Scored[] {
   const scored: Scored[] = [];
   for (const constraint of constraints) {
+    const viewer = viewerOf(constraint);
     const context: AssessContext = {
       detailsVisible: isDetailVisible(viewer),
       nameVisible: isNameVisible(constraint.source.namespace, viewer),
@@ -115,11 +118,12 @@ export function explainMessage(
   message: string,
   viewer: Viewer,
   rules: readonly ExplainRule[] = EXPLAIN_RULES,
+  viewerOf: (constraint: Constraint) => Viewer = () => viewer,
 ): ExplainResult {
   const facts = readMessageFacts(message);
   const matched = matchingRules(facts, rules);
   const outside = matched.length > 0 && matched.every((rule) => rule.outsideForewarn);
-  const ranked = outside ? [] : score(constraints, matched, facts, viewer).slice(0, MAX_CANDIDATES);
+  const ranked = outside ? [] : score(constraints, matched, facts, viewerOf).slice(0, MAX_CANDIDATES);
   const verdict: ExplainVerdict =
     matched.length === 0
       ? 'cannot-tell'
@@ -144,10 +148,11 @@ export function explainMessage(
       severity: constraint.severity,
       effect: constraint.effect,
       source: constraint.source.kind,
-      summary: renderReadableLine(constraint.summary, viewer),
-      remediationHint: renderReadableLine(constraint.remediationHint, viewer),
+      summary: renderReadableLine(constraint.summary, viewerOf(constraint)),
+      remediationHint: renderReadableLine(constraint.remediationHint, viewerOf(constraint)),
       confidence: confidenceOf(assessment.score),
       reasons: assessment.reasons,
+      detailLevel: viewerOf(constraint).level,
     })),
   };
 }

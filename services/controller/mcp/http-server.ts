@@ -8,6 +8,7 @@ import express, { type ErrorRequestHandler, type RequestHandler, type Response }
 import type { Logger } from '../../logging/logger';
 import { answerClientErrorsAsJson } from '../../net/client-error';
 import { attachViewerLevel, type RequestLevel } from './viewer-level';
+import type { CallerReadAccess } from '../http/caller-read-access';
 
 // The MCP port (DESIGN.md 2, 5): the legacy SSE transport (GET /sse + POST /messages, what health
 // reports as `transport: "sse"`) and Streamable HTTP (/mcp, stateful sessions) side by side, so
@@ -30,6 +31,11 @@ export interface McpHttpServerOptions {
    * absent (`--api-auth=none`), every request reads `full`, as on the HTTP API.
    */
   levelFor?: RequestLevel;
+  /**
+   * Follows each caller's own RBAC (issue 24, http/caller-read-access.ts) for the request's bearer
+   * token, as the HTTP API's `/resources` routes do; absent, the controller's level for everyone.
+   */
+  callerReadAccess?: CallerReadAccess;
 }
 
 interface Session {
@@ -139,9 +145,14 @@ export class McpHttpServer {
   private decideViewerLevel: RequestHandler = (request, _response, next) => {
     const decide =
       this.options.levelFor ?? ((_incoming: IncomingMessage) => Promise.resolve('full' as const));
+    const access = this.options.callerReadAccess;
     decide(request)
       .then((level) => {
-        attachViewerLevel(request, level);
+        attachViewerLevel(
+          request,
+          level,
+          access ? (constraints) => access.readableConstraints(request, constraints) : undefined,
+        );
         next();
       })
       .catch(next);

@@ -4,6 +4,7 @@ import { McpHttpServer, type McpTransportKind } from './http-server';
 import { createForewarnMcpServer, type ForewarnMcpDependencies } from './server';
 import { errorMessage } from '../../model/error-message';
 import type { RequestLevel } from './viewer-level';
+import type { CallerReadAccess } from '../http/caller-read-access';
 
 // Starts the MCP port for the controller and keeps the `mcp` runtime state true to it: `enabled`
 // becomes true only once the port listens (so health and capabilities never claim a server that
@@ -15,6 +16,8 @@ export interface McpServiceOptions {
   dependencies: ForewarnMcpDependencies;
   /** The HTTP API's level rule (http/api-auth.ts), applied per MCP request; absent: `--api-auth=none`. */
   levelFor?: RequestLevel;
+  /** Each caller's own RBAC (http/caller-read-access.ts, issue 24); absent: the controller's level. */
+  callerReadAccess?: CallerReadAccess;
   /** The object health and capabilities read; updated in place. */
   state: McpState;
   logger: Logger;
@@ -31,6 +34,7 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
     createServer: () => createForewarnMcpServer(options.dependencies),
     logger: options.logger,
     ...(options.levelFor ? { levelFor: options.levelFor } : {}),
+    ...(options.callerReadAccess ? { callerReadAccess: options.callerReadAccess } : {}),
   });
   let port: number;
   try {

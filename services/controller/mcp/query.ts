@@ -3,6 +3,7 @@ import type { Labels } from '../../model/kubernetes';
 import { matchesSelector } from '../../model/selector';
 import type { Viewer } from '../../model/text';
 import type { ConstraintIndex } from '../index/constraint-index';
+import type { Constraint } from '../../model/constraint';
 import { buildReportEntry, sortedForViewer } from '../views/report';
 import { renderReadableLine } from '../../model/summary-rules';
 
@@ -30,13 +31,9 @@ export interface QueryResult {
   constraints: QueryEntry[];
 }
 
-export function queryConstraints(
-  index: ConstraintIndex,
-  input: ConstraintQueryInput,
-  level: DetailLevel,
-): QueryResult {
-  const viewer: Viewer = { level, namespace: input.namespace };
-  const matching = index
+/** The constraints `query` would show (issue 24: the caller's rights are asked about these first). */
+export function queryCandidates(index: ConstraintIndex, input: ConstraintQueryInput): Constraint[] {
+  return index
     .constraintsForNamespace(input.namespace)
     .filter((constraint) => input.type === undefined || constraint.type === input.type)
     .filter((constraint) => input.severity === undefined || constraint.severity === input.severity)
@@ -46,9 +43,23 @@ export function queryConstraints(
         constraint.workloadSelector === undefined ||
         matchesSelector(constraint.workloadSelector, input.labels, input.namespace),
     );
-  const constraints = sortedForViewer(matching, viewer).map(({ constraint, name }) => ({
-    ...buildReportEntry(constraint, name, viewer),
-    summary: renderReadableLine(constraint.summary, viewer),
+}
+
+export function queryConstraints(
+  index: ConstraintIndex,
+  input: ConstraintQueryInput,
+  level: DetailLevel,
+  levelOf: (constraint: Constraint) => DetailLevel = () => level,
+): QueryResult {
+  const viewer: Viewer = { level, namespace: input.namespace };
+  const viewerOf = (constraint: Constraint): Viewer => ({
+    level: levelOf(constraint),
+    namespace: input.namespace,
+  });
+  const matching = queryCandidates(index, input);
+  const constraints = sortedForViewer(matching, viewer, viewerOf).map(({ constraint, name }) => ({
+    ...buildReportEntry(constraint, name, viewerOf(constraint)),
+    summary: renderReadableLine(constraint.summary, viewerOf(constraint)),
   }));
   const filters: QueryResult['filters'] = {};
   if (input.labels !== undefined) filters.labels = input.labels;

@@ -1,11 +1,14 @@
 import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { REDACTED } from '../../model/text';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import {
-  answerResourceRequest,
+  answerResourceRequestFor,
   type ResourceAnswer,
   type ResourceDependencies,
 } from '../http/resource-requests';
+import { readableConstraintsOf } from './viewer-level';
 import { renderName } from '../views/constraint-rendering';
 
 // The four resources of the spec as MCP resources (DESIGN.md 5). Every read goes through
@@ -91,10 +94,12 @@ function completeConstraintName(
 }
 
 /** `forewarn://references/{ref}`: the constraint behind a redacted name's opaque reference. */
-function registerReferenceResource(
-  server: McpServer,
-  read: (request: Record<string, unknown>) => ResourceAnswer,
-): void {
+/** What a read callback gets besides the URI: the per-request `authInfo` among it. */
+type ReadExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+/** Answers a resource request for the caller of this read (its own RBAC, issue 24). */
+type ReadForCaller = (request: Record<string, unknown>, extra: ReadExtra) => Promise<ResourceAnswer>;
+
+function registerReferenceResource(server: McpServer, read: ReadForCaller): void {
   server.registerResource(
     'references',
     new ResourceTemplate(RESOURCE_URIS.references, { list: undefined }),
@@ -104,13 +109,17 @@ function registerReferenceResource(
         'A redacted constraint name comes with an opaque reference (ref, e.g. fw-3f2a9c0d4b1e7a65); this names the constraint it stands for. Only when the controller serves the full detail level. Same JSON as GET /resources/references/{ref}.',
       mimeType: JSON_MIME_TYPE,
     },
-    (uri, variables) =>
-      toReadResult(uri, read({ resource: 'references', params: { ref: variable(variables.ref, 'ref') } })),
+    async (uri, variables, extra) =>
+      toReadResult(
+        uri,
+        await read({ resource: 'references', params: { ref: variable(variables.ref, 'ref') } }, extra),
+      ),
   );
 }
 
 export function registerResources(server: McpServer, dependencies: ResourceDependencies): void {
-  const read = (request: Record<string, unknown>) => answerResourceRequest(dependencies, request);
+  const read: ReadForCaller = (request, extra) =>
+    answerResourceRequestFor(dependencies, request, [], readableConstraintsOf(extra.authInfo));
 
   server.registerResource(
     'reports',
@@ -131,10 +140,13 @@ export function registerResources(server: McpServer, dependencies: ResourceDepen
         'Every constraint that applies to the namespace (network, quota, limit range, admission, mesh, missing resources), sorted Critical, Warning, Info, with counts and remediation. Same JSON as GET /resources/reports/{namespace}.',
       mimeType: JSON_MIME_TYPE,
     },
-    (uri, variables) =>
+    async (uri, variables, extra) =>
       toReadResult(
         uri,
-        read({ resource: 'reports', params: { namespace: variable(variables.namespace, 'namespace') } }),
+        await read(
+          { resource: 'reports', params: { namespace: variable(variables.namespace, 'namespace') } },
+          extra,
+        ),
       ),
   );
 
@@ -155,21 +167,29 @@ export function registerResources(server: McpServer, dependencies: ResourceDepen
         'A single constraint in detail: affected workloads, remediation steps, quota metrics. Names may contain "/" (forewarn://constraints/shop/api-allow-frontend/ingress). Same JSON as GET /resources/constraints/{namespace}/{name}.',
       mimeType: JSON_MIME_TYPE,
     },
-    (uri, variables) =>
+    async (uri, variables, extra) =>
       toReadResult(
         uri,
-        read({
-          resource: 'constraints',
-          params: {
-            namespace: variable(variables.namespace, 'namespace'),
-            name: variable(variables.name, 'name'),
+        await read(
+          {
+            resource: 'constraints',
+            params: {
+              namespace: variable(variables.namespace, 'namespace'),
+              name: variable(variables.name, 'name'),
+            },
           },
-        }),
+          extra,
+        ),
       ),
   );
 
   registerReferenceResource(server, read);
 
+  registerStatusResources(server, read);
+}
+
+/** Health and capabilities: the same JSON as their HTTP routes, for every caller. */
+function registerStatusResources(server: McpServer, read: ReadForCaller): void {
   server.registerResource(
     'health',
     RESOURCE_URIS.health,
@@ -180,7 +200,8 @@ export function registerResources(server: McpServer, dependencies: ResourceDepen
       mimeType: JSON_MIME_TYPE,
     },
     // Health is the answer that explains an unsynced controller, so it is returned then too.
-    (uri) => toReadResult(uri, read({ resource: 'health' }), { acceptUnsynced: true }),
+    async (uri, extra) =>
+      toReadResult(uri, await read({ resource: 'health' }, extra), { acceptUnsynced: true }),
   );
 
   server.registerResource(
@@ -192,6 +213,6 @@ export function registerResources(server: McpServer, dependencies: ResourceDepen
         'Enabled adapters, constraint counts by type, namespaces with constraints. Same JSON as GET /resources/capabilities.',
       mimeType: JSON_MIME_TYPE,
     },
-    (uri) => toReadResult(uri, read({ resource: 'capabilities' })),
+    async (uri, extra) => toReadResult(uri, await read({ resource: 'capabilities' }, extra)),
   );
 }

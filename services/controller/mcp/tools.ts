@@ -1,18 +1,21 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { CONSTRAINT_TYPES, SEVERITIES } from '../../model/api';
+import { CONSTRAINT_TYPES, SEVERITIES, type DetailLevel } from '../../model/api';
 import type { ResourceDependencies } from '../http/resource-requests';
 import { checkManifest } from '../check/manifest-check';
 import { indexLookup, NO_MISSING_COMPANIONS, type FindMissingCompanions } from '../check/index-lookup';
 import { MAX_MESSAGE_LENGTH } from './explain-facts';
 import { explainMessage } from './explain';
-import { queryConstraints } from './query';
-import { viewerLevelOf } from './viewer-level';
+import { queryCandidates, queryConstraints } from './query';
+import { readableConstraintsOf, viewerLevelOf } from './viewer-level';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import type { Constraint } from '../../model/constraint';
 
 // The three MCP tools. Input schemas are zod (the SDK publishes them as JSON Schema); the work is
 // done by pure functions (query.ts, explain.ts, check/manifest-check.ts). `query` and `explain`
-// render at the controller's detail level like the resources; `check` answers what
+// render at the controller's detail level like the resources, and at `full` the constraints the
+// caller's own RBAC lets it read (issue 24); `check` answers what
 // `POST /api/v1/admission-check` answers the same caller (viewer-level.ts): the webhook's warnings
 // unredacted for the webhook's token or under `--api-auth=none`, the controller's detail level for
 // everyone else, so the MCP port never shows a caller more than the HTTP API does.
@@ -46,8 +49,26 @@ function notSynced(): CallToolResult {
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 
+/**
+ * The level of each constraint for the caller of a tool call: `full` where its own RBAC lets it read
+ * the source (issue 24), the controller's level elsewhere and when nothing could be asked.
+ */
+function callerLevelsFor(dependencies: ToolDependencies) {
+  return async (
+    constraints: readonly Constraint[],
+    authInfo: AuthInfo | undefined,
+  ): Promise<(constraint: Constraint) => DetailLevel> => {
+    const configured = dependencies.configuredDetailLevel;
+    const readable = readableConstraintsOf(authInfo);
+    if (!readable || configured === 'full' || constraints.length === 0) return () => configured;
+    const allowed = await readable(constraints);
+    return (constraint) => (allowed.has(constraint) ? 'full' : configured);
+  };
+}
+
 export function registerTools(server: McpServer, dependencies: ToolDependencies): void {
   const synced = () => dependencies.runtimeState().source.synced;
+  const callerLevels = callerLevelsFor(dependencies);
 
   server.registerTool(
     'query',
@@ -68,9 +89,12 @@ export function registerTools(server: McpServer, dependencies: ToolDependencies)
       },
       annotations: READ_ONLY,
     },
-    (input) => {
+    async (input, { authInfo }) => {
       if (!synced()) return notSynced();
-      return jsonResult(queryConstraints(dependencies.index, input, dependencies.configuredDetailLevel));
+      const levelOf = await callerLevels(queryCandidates(dependencies.index, input), authInfo);
+      return jsonResult(
+        queryConstraints(dependencies.index, input, dependencies.configuredDetailLevel, levelOf),
+      );
     },
   );
 
@@ -86,13 +110,16 @@ export function registerTools(server: McpServer, dependencies: ToolDependencies)
       },
       annotations: READ_ONLY,
     },
-    ({ message, namespace }) => {
+    async ({ message, namespace }, { authInfo }) => {
       if (!synced()) return notSynced();
+      const constraints = dependencies.index.constraintsForNamespace(namespace);
+      const levelOf = await callerLevels(constraints, authInfo);
+      const viewer = { level: dependencies.configuredDetailLevel, namespace };
       return jsonResult(
-        explainMessage(dependencies.index.constraintsForNamespace(namespace), message, {
-          level: dependencies.configuredDetailLevel,
+        explainMessage(constraints, message, viewer, undefined, (constraint) => ({
+          level: levelOf(constraint),
           namespace,
-        }),
+        })),
       );
     },
   );

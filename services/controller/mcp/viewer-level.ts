@@ -1,6 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { DetailLevel } from '../../model/api';
+import type { Constraint } from '../../model/constraint';
+import type { ReadableConstraints } from '../http/resource-requests';
 
 // The level an MCP request is answered at is decided per HTTP request, by the same rule as the HTTP
 // API's `/api/v1/*` routes (http/api-auth.ts `ApiAccess.levelFor`: `full` for the webhook's
@@ -10,13 +12,32 @@ import type { DetailLevel } from '../../model/api';
 // gives nothing to a later request in it that comes without the token.
 
 const LEVEL_KEY = 'forewarnDetailLevel';
+const READABLE_KEY = 'forewarnReadableConstraints';
 
 /** Decides the level of one HTTP request (the HTTP API's `ApiAccess.levelFor`). */
 export type RequestLevel = (request: IncomingMessage) => Promise<DetailLevel>;
 
 /** Attaches the decided level to the request, where the SDK transports read `auth` from. */
-export function attachViewerLevel(request: IncomingMessage & { auth?: AuthInfo }, level: DetailLevel): void {
-  request.auth = { token: '', clientId: 'forewarn-viewer', scopes: [], extra: { [LEVEL_KEY]: level } };
+export function attachViewerLevel(
+  request: IncomingMessage & { auth?: AuthInfo },
+  level: DetailLevel,
+  readable?: ReadableConstraints,
+): void {
+  const extra: Record<string, unknown> = { [LEVEL_KEY]: level };
+  if (readable) extra[READABLE_KEY] = readable;
+  request.auth = { token: '', clientId: 'forewarn-viewer', scopes: [], extra };
+}
+
+/**
+ * Which constraints this request's caller may read the source of (issue 24: caller-read-access.ts),
+ * asked of the API server for the caller of the HTTP request that carried the call; undefined when
+ * the controller does not follow callers' RBAC or the call came through no HTTP request.
+ */
+export function readableConstraintsOf(authInfo: AuthInfo | undefined): ReadableConstraints | undefined {
+  const readable = authInfo?.extra?.[READABLE_KEY];
+  return typeof readable === 'function'
+    ? (readable as (constraints: readonly Constraint[]) => Promise<ReadonlySet<Constraint>>)
+    : undefined;
 }
 
 /**

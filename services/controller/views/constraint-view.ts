@@ -19,11 +19,15 @@ export function findConstraint(
   namespace: string,
   name: string,
   level: DetailLevel,
+  levelOf: (constraint: Constraint) => DetailLevel = () => level,
 ): Constraint | undefined {
-  const viewer: Viewer = { level, namespace };
   return index
     .constraintsForNamespace(namespace)
-    .filter((constraint) => constraint.name === name && isNameVisible(constraint.source.namespace, viewer))
+    .filter(
+      (constraint) =>
+        constraint.name === name &&
+        isNameVisible(constraint.source.namespace, { level: levelOf(constraint), namespace }),
+    )
     .sort((left, right) => compareBySeverityThenName(left, right))[0];
 }
 

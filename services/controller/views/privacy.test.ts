@@ -1,4 +1,6 @@
+import fc from 'fast-check';
 import { ADAPTERS } from '../adapters/registry';
+import type { Constraint } from '../../model/constraint';
 import { groupOf, type KubernetesObject } from '../../model/kubernetes';
 import type { DetailLevel } from '../../model/api';
 import { buildConstraintView, findConstraint } from './constraint-view';
@@ -64,13 +66,23 @@ const RULE_DETAILS = [
   'registry.example.com/',
 ];
 
-function everyView(namespace: string, level: DetailLevel): string {
-  const report = buildNamespaceReport(cluster.index, namespace, level, FIXED_NOW);
+/**
+ * `levelOf`: the level of each constraint for one caller (issue 24: `full` where its RBAC lets it
+ * `get` the source); absent, every constraint is at `level`.
+ */
+function everyView(
+  namespace: string,
+  level: DetailLevel,
+  levelOf?: (constraint: Constraint) => DetailLevel,
+): string {
+  const report = buildNamespaceReport(cluster.index, namespace, level, FIXED_NOW, levelOf);
   const constraintViews = cluster.index
     .constraintsForNamespace(namespace)
-    .map((constraint) => findConstraint(cluster.index, namespace, constraint.name, level))
+    .map((constraint) => findConstraint(cluster.index, namespace, constraint.name, level, levelOf))
     .filter((constraint) => constraint !== undefined)
-    .map((constraint) => buildConstraintView(cluster.index, namespace, constraint, level));
+    .map((constraint) =>
+      buildConstraintView(cluster.index, namespace, constraint, levelOf ? levelOf(constraint) : level),
+    );
   const state = runtimeStateFor(cluster);
   return JSON.stringify([
     report,
@@ -105,5 +117,63 @@ describe('privacy across every view', () => {
     expect(
       appearing(full, ['block-cloud-metadata', 'image-signature-check', 'workloads-must-have-owner']),
     ).toHaveLength(3);
+  });
+});
+
+/** The key of an object as the source of a constraint names it. */
+function objectKey(kind: string, namespace: string | null | undefined, name: string | undefined): string {
+  return `${kind}/${namespace ?? ''}/${name ?? ''}`;
+}
+
+describe('privacy when levels follow the caller RBAC (issue 24)', () => {
+  const policies = objects.filter(isPolicy);
+
+  // Whatever the caller may `get` (any subset of the policy objects), a view at summary shows the
+  // names of those objects and of nothing else foreign: never more than `kubectl get` would.
+  it('shows no foreign name the caller could not kubectl get, for any set of readable objects', () => {
+    fc.assert(
+      fc.property(fc.subarray(policies), fc.constantFrom(...namespaces), (readableObjects, namespace) => {
+        const readable = new Set(
+          readableObjects.map((object) =>
+            objectKey(object.kind ?? '', object.metadata?.namespace, object.metadata?.name),
+          ),
+        );
+        // As the controller decides: the source and every object it was described from must be readable.
+        const levelOf = (constraint: Constraint): DetailLevel =>
+          [constraint.source, ...(constraint.relatedSources ?? [])].every((source) =>
+            readable.has(objectKey(source.kind, source.namespace, source.name)),
+          )
+            ? 'full'
+            : 'summary';
+        // What `kubectl get` shows the caller: every name written anywhere in the objects it may read.
+        const readableText = JSON.stringify(readableObjects);
+        const hidden = foreignNames(namespace).filter((name) => appearing(readableText, [name]).length === 0);
+        expect(appearing(everyView(namespace, 'summary', levelOf), hidden)).toEqual([]);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('records the objects a constraint is described from, so reading its source alone is not enough', () => {
+    const binding = cluster.index
+      .allConstraints()
+      .find((constraint) => constraint.source.name === 'require-resource-limits-prod');
+    expect(binding?.relatedSources).toEqual([
+      expect.objectContaining({ kind: 'ValidatingAdmissionPolicy', name: 'require-resource-limits' }),
+    ]);
+  });
+
+  it('renders exactly the summary views when the caller may read nothing', () => {
+    for (const namespace of namespaces)
+      expect(everyView(namespace, 'summary', () => 'summary')).toBe(everyView(namespace, 'summary'));
+  });
+
+  it('reveals a readable cluster-scoped policy by name, and only that one', () => {
+    const readable = 'block-cloud-metadata';
+    const text = everyView('shop', 'summary', (constraint) =>
+      constraint.source.name === readable ? 'full' : 'summary',
+    );
+    expect(appearing(text, [readable])).toEqual([readable]);
+    expect(appearing(text, ['image-signature-check', 'workloads-must-have-owner'])).toEqual([]);
   });
 });

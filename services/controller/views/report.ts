@@ -7,15 +7,22 @@ import { compareBySeverityThenName } from './ordering';
 import { RevisionCache } from './revision-cache';
 import { renderReadableLine } from '../../model/summary-rules';
 
-/** The constraints of a namespace as the viewer may see them, sorted as every view sorts them. */
+/** The level each constraint is shown at (issue 24: `full` where the caller may read its source). */
+export type LevelOfConstraint = (constraint: Constraint) => DetailLevel;
+
+/**
+ * The constraints of a namespace as the viewer may see them, sorted as every view sorts them. With
+ * `viewerOf`, each constraint is rendered for its own viewer (per-constraint levels).
+ */
 export function sortedForViewer(
   constraints: readonly Constraint[],
   viewer: Viewer,
+  viewerOf: (constraint: Constraint) => Viewer = () => viewer,
 ): Array<{ constraint: Constraint; name: string }> {
   return constraints
     .map((constraint) => ({
       constraint,
-      name: renderName(constraint, viewer),
+      name: renderName(constraint, viewerOf(constraint)),
       severity: constraint.severity,
       id: constraint.id,
     }))
@@ -35,7 +42,26 @@ export function buildReportEntry(constraint: Constraint, name: string, viewer: V
     source: constraint.source.kind,
     tags: [...constraint.tags],
     remediation: renderRemediation(constraint, viewer),
+    detailLevel: viewer.level,
   };
+}
+
+/** Entries rendered each at its own level (never cached: the levels belong to one caller). */
+function callerReportEntries(
+  index: ConstraintIndex,
+  namespace: string,
+  levelOf: LevelOfConstraint,
+): ReportEntry[] {
+  const viewers = new Map<Constraint, Viewer>();
+  const viewerOf = (constraint: Constraint): Viewer => {
+    let viewer = viewers.get(constraint);
+    if (!viewer) viewers.set(constraint, (viewer = { level: levelOf(constraint), namespace }));
+    return viewer;
+  };
+  const constraints = index.constraintsForNamespace(namespace);
+  return sortedForViewer(constraints, { level: 'summary', namespace }, viewerOf).map(({ constraint, name }) =>
+    buildReportEntry(constraint, name, viewerOf(constraint)),
+  );
 }
 
 const reportEntriesCache = new RevisionCache<readonly ReportEntry[]>();
@@ -59,8 +85,11 @@ export function buildNamespaceReport(
   namespace: string,
   level: DetailLevel,
   now: Date,
+  levelOf?: LevelOfConstraint,
 ): Report {
-  const entries: ReportEntry[] = [...reportEntries(index, namespace, level)];
+  const entries: ReportEntry[] = levelOf
+    ? callerReportEntries(index, namespace, levelOf)
+    : [...reportEntries(index, namespace, level)];
   return {
     namespace,
     constraintCount: entries.length,

@@ -8,6 +8,7 @@ import { groupVersion, type ResourceRegistry, type ResourceType } from './resour
 import { FieldSelectorQuery, LabelSelectorQuery, ObjectFilter } from './selectors';
 import type { WatchHub } from './watch-stream';
 import type { TokenAuthority } from './token-reviews';
+import type { AccessAuthority } from './access-reviews';
 
 // The REST surface: discovery documents and the resource paths
 //   /api/v1[/namespaces/{ns}]/{plural}[/{name}[/status]]
@@ -23,6 +24,7 @@ export interface RouterContext {
   gitVersion: string;
   serverAddress: () => string;
   tokens: TokenAuthority;
+  access: AccessAuthority;
 }
 
 const ANONYMOUS_PATHS = new Set(['/version', '/healthz', '/livez', '/readyz']);
@@ -82,6 +84,10 @@ export class RequestRouter {
     if (path === '/apis/authentication.k8s.io/v1/tokenreviews') {
       if (request.method !== 'POST') throw methodNotAllowed(request.method ?? '');
       return sendJson(response, 201, this.context.tokens.review(await readObjectBody(request)));
+    }
+    if (path === '/apis/authorization.k8s.io/v1/subjectaccessreviews') {
+      if (request.method !== 'POST') throw methodNotAllowed(request.method ?? '');
+      return sendJson(response, 201, this.context.access.review(await readObjectBody(request)));
     }
     if (isDiscovery && request.method !== 'GET') throw methodNotAllowed(request.method ?? '');
     if (path === '/') return sendJson(response, 200, { paths: this.rootPaths() });

@@ -10,8 +10,18 @@ export const DEFAULT_API_AUDIENCE = 'https://kubernetes.default.svc';
 
 interface IssuedToken {
   username: string;
+  uid: string;
+  groups: string[];
   audiences: string[];
   expiresAtMs: number;
+}
+
+/** A user's token as an OIDC or static-token authenticator would know it (no ServiceAccount). */
+export interface UserTokenRequest {
+  username: string;
+  groups?: string[];
+  uid?: string;
+  expirationSeconds?: number;
 }
 
 export interface TokenRequest {
@@ -32,13 +42,34 @@ export class TokenAuthority {
     const expiresAtMs = this.clock() + (request.expirationSeconds ?? 3600) * 1000;
     const username = `system:serviceaccount:${request.namespace}:${request.serviceAccount}`;
     const audiences = request.audiences ?? [DEFAULT_API_AUDIENCE];
+    const groups = [
+      'system:serviceaccounts',
+      `system:serviceaccounts:${request.namespace}`,
+      'system:authenticated',
+    ];
+    return this.remember({ username, uid: 'test-uid', groups, audiences, expiresAtMs });
+  }
+
+  /** A token of a (non-ServiceAccount) user for the API server's own audience, e.g. what kubectl holds. */
+  issueUserToken(request: UserTokenRequest): string {
+    return this.remember({
+      username: request.username,
+      uid: request.uid ?? `uid-${request.username}`,
+      groups: [...(request.groups ?? []), 'system:authenticated'],
+      audiences: [DEFAULT_API_AUDIENCE],
+      expiresAtMs: this.clock() + (request.expirationSeconds ?? 3600) * 1000,
+    });
+  }
+
+  private remember(issued: IssuedToken): string {
+    const { username, audiences, expiresAtMs } = issued;
     const encode = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
     const token = [
       encode({ alg: 'RS256', kid: 'test' }),
       encode({ aud: audiences, exp: Math.floor(expiresAtMs / 1000), sub: username }),
       randomBytes(16).toString('base64url'),
     ].join('.');
-    this.tokens.set(token, { username, audiences, expiresAtMs });
+    this.tokens.set(token, issued);
     return token;
   }
 
@@ -56,7 +87,7 @@ export class TokenAuthority {
     const status: JsonValue = authenticated
       ? {
           authenticated: true,
-          user: { username: issued.username, uid: 'test-uid', groups: ['system:serviceaccounts'] },
+          user: { username: issued.username, uid: issued.uid, groups: issued.groups },
           audiences,
         }
       : {
