@@ -2,7 +2,6 @@
 // issue lists (ports, probes, resources, replicas, hardening, RBAC, registration).
 import * as pulumi from '@pulumi/pulumi';
 import { Forewarn } from './';
-import { heapLimitMegabytes } from './controller';
 import {
   at,
   installMocks,
@@ -387,17 +386,5 @@ describe('Forewarn with default arguments', () => {
       'kubectl -n forewarn port-forward svc/forewarn-controller 8080:8080',
     );
     expect(await pulumi.isSecret(forewarn.caCertificate)).toBe(true);
-  });
-});
-
-describe('the controller heap limit', () => {
-  it('is three quarters of the memory limit, in MiB, for any quantity suffix', () => {
-    const limitOf = (memory: string) =>
-      heapLimitMegabytes({ requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '500m', memory } });
-    expect(limitOf('768Mi')).toBe(576);
-    expect(limitOf('512Mi')).toBe(384);
-    expect(limitOf('2Gi')).toBe(1536);
-    expect(limitOf('1G')).toBe(715);
-    expect(limitOf('536870912')).toBe(384);
   });
 });
