@@ -2,9 +2,14 @@
 // verdicts"). Policies and objects are untrusted input: anyone who reaches the controller may send an
 // object, and a namespace admin may write a Kyverno Policy. The guard bounds what one admitted object
 // may cost the controller, independently of how well each evaluator bounds itself:
-// - a deadline for the whole object (wall clock of the event loop): evaluators call `checkpoint()` in
-//   every loop whose length the input decides (CEL steps, pattern elements, list items); past the
-//   deadline it throws EvaluationAborted and the constraint, and every one after it, is `unknown`;
+// - a deadline for the whole object: evaluators call `checkpoint()` in every loop whose length the
+//   input decides (CEL steps, pattern elements, list items); past the deadline it throws
+//   EvaluationAborted and the constraint, and every one after it, is `unknown`. The deadline is the
+//   process's CPU time, so that a verdict does not depend on how busy the machine is (the same object
+//   gets the same verdict on a quiet node and on an oversubscribed one), with a wall-clock backstop ten
+//   times longer, so that an evaluation starved of CPU still ends. The CPU clock costs microseconds to
+//   read: it is read only once the cheap wall clock has passed the deadline (CPU time never runs
+//   ahead of wall time on one thread), so an ordinary evaluation never reads it after the start;
 // - a work budget: `charge(units)` counts work in the units of Kubernetes' CEL cost model (one unit
 //   is about one step over one element), so memory an evaluation can build up is bounded by what it
 //   may compute. It is Forewarn's own ceiling over all constraints of the object, above the API
@@ -25,14 +30,16 @@ export class EvaluationAborted extends Error {
 }
 
 export interface EvaluationLimits {
-  /** Event-loop time one admitted object's evaluation may take, all constraints together. */
+  /** CPU time one admitted object's evaluation may take, all constraints together. */
   deadlineMilliseconds: number;
+  /** Wall time it may take however little CPU it got. Default: ten times `deadlineMilliseconds`. */
+  wallDeadlineMilliseconds?: number;
   /** Work units (CEL cost units) one admitted object's evaluation may take, all constraints together. */
   workBudget: number;
 }
 
 /**
- * Defaults: 50 ms keeps `/healthz` under its 100 ms p99 target while one hostile object is evaluated
+ * Defaults: 50 ms of CPU keeps `/healthz` under its 100 ms p99 target while one hostile object is evaluated
  * (ordinary objects take about 0.1 ms); 100 million units is ten times the API server's per-call CEL
  * budget of a ValidatingAdmissionPolicy (`RuntimeCELCostBudget`, 10,000,000), so no verdict the
  * server would reach is cut short by it.
@@ -46,16 +53,27 @@ export const DEFAULT_EVALUATION_LIMITS: EvaluationLimits = {
 // an ordinary evaluation while a hostile loop is still stopped within microseconds of the deadline.
 const CLOCK_EVERY = 256;
 
+/** CPU time of this process in milliseconds (user and system). */
+function processCpuMilliseconds(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
+
 export class EvaluationGuard {
-  private readonly deadline: number;
+  private readonly wallStart: number;
+  private readonly cpuStart: number;
+  private readonly wallDeadline: number;
   private work = 0;
   private checkpoints = 0;
 
   constructor(
     readonly limits: EvaluationLimits = DEFAULT_EVALUATION_LIMITS,
     private readonly now: () => number = () => performance.now(),
+    private readonly cpuNow: () => number = processCpuMilliseconds,
   ) {
-    this.deadline = now() + limits.deadlineMilliseconds;
+    this.wallStart = now();
+    this.cpuStart = cpuNow();
+    this.wallDeadline = limits.wallDeadlineMilliseconds ?? limits.deadlineMilliseconds * 10;
   }
 
   /** Call in every loop whose length the input decides; throws EvaluationAborted past the deadline. */
@@ -66,10 +84,17 @@ export class EvaluationGuard {
 
   /** Reads the clock now (before and after a step that cannot checkpoint inside, such as one regex). */
   checkDeadline(): void {
-    if (this.now() > this.deadline)
+    const wallElapsed = this.now() - this.wallStart;
+    if (wallElapsed <= this.limits.deadlineMilliseconds) return;
+    if (this.cpuNow() - this.cpuStart > this.limits.deadlineMilliseconds)
       throw new EvaluationAborted(
         'deadline',
-        `evaluation stopped at its deadline of ${this.limits.deadlineMilliseconds} ms for one object`,
+        `evaluation stopped at its deadline of ${this.limits.deadlineMilliseconds} ms of CPU for one object`,
+      );
+    if (wallElapsed > this.wallDeadline)
+      throw new EvaluationAborted(
+        'deadline',
+        `evaluation stopped after ${this.wallDeadline} ms: the controller got too little CPU to finish it`,
       );
   }
 
