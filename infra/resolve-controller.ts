@@ -2,7 +2,6 @@
 // NetworkPolicy and the reference key's Secret.
 import { DEFAULTS, DetailLevel, type ForewarnArgs } from './args';
 import { checkLabel, checkSubdomain, isInteger, isOneOf, parseGoDuration, quoted, show } from './checks';
-import type { ResolvedForewarn } from './resolve';
 import { rescanIntervalProblem } from '../services/model/duration';
 
 type ControllerArgs = NonNullable<ForewarnArgs['controller']>;
@@ -16,7 +15,7 @@ export function resolveReferenceKeySecret(secret: unknown, errors: string[]): st
 export function resolveNetworkPolicy(
   args: ControllerArgs['networkPolicy'],
   errors: string[],
-): ResolvedForewarn['controller']['networkPolicy'] {
+): { enabled: boolean; allowedNamespaces: string[] } {
   const allowed: unknown = args?.allowedNamespaces ?? [];
   const allowedNamespaces = Array.isArray(allowed) ? (allowed as unknown[]) : [allowed];
   allowedNamespaces.forEach((namespace, index) =>
@@ -30,7 +29,7 @@ export function resolveNetworkPolicy(
 export function resolveControllerSettings(
   controllerArgs: ControllerArgs,
   errors: string[],
-): Pick<ResolvedForewarn['controller'], 'replicas' | 'detailLevel'> {
+): { replicas: number; detailLevel: DetailLevel } {
   const replicas = controllerArgs.replicas ?? DEFAULTS.controller.replicas;
   if (!isInteger(replicas) || replicas < 1) {
     errors.push(`controller.replicas must be an integer of at least 1 (got ${show(replicas)})`);
