@@ -156,6 +156,7 @@ describe('policyengine adapter: Gatekeeper constraints', () => {
   it('is routed every kind of the Gatekeeper constraints group by the registry', () => {
     const registry = new AdapterRegistry();
     expect(registry.adapterFor('constraints.gatekeeper.sh', 'K8sAnythingAtAll')?.name).toBe('policyengine');
-    expect(registry.adapterFor('templates.gatekeeper.sh', 'ConstraintTemplate')).toBeUndefined();
+    expect(registry.adapterFor('templates.gatekeeper.sh', 'ConstraintTemplate')?.name).toBe('policyengine');
+    expect(registry.adapterFor('config.gatekeeper.sh', 'Config')?.name).toBe('policyengine');
   });
 });
