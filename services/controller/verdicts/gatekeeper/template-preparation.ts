@@ -1,0 +1,27 @@
+import {
+  GATEKEEPER_TEMPLATE_GROUP,
+  GatekeeperShapeError,
+  readConstraintTemplate,
+} from '../../../model/gatekeeper';
+import { groupOf, type KubernetesObject } from '../../../model/kubernetes';
+import type { RegoEngine } from './rego-engine';
+
+// Templates are compiled when they arrive, not when the first object needs them: the ingest layer
+// calls this for every change, and a Rego template (one without K8sNativeValidation code, which
+// takes precedence) starts compiling in the background.
+
+export function compileTemplateOnArrival(
+  engine: RegoEngine,
+): (object: KubernetesObject, removed: boolean) => void {
+  return (object, removed) => {
+    if (removed || object.kind !== 'ConstraintTemplate') return;
+    if (groupOf(object.apiVersion) !== GATEKEEPER_TEMPLATE_GROUP) return;
+    try {
+      const code = readConstraintTemplate(object);
+      if (code.rego && !code.cel) engine.policyFor(code.rego);
+    } catch (error) {
+      // Counted as the template's parse error by its adapter.
+      if (!(error instanceof GatekeeperShapeError)) throw error;
+    }
+  };
+}
