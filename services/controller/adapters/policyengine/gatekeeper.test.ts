@@ -24,13 +24,14 @@ describe('policyengine adapter: Gatekeeper constraints', () => {
       adapter: 'policyengine',
       source: { kind: 'K8sRequiredLabels', apiVersion: 'constraints.gatekeeper.sh/v1beta1', namespace: null },
       scope: { kind: 'cluster', excludedNamespaces: ['gatekeeper-system', 'kube-*'] },
-      workloadSelector: { matchLabels: { team: 'payments' } },
       resourceTargets: [
         { group: 'apps', resource: 'deployments' },
         { group: 'apps', resource: 'statefulsets' },
         { group: '', resource: 'pods' },
       ],
     });
+    // The selector reads each object's own labels, a Deployment's not being its pods': no pod selector.
+    expect(constraint.workloadSelector).toBeUndefined();
     expect(constraint.tags).toEqual([
       'admission',
       'policy-engine',

@@ -196,7 +196,10 @@ export function gatekeeperConstraintToConstraints(
           'cluster-admin',
         ),
       ],
-      workloadSelector: labelSelector,
+      // Gatekeeper's labelSelector reads the object's own labels; Forewarn's workload selector reads
+      // pod labels. They are the same only for Pods: for other kinds the verdict decides.
+      workloadSelector:
+        kindNames.length > 0 && kindNames.every((name) => name === 'Pod') ? labelSelector : undefined,
       resourceTargets: targets,
     }),
   ];
