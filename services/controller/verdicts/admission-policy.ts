@@ -96,8 +96,14 @@ export class PolicyRun {
     private readonly compiledPolicy: CompiledPolicy,
     private readonly bindings: Bindings,
     private readonly guard: EvaluationGuard,
+    /** Variables whose value the caller already has (Gatekeeper's `params`), as CEL input. */
+    preset: Record<string, unknown> = {},
   ) {
     bindings.variables = this.values;
+    for (const [name, value] of Object.entries(preset)) {
+      this.values[name] = value;
+      this.evaluated.add(name);
+    }
   }
 
   /** Evaluates one expression, its variables first; adds its cost to what the binding spent. */

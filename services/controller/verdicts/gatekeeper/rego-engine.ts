@@ -115,6 +115,8 @@ async function compileToWasm(opa: string, code: RegoCode, entrypoint: string): P
 
 export class RegoEngine {
   private readonly compiled = new Map<string, CompiledRego>();
+  /** Each template revision's code is hashed once. */
+  private readonly hashes = new WeakMap<RegoCode, string>();
   private readonly pending = new Set<Promise<void>>();
   /** One opa at a time: a cluster's templates arrive together at start, the machine keeps its cores. */
   private queue: Promise<void> = Promise.resolve();
@@ -133,7 +135,11 @@ export class RegoEngine {
 
   /** The compiled policy, starting its compilation on first sight (it is ready on a later call). */
   policyFor(code: RegoCode): CompiledRego {
-    const hash = regoCodeHash(code);
+    let hash = this.hashes.get(code);
+    if (hash === undefined) {
+      hash = regoCodeHash(code);
+      this.hashes.set(code, hash);
+    }
     const known = this.compiled.get(hash);
     if (known) return known;
     const opa = this.opaPath;
@@ -150,6 +156,7 @@ export class RegoEngine {
     }
     const compiling: CompiledRego = { state: 'compiling' };
     this.compiled.set(hash, compiling);
+    const key = hash;
     const done = this.queue
       .then(() => compileToWasm(opa, code, entrypoint))
       .then(async (wasm) => {
@@ -162,10 +169,10 @@ export class RegoEngine {
         } catch {
           // A template that fails on an empty object says so again on a real one.
         }
-        this.compiled.set(hash, { state: 'ready', policy, entrypoint });
+        this.compiled.set(key, { state: 'ready', policy, entrypoint });
       })
       .catch((error: unknown) => {
-        this.compiled.set(hash, {
+        this.compiled.set(key, {
           state: 'failed',
           reason: error instanceof Error ? error.message : String(error),
         });

@@ -32,6 +32,32 @@ function inventoryKinds(code: RegoCode): string[] {
   return [...kinds].sort();
 }
 
+interface RegoAnalysis {
+  external: boolean;
+  requester: boolean;
+  referential: boolean;
+  /** Kinds a referential template reads that the index does not provide. */
+  missingKinds: string[];
+}
+
+// What a template's text says it needs, read once per template revision.
+const analyses = new WeakMap<RegoCode, RegoAnalysis>();
+
+function analysisOf(code: RegoCode): RegoAnalysis {
+  let analysis = analyses.get(code);
+  if (!analysis) {
+    const sources = [code.rego, ...code.libs];
+    analysis = {
+      external: sources.some((source) => EXTERNAL_DATA.test(source)),
+      requester: sources.some((source) => READS_REQUESTER.test(source)),
+      referential: sources.some((source) => INVENTORY.test(source)),
+      missingKinds: inventoryKinds(code).filter((kind) => !INVENTORY_KINDS_IN_INDEX.has(kind)),
+    };
+    analyses.set(code, analysis);
+  }
+  return analysis;
+}
+
 function reviewOf(context: VerdictContext): Record<string, unknown> {
   const { object, oldObject, operation, namespace } = context.admitted;
   const group = groupOf(object.apiVersion);
@@ -102,6 +128,7 @@ function messagesOf(resultSet: unknown): string[] | undefined {
 
 const inventoryLoaded = new WeakMap<object, string>();
 const reviewJson = new WeakMap<object, string>();
+const encoder = new TextEncoder();
 
 export function evaluateRegoTemplate(
   code: RegoCode,
@@ -109,15 +136,13 @@ export function evaluateRegoTemplate(
   context: VerdictContext,
   engine: RegoEngine,
 ): TemplateOutcome {
-  const sources = [code.rego, ...code.libs];
-  if (sources.some((source) => EXTERNAL_DATA.test(source)))
+  const { external, requester, referential, missingKinds } = analysisOf(code);
+  if (external)
     return {
       unknown: text`the template asks an external data provider, which is only reachable at admission`,
     };
-  if (sources.some((source) => READS_REQUESTER.test(source)))
+  if (requester)
     return { unknown: text`the template depends on who makes the request (input.review.userInfo)` };
-  const referential = sources.some((source) => INVENTORY.test(source));
-  const missingKinds = inventoryKinds(code).filter((kind) => !INVENTORY_KINDS_IN_INDEX.has(kind));
   if (referential && missingKinds.length > 0)
     return {
       unknown: text`the template reads ${detail(missingKinds.join(', '), 'other objects')} from Gatekeeper's synced data (data.inventory), which the index does not hold`,
@@ -142,7 +167,7 @@ export function evaluateRegoTemplate(
     review = JSON.stringify(reviewOf(context));
     reviewJson.set(context.admitted, review);
   }
-  const input = new TextEncoder().encode(
+  const input = encoder.encode(
     `{"review":${review},"parameters":${JSON.stringify(spec.parameters ?? {})}}`,
   ).buffer;
   context.guard.checkDeadline();

@@ -4,11 +4,12 @@ import {
   readConstraintTemplate,
 } from '../../../model/gatekeeper';
 import { groupOf, type KubernetesObject } from '../../../model/kubernetes';
+import { compiledTemplate } from './cel-template';
 import type { RegoEngine } from './rego-engine';
 
 // Templates are compiled when they arrive, not when the first object needs them: the ingest layer
-// calls this for every change, and a Rego template (one without K8sNativeValidation code, which
-// takes precedence) starts compiling in the background.
+// calls this for every change: a CEL template (K8sNativeValidation takes precedence) is compiled at
+// once, a Rego template starts compiling in the background.
 
 export function compileTemplateOnArrival(
   engine: RegoEngine,
@@ -18,7 +19,9 @@ export function compileTemplateOnArrival(
     if (groupOf(object.apiVersion) !== GATEKEEPER_TEMPLATE_GROUP) return;
     try {
       const code = readConstraintTemplate(object);
-      if (code.rego && !code.cel) engine.policyFor(code.rego);
+      // CEL compiles here, on the event loop, once: not within the first object's deadline.
+      if (code.cel) compiledTemplate(code.cel, object.metadata?.name ?? '');
+      else if (code.rego) engine.policyFor(code.rego);
     } catch (error) {
       // Counted as the template's parse error by its adapter.
       if (!(error instanceof GatekeeperShapeError)) throw error;
