@@ -128,6 +128,9 @@ function messagesOf(resultSet: unknown): string[] | undefined {
 
 const inventoryLoaded = new WeakMap<object, string>();
 const reviewJson = new WeakMap<object, string>();
+const parametersJson = new WeakMap<object, string>();
+/** The inventory an admitted object is judged with, built once for all its constraints. */
+const inventories = new WeakMap<object, { inventory: Record<string, unknown>; key: string }>();
 const encoder = new TextEncoder();
 
 export function evaluateRegoTemplate(
@@ -160,22 +163,31 @@ export function evaluateRegoTemplate(
         unknown: text`opa cannot compile the template's Rego: ${detail(compiled.reason, 'a compile error')}`,
       };
   }
-  const spec = isRecord(constraint.spec) ? constraint.spec : {};
-  // The review is the same for every constraint of the object: serialized once.
+  // The parameters are the same for every object, the review for every constraint: each is
+  // serialized once.
+  let parameters = parametersJson.get(constraint);
+  if (parameters === undefined) {
+    const spec = isRecord(constraint.spec) ? constraint.spec : {};
+    parameters = JSON.stringify(spec.parameters ?? {});
+    parametersJson.set(constraint, parameters);
+  }
   let review = reviewJson.get(context.admitted);
   if (review === undefined) {
     review = JSON.stringify(reviewOf(context));
     reviewJson.set(context.admitted, review);
   }
-  const input = encoder.encode(
-    `{"review":${review},"parameters":${JSON.stringify(spec.parameters ?? {})}}`,
-  ).buffer;
+  const input = encoder.encode(`{"review":${review},"parameters":${parameters}}`).buffer;
   context.guard.checkDeadline();
   let resultSet: unknown;
   try {
     if (referential) {
-      const inventory = { inventory: namespaceInventory(context) };
-      const key = JSON.stringify(inventory);
+      let built = inventories.get(context.admitted);
+      if (!built) {
+        const inventory = { inventory: namespaceInventory(context) };
+        built = { inventory, key: JSON.stringify(inventory) };
+        inventories.set(context.admitted, built);
+      }
+      const { inventory, key } = built;
       if (inventoryLoaded.get(compiled.policy) !== key) {
         compiled.policy.setData(inventory);
         inventoryLoaded.set(compiled.policy, key);
