@@ -52,6 +52,7 @@ export function findOpa(configured?: string, searchPath = process.env.PATH ?? ''
   return undefined;
 }
 
+const V1_KEYWORDS = /\b(if|contains)\b/;
 const PACKAGE = /^\s*package\s+([A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)\s*$/m;
 
 /** The template's `violation` rule as an OPA entrypoint: `package a.b` → `a/b/violation`. */
@@ -99,10 +100,14 @@ async function compileToWasm(opa: string, code: RegoCode, entrypoint: string): P
     const bundle = path.join(directory, 'bundle.tar.gz');
     const build = (extra: string[]) =>
       runOpa(opa, ['build', '-t', 'wasm', '-e', entrypoint, ...extra, '-o', bundle, sources]);
-    let result = await build([]);
+    // A template with neither `if` nor `contains` is v0 (v1 needs them in rule bodies and partial
+    // sets): compiled as v0 first, saving a failing opa run for most installed templates.
+    const v0First = code.version !== 'v1' && !V1_KEYWORDS.test([code.rego, ...code.libs].join('\n'));
+    const first: string[] = v0First ? ['--v0-compatible'] : [];
+    let result = await build(first);
     if (!result.ok && code.version !== 'v1') {
-      const asV0 = await build(['--v0-compatible']);
-      if (asV0.ok) result = asV0;
+      const other = await build(v0First ? [] : ['--v0-compatible']);
+      if (other.ok) result = other;
     }
     if (!result.ok) throw new Error(result.message);
     const wasm = fileInBundle(await readFile(bundle), 'policy.wasm');
@@ -118,6 +123,7 @@ export class RegoEngine {
   /** Each template revision's code is hashed once. */
   private readonly hashes = new WeakMap<RegoCode, string>();
   private readonly pending = new Set<Promise<void>>();
+  private changes = 0;
   /** One opa at a time: a cluster's templates arrive together at start, the machine keeps its cores. */
   private queue: Promise<void> = Promise.resolve();
 
@@ -126,11 +132,20 @@ export class RegoEngine {
   /** `--opa-path`; undefined: the image's opa, then PATH. */
   configure(opaPath: string | undefined): void {
     this.opaPath = findOpa(opaPath);
+    this.changes++;
     for (const [hash, entry] of this.compiled) if (entry.state === 'no-opa') this.compiled.delete(hash);
   }
 
   get opa(): string | undefined {
     return this.opaPath;
+  }
+
+  /**
+   * Changes whenever a template's compilation ends or opa is configured: verdicts given while a
+   * template compiled differ from those after (answers memoised by state must include it).
+   */
+  get revision(): number {
+    return this.changes;
   }
 
   /** The compiled policy, starting its compilation on first sight (it is ready on a later call). */
@@ -170,12 +185,14 @@ export class RegoEngine {
           // A template that fails on an empty object says so again on a real one.
         }
         this.compiled.set(key, { state: 'ready', policy, entrypoint });
+        this.changes++;
       })
       .catch((error: unknown) => {
         this.compiled.set(key, {
           state: 'failed',
           reason: error instanceof Error ? error.message : String(error),
         });
+        this.changes++;
       });
     this.queue = done;
     this.pending.add(done);
