@@ -1,13 +1,7 @@
 import { groupOf, isRecord, versionOf } from '../../../model/kubernetes';
 import { pluralOfKind } from '../../../model/resources';
 import { detail } from '../../../model/text';
-import {
-  compileCel,
-  objectAsCelInput,
-  toCelInput,
-  type CelOutcome,
-  type CelProgram,
-} from '../cel/cel-program';
+import { compileCel, objectAsCelInput, toCelInput, type CelOutcome, type CelProgram } from '../cel/cel-program';
 import { CelCostExceeded, CostTracker, PER_CALL_LIMIT, RUNTIME_CEL_COST_BUDGET } from '../cel/runtime-cost';
 import type { Evidence, VerdictContext } from '../types';
 import { KyvernoRuleError, NotEvaluable } from './kyverno-errors';
