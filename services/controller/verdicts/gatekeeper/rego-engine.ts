@@ -19,6 +19,8 @@ import { installGoSprintf } from './rego-sprintf';
 export const IMAGE_OPA_PATH = '/usr/local/bin/opa';
 /** A template's compilation may take this long before opa is stopped. */
 const COMPILE_TIMEOUT_MILLISECONDS = 30_000;
+/** Compiled templates kept (a cluster has tens; revisions add up over a long run). */
+const MAX_COMPILED_TEMPLATES = 1000;
 /** Wasm memory of one policy: 320 KiB to start, 64 MiB at most (a huge object fails, not the process). */
 const MEMORY = { initial: 5, maximum: 1024 };
 
@@ -168,6 +170,12 @@ export class RegoEngine {
       const failed: CompiledRego = { state: 'failed', reason: 'the Rego has no package statement' };
       this.compiled.set(hash, failed);
       return failed;
+    }
+    // Each template revision adds one; past the bound the oldest (a replaced revision, most likely)
+    // is dropped, and compiled again should it come back.
+    if (this.compiled.size >= MAX_COMPILED_TEMPLATES) {
+      const oldest = this.compiled.keys().next().value as string;
+      if (this.compiled.get(oldest)?.state !== 'compiling') this.compiled.delete(oldest);
     }
     const compiling: CompiledRego = { state: 'compiling' };
     this.compiled.set(hash, compiling);
