@@ -13,6 +13,17 @@
 # run `npm test` and the end-to-end tier; for a byte-identical base, append its digest
 # (`docker buildx imagetools inspect node:22.x.y-bookworm-slim` prints it) as `@sha256:...`.
 ARG NODE_IMAGE=node:22.23.3-bookworm-slim
+# Go for Open Policy Agent, which compiles Gatekeeper templates' Rego (docs/decisions.md): the version
+# tools/build-opa.sh builds for the tests, from the Go module proxy. opa v1.22.3's go.mod asks Go 1.26.
+ARG GO_IMAGE=golang:1.26-bookworm
+ARG OPA_VERSION=v1.22.3
+
+FROM ${GO_IMAGE} AS opa
+ARG OPA_VERSION
+ENV CGO_ENABLED=0 GOFLAGS=-buildvcs=false
+RUN go install -trimpath \
+    -ldflags "-s -w -X github.com/open-policy-agent/opa/v1/version.Version=${OPA_VERSION#v}" \
+    "github.com/open-policy-agent/opa@${OPA_VERSION}"
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
@@ -34,6 +45,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --omit=peer --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY examples/manifests ./examples/manifests
+# Where the controller looks for opa first (--opa-path overrides it).
+COPY --from=opa /go/bin/opa /usr/local/bin/opa
 # The webhook's entry point. `exec` makes node PID 1, so SIGTERM reaches it and it drains cleanly.
 RUN printf '#!/bin/sh\nexec node /app/dist/services/webhook/main.js "$@"\n' > /webhook \
   && chmod 0755 /webhook

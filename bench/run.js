@@ -16,6 +16,7 @@ const { runReadsBenchmark } = require('./reads');
 const { runWatchBenchmark } = require('./watch');
 const { HOSTILE_MATCHERS, LINEAR_GROWTH_LIMIT, runHostile } = require('./lib/hostile-runner');
 const { runApiServerBenchmark } = require('./apiserver');
+const { reportGatekeeper } = require('./lib/gatekeeper-report');
 const { runClusterBenchmark, clusterVerdicts } = require('./cluster');
 
 /**
@@ -28,7 +29,7 @@ const { runClusterBenchmark, clusterVerdicts } = require('./cluster');
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
   // Any other argument still starts the benchmarks: `--help` must not be the one that does.
   console.log(
-    'node bench/run.js [--only=admission,apiserver,reads,scale,cluster,watch,verdicts,hostile] [--duration=<seconds per measured run, default 4>] [--churn=<seconds of churn in cluster, default 60>]',
+    'node bench/run.js [--only=admission,apiserver,reads,scale,cluster,watch,verdicts,gatekeeper,hostile] [--duration=<seconds per measured run, default 4>] [--churn=<seconds of churn in cluster, default 60>]',
   );
   process.exit(0);
 }
@@ -39,9 +40,9 @@ const options = Object.fromEntries(
     return match ? [[match[1], match[2]]] : [];
   }),
 );
-const selected = (options.only || 'admission,apiserver,reads,scale,cluster,watch,verdicts,hostile').split(
-  ',',
-);
+const selected = (
+  options.only || 'admission,apiserver,reads,scale,cluster,watch,verdicts,gatekeeper,hostile'
+).split(',');
 // Churn of the cluster benchmark; the issue's 10 minutes: --churn=600.
 const churnSeconds = Number(options.churn || 60);
 const durationSeconds = Number(options.duration || 4);
@@ -63,6 +64,11 @@ function runJsonScript(nodeArguments) {
 const runVerdicts = async () =>
   /** @type {import('./verdicts').VerdictsOutput} */ (
     await runJsonScript([path.join(__dirname, 'verdicts.js')])
+  );
+
+const runGatekeeper = async () =>
+  /** @type {import('./gatekeeper').GatekeeperOutput} */ (
+    await runJsonScript([path.join(__dirname, 'gatekeeper.js')])
   );
 
 const runScale = async () =>
@@ -119,6 +125,9 @@ const BENCHMARKS = {
       measured: format(verdictMicros, 1),
       pass: verdictMicros < figures.budgetMicros,
     });
+  },
+  gatekeeper: async (verdicts) => {
+    verdicts.push(reportGatekeeper(await runGatekeeper()));
   },
   hostile: async (verdicts) => {
     /** @type {Array<import('./hostile').HostileOutput | {matcher: string, error: string}>} */

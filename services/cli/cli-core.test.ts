@@ -292,7 +292,7 @@ describe('check in a terminal', () => {
     expect(occurrences('"block-cloud-metadata" denies all egress traffic for all pods')).toBe(1);
     // Grouped, in this order, each finding with its evidence under it.
     const headings = [
-      'will be rejected (2):',
+      'will be rejected (3):',
       'will be audited or warned about (1):',
       'other constraints that apply (',
     ];

@@ -10,6 +10,7 @@ import type { KubernetesObject } from '../model/kubernetes';
 import { silentLogger } from '../logging/logger';
 import { usageError } from './exit-codes';
 import { errorMessage } from '../model/error-message';
+import { compileGatekeeperTemplates } from '../controller/check/gatekeeper-templates';
 
 // `forewarn check --manifests DIR`: the cluster as a GitOps repository describes it, indexed in this
 // process with the controller's own source, adapters and index, read once (no file watching). The
@@ -46,8 +47,15 @@ export async function loadOfflineCluster(directory: string): Promise<OfflineClus
     canSee: (group, kind) => source.watchesKind(group, kind),
   });
   ingestor.onChange((object, removed) => companions.observe(object, removed));
+  // Gatekeeper Rego templates: opa from FOREWARN_OPA_PATH, the image's path or PATH.
+  const gatekeeperTemplates = compileGatekeeperTemplates(
+    (listener) => ingestor.onChange(listener),
+    process.env.FOREWARN_OPA_PATH,
+  );
   try {
     await source.start();
+    // A one-shot check waits for the templates' Rego to compile.
+    await gatekeeperTemplates.settled();
   } catch (error) {
     throw usageError(errorMessage(error));
   } finally {

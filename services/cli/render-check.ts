@@ -85,7 +85,10 @@ function findingLines(finding: CheckFinding, width: number | undefined, style: S
     const message = singleLine(item.message);
     // The summary already quotes the first failing field's message: the path is what it lacks.
     const quoted = evidence.length === 1 && summary.includes(message);
-    detail(quoted ? `at ${item.path}` : `at ${item.path}: ${message}`);
+    // An empty path is the object as a whole (a Gatekeeper message that names no field).
+    if (item.path === '') {
+      if (!quoted) detail(message);
+    } else detail(quoted ? `at ${item.path}` : `at ${item.path}: ${message}`);
   }
   if (finding.verdict === 'unknown' && finding.reason)
     lines.push(

@@ -66,6 +66,12 @@ const FLAGS: Array<{
     expected: { meshRootNamespace: 'mesh-root' },
   },
   {
+    flag: '--opa-path',
+    env: 'FOREWARN_OPA_PATH',
+    value: '/opt/opa',
+    expected: { opaPath: '/opt/opa' },
+  },
+  {
     flag: '--pod-security-default',
     env: 'FOREWARN_POD_SECURITY_DEFAULT',
     value: 'enforce=baseline,warn=restricted:v1.30',

@@ -169,6 +169,12 @@ export const CONTROLLER_FLAGS = {
     default: [] as string[],
     defaultText: 'none',
   }),
+  /** Open Policy Agent, which compiles Gatekeeper templates' Rego (docs/decisions.md). */
+  opaPath: flag({
+    flags: '--opa-path <file>',
+    help: "Open Policy Agent's opa binary, which compiles Gatekeeper templates' Rego; unset: the image's /usr/local/bin/opa, then opa on PATH; none: Rego templates are unknown",
+    env: 'FOREWARN_OPA_PATH',
+  }),
   missingDebounceMs: flag({
     flags: '--missing-debounce <duration>',
     help: 'how long a companion resource must be missing before it is reported',

@@ -24,6 +24,8 @@ import { createApiAccess, type ReviewToken } from './http/api-auth';
 import { kubernetesAccessReviewer, type ReviewAccess } from './http/access-review';
 import { createCallerReadAccess, type CallerReadAccess } from './http/caller-read-access';
 import { kubernetesTokenReviewer } from './http/token-review';
+import { regoEngine } from './verdicts/gatekeeper/rego-engine';
+import { compileTemplateOnArrival } from './verdicts/gatekeeper/template-preparation';
 
 // Wires one controller: index, ingestion, a source, the HTTP server. I/O pieces are created here
 // (or injected by tests) so everything below stays pure.
@@ -210,6 +212,15 @@ function createIngestion(config: ControllerConfig, logger: Logger, clock: () => 
     },
     clock,
   );
+  // Gatekeeper templates' Rego compiles in the background as templates arrive (before the source starts).
+  regoEngine.configure(config.opaPath);
+  if (regoEngine.opa === undefined)
+    logger.warn(
+      { opaPath: config.opaPath ?? null },
+      'opa not found: Gatekeeper Rego templates are unknown; put opa on PATH or pass --opa-path',
+    );
+  else logger.info({ opa: regoEngine.opa }, 'Gatekeeper Rego templates compile with opa');
+  ingestor.onChange(compileTemplateOnArrival(regoEngine));
   return { registry, index, parseErrors, ingestor };
 }
 

@@ -142,8 +142,11 @@ export interface AdapterContext {
   podSecurityExemptions?: PodSecurityExemptions;
   /** Related objects retained by the ingest layer (e.g. a ValidatingAdmissionPolicy for its binding). */
   lookup(apiVersionKind: { group: string; kind: string }, namespace: string | null, name: string): unknown;
-  /** Every retained object of one kind in a namespace (null: cluster-scoped), e.g. a Server's authorizations. */
-  lookupAll(groupKind: { group: string; kind: string }, namespace: string | null): unknown[];
+  /**
+   * Every retained object of one kind in a namespace (null: cluster-scoped; undefined: in every
+   * namespace), e.g. a Server's authorizations.
+   */
+  lookupAll(groupKind: { group: string; kind: string }, namespace: string | null | undefined): unknown[];
 }
 
 /** A constraint before the ingest layer stamps observation time and applies annotation overrides. */

@@ -161,6 +161,22 @@ export const POLICY_SOURCE_KINDS: { readonly [name in PolicySourceName]: PolicyS
         plural: `${kind.toLowerCase().slice(0, -1)}ies`,
         namespaced: false,
       })),
+      // Gatekeeper: the templates that hold each constraint kind's Rego or CEL, and its Config
+      // (namespaces its admission webhook skips).
+      {
+        group: 'templates.gatekeeper.sh',
+        versions: ['v1', 'v1beta1', 'v1alpha1'],
+        kind: 'ConstraintTemplate',
+        plural: 'constrainttemplates',
+        namespaced: false,
+      },
+      {
+        group: 'config.gatekeeper.sh',
+        versions: ['v1alpha1'],
+        kind: 'Config',
+        plural: 'configs',
+        namespaced: true,
+      },
     ],
     dynamicGroups: ['constraints.gatekeeper.sh'],
   },

@@ -22,10 +22,15 @@ export function renderConstraintTexts(constraint: ConstraintDraft, viewer: Viewe
 
 /** An adapter context for unit tests whose lookups find objects among `related` by group, kind, namespace (and name). */
 export function testAdapterContext(related: ReadonlyArray<KubernetesObject> = []): AdapterContext {
-  const sameKind = (object: KubernetesObject, group: string, kind: string, namespace: string | null) =>
+  const sameKind = (
+    object: KubernetesObject,
+    group: string,
+    kind: string,
+    namespace: string | null | undefined,
+  ) =>
     (object.apiVersion ?? '').startsWith(group === '' ? 'v1' : `${group}/`) &&
     object.kind === kind &&
-    (object.metadata?.namespace ?? null) === namespace;
+    (namespace === undefined || (object.metadata?.namespace ?? null) === namespace);
   return {
     lookupAll: ({ group, kind }, namespace) =>
       related.filter((object) => sameKind(object, group, kind, namespace)),

@@ -57,8 +57,14 @@ describe('checkManifest', () => {
     expect(report.objects[0].findings.every((finding) => finding.severity !== 'Info')).toBe(true);
     expect(report.criticalCount + report.warningCount).toBe(expected.length);
     // Without `resources`, the container fails Kyverno's require-requests and the
-    // ValidatingAdmissionPolicy (which fails closed): two rejections, warned before the rest.
-    expect(report.rejectionCount).toBe(2);
+    // ValidatingAdmissionPolicy (which fails closed), and without an `owner` label the Gatekeeper
+    // constraint (its CEL template): three rejections, warned before the rest.
+    expect(report.rejectionCount).toBe(3);
+    expect(report.objects[0].warnings).toContainEqual(
+      expect.stringMatching(
+        /^\[CRITICAL\] will be rejected: you must provide labels: owner \(Gatekeeper K8sRequiredLabels "workloads-must-have-owner"\)/,
+      ),
+    );
     expect(report.objects[0].warnings.slice(0, 2)).toEqual([
       expect.stringMatching(
         /^\[CRITICAL\] will be rejected: container "web": .*\(Kyverno ClusterPolicy "require-requests" rule "validate-requests"\)/,

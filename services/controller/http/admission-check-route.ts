@@ -13,6 +13,7 @@ import type { ResourceDependencies } from './resource-requests';
 import { ADMISSION_CHECK_PATH } from '../../model/admission-query';
 import { ADMISSION_CHECK_VIEWS, type AdmissionCheckView, type DetailLevel } from '../../model/api';
 import { AdmissionCheckMemo } from './admission-check-memo';
+import { regoEngine } from '../verdicts/gatekeeper/rego-engine';
 import { apiViewLevel } from './api-auth';
 
 /** What the route needs of the app's dependencies (a subset, so this file does not import app.ts). */
@@ -105,9 +106,11 @@ function readBodyFailure(failure: unknown): Answer | undefined {
 
 /** The state an answer depends on besides the body; undefined: do not remember answers. */
 function memoState(dependencies: AdmissionCheckDependencies): string | undefined {
-  if (!dependencies.prospectiveFindings) return `${dependencies.index.revision}/-`;
+  // Gatekeeper Rego verdicts change when a template's compilation ends, the index unchanged.
+  const state = `${dependencies.index.revision}/${regoEngine.revision}`;
+  if (!dependencies.prospectiveFindings) return `${state}/-`;
   if (!dependencies.prospectiveRevision) return undefined;
-  return `${dependencies.index.revision}/${dependencies.prospectiveRevision()}`;
+  return `${state}/${dependencies.prospectiveRevision()}`;
 }
 
 function parseJson(text: string): { value: unknown } | undefined {

@@ -221,8 +221,9 @@ export class Ingestor {
   }
 
   private isRetained(adapter: Adapter, group: string, kind: string): boolean {
+    // `*`: every kind of the group (Gatekeeper's constraint kinds are discovered at run time).
     return (adapter.retainedKinds ?? []).some(
-      (retained) => retained.group === group && retained.kind === kind,
+      (retained) => retained.group === group && (retained.kind === kind || retained.kind === '*'),
     );
   }
 
@@ -265,7 +266,10 @@ export class Ingestor {
           this.retained.get(referenceKey({ group: groupKind.group, kind: groupKind.kind, namespace, name })),
         ),
       lookupAll: (groupKind, namespace) => {
-        const prefix = referenceKey({ group: groupKind.group, kind: groupKind.kind, namespace, name: '' });
+        const prefix =
+          namespace === undefined
+            ? `${groupKind.group}/${groupKind.kind}/`
+            : referenceKey({ group: groupKind.group, kind: groupKind.kind, namespace, name: '' });
         return [...this.retained].filter(([key]) => key.startsWith(prefix)).map(([, object]) => seen(object));
       },
     };

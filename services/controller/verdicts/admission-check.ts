@@ -62,6 +62,8 @@ export function verdictIndexOf(index: ConstraintIndex): VerdictIndex {
   return {
     sourceOf: (constraint) => index.sourceOfConstraint(constraint),
     find: (group, kind, namespace, name) => index.findSource(group, kind, namespace, name),
+    namespaces: () =>
+      index.knownNamespaces().map((name) => ({ name, labels: index.labelsOfNamespace(name) })),
     listInNamespace: (group, kind, namespace) => {
       const key = `${group}/${kind}/${namespace}`;
       let list = lists.get(key);

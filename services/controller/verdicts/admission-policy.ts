@@ -25,9 +25,9 @@ import { NOT_APPLICABLE, unknown, type Evidence, type VerdictContext, type Verdi
 // lacks, or a CEL function not implemented here (cel/kubernetes-extensions.ts).
 
 const POLICY_GROUP = 'admissionregistration.k8s.io';
-const NEEDS_REQUESTER = /\brequest\.userInfo\b|\bauthorizer\b/;
+export const NEEDS_REQUESTER = /\brequest\.userInfo\b|\bauthorizer\b/;
 
-type Bindings = Record<string, unknown>;
+export type Bindings = Record<string, unknown>;
 
 function operationsAllow(policy: KubernetesObject, operation: string): boolean {
   const spec = isRecord(policy.spec) ? policy.spec : {};
@@ -40,7 +40,7 @@ function operationsAllow(policy: KubernetesObject, operation: string): boolean {
   );
 }
 
-function requestOf(context: VerdictContext): Record<string, unknown> {
+export function requestOf(context: VerdictContext): Record<string, unknown> {
   const { object, operation, namespace } = context.admitted;
   const group = groupOf(object.apiVersion);
   const version = versionOf(object.apiVersion);
@@ -85,7 +85,7 @@ function findParams(
  * object's guard. Variables are evaluated when an expression first names them and their cost is
  * charged to it, as the API server's lazy variables are (admission/plugin/cel/composition.go).
  */
-class PolicyRun {
+export class PolicyRun {
   spent = 0;
   private readonly values: Record<string, unknown> = {};
   private readonly failures = new Map<string, CelOutcome & { ok: false }>();
@@ -96,8 +96,14 @@ class PolicyRun {
     private readonly compiledPolicy: CompiledPolicy,
     private readonly bindings: Bindings,
     private readonly guard: EvaluationGuard,
+    /** Variables whose value the caller already has (Gatekeeper's `params`), as CEL input. */
+    preset: Record<string, unknown> = {},
   ) {
     bindings.variables = this.values;
+    for (const [name, value] of Object.entries(preset)) {
+      this.values[name] = value;
+      this.evaluated.add(name);
+    }
   }
 
   /** Evaluates one expression, its variables first; adds its cost to what the binding spent. */
@@ -208,9 +214,9 @@ function failingElements(validation: CompiledValidation, run: PolicyRun, message
   return evidence;
 }
 
-type ValidationResult = { evidence: Evidence[] } | { unsupported: Text } | { budgetExceeded: string };
+export type ValidationResult = { evidence: Evidence[] } | { unsupported: Text } | { budgetExceeded: string };
 
-function runValidations(compiledPolicy: CompiledPolicy, run: PolicyRun): ValidationResult {
+export function runValidations(compiledPolicy: CompiledPolicy, run: PolicyRun): ValidationResult {
   const evidence: Evidence[] = [];
   for (const validation of compiledPolicy.validations) {
     const result = run.evaluate(validation.program, validation.expression);

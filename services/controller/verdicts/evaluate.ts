@@ -7,6 +7,9 @@ import { evaluateLimitRange } from './limit-range';
 import { evaluateLinkerdDefaultInbound } from './linkerd-default-inbound';
 import { LINKERD_DEFAULT_INBOUND_CONSTRAINT } from '../../model/linkerd';
 import { evaluatePodSecurityAdmission } from './pod-security-admission';
+import { evaluateGatekeeperConstraint } from './gatekeeper/gatekeeper-constraint';
+import { GATEKEEPER_CONSTRAINT_GROUP } from '../../model/gatekeeper';
+import { groupOf } from '../../model/kubernetes';
 import { evaluateResourceQuota } from './resource-quota';
 import {
   DEFAULT_EVALUATION_LIMITS,
@@ -29,7 +32,7 @@ import {
 // evaluator is chosen by the constraint's source kind (Pod Security Admission by its adapter: its source,
 // the Namespace, also yields other adapters' constraints, Linkerd's for one); kinds with nothing to
 // judge are `applies` with the reason (network, mesh, mutation, opaque webhooks: they affect the
-// object but pass or fail nothing), rules that cannot be judged faithfully here `unknown` (Rego).
+// object but pass or fail nothing), rules that cannot be judged faithfully here `unknown`.
 
 const EVALUATORS: Readonly<Record<string, ConstraintEvaluator>> = {
   ResourceQuota: evaluateResourceQuota,
@@ -56,8 +59,8 @@ function withoutEvaluator(constraint: Constraint): Verdict {
         text`nothing to evaluate: the admission webhook decides at request time, with rules only it knows`,
       );
     case 'policyengine':
-      return constraint.source.apiVersion.startsWith('constraints.gatekeeper.sh')
-        ? unknown(text`Gatekeeper evaluates Rego; it is not evaluated here`)
+      return groupOf(constraint.source.apiVersion) === GATEKEEPER_CONSTRAINT_GROUP
+        ? unknown(text`the Gatekeeper constraint is not in the index`)
         : unknown(text`this kind of policy is not evaluated here`);
     case 'admissionpolicy':
       return unknown(text`the ValidatingAdmissionPolicy could not be evaluated here`);
@@ -89,7 +92,12 @@ function verdictOf(constraint: Constraint, context: VerdictContext): VerdictOutc
   // A namespace default that a pod's own annotation replaces.
   if (constraint.adapter === 'mesh' && constraint.name === LINKERD_DEFAULT_INBOUND_CONSTRAINT)
     return evaluateLinkerdDefaultInbound(constraint, context);
-  const evaluator = EVALUATORS[constraint.source.kind] as ConstraintEvaluator | undefined;
+  // Gatekeeper: one kind per template, so the evaluator is chosen by group.
+  const evaluator =
+    constraint.adapter === 'policyengine' &&
+    groupOf(constraint.source.apiVersion) === GATEKEEPER_CONSTRAINT_GROUP
+      ? evaluateGatekeeperConstraint
+      : (EVALUATORS[constraint.source.kind] as ConstraintEvaluator | undefined);
   const source = evaluator ? context.index.sourceOf(constraint) : undefined;
   if (!evaluator || !source) return withoutEvaluator(constraint);
   return evaluator(constraint, source, context);

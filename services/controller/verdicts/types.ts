@@ -56,6 +56,8 @@ export interface VerdictIndex {
   find(group: string, kind: string, namespace: string | null, name: string): KubernetesObject | undefined;
   /** Indexed source objects of one kind in a namespace (LimitRanges for defaulting). */
   listInNamespace(group: string, kind: string, namespace: string): KubernetesObject[];
+  /** Every known namespace with its labels (Gatekeeper's synced Namespaces); absent: none known. */
+  namespaces?(): Array<{ name: string; labels: Labels }>;
 }
 
 export interface VerdictContext {

@@ -50,7 +50,12 @@ function foreignNames(namespace: string): string[] {
         .map((object) => object.metadata?.name ?? '')
         // `default` (the mesh-wide PeerAuthentication) is also an English word the LimitRange
         // summary uses ("default cpu=500m"); Forewarn's own webhook is never reported at all.
-        .filter((name) => name !== '' && !own.has(name) && !['forewarn-webhook', 'default'].includes(name)),
+        .filter((name) => name !== '' && !own.has(name) && !['forewarn-webhook', 'default'].includes(name))
+        // A Gatekeeper template is named after its constraint kind, which every level shows.
+        .filter(
+          (name) =>
+            !objects.some((object) => object.kind === 'ConstraintTemplate' && object.metadata?.name === name),
+        ),
     ),
   ];
 }

@@ -24,13 +24,14 @@ describe('policyengine adapter: Gatekeeper constraints', () => {
       adapter: 'policyengine',
       source: { kind: 'K8sRequiredLabels', apiVersion: 'constraints.gatekeeper.sh/v1beta1', namespace: null },
       scope: { kind: 'cluster', excludedNamespaces: ['gatekeeper-system', 'kube-*'] },
-      workloadSelector: { matchLabels: { team: 'payments' } },
       resourceTargets: [
         { group: 'apps', resource: 'deployments' },
         { group: 'apps', resource: 'statefulsets' },
         { group: '', resource: 'pods' },
       ],
     });
+    // The selector reads each object's own labels, a Deployment's not being its pods': no pod selector.
+    expect(constraint.workloadSelector).toBeUndefined();
     expect(constraint.tags).toEqual([
       'admission',
       'policy-engine',
@@ -156,6 +157,7 @@ describe('policyengine adapter: Gatekeeper constraints', () => {
   it('is routed every kind of the Gatekeeper constraints group by the registry', () => {
     const registry = new AdapterRegistry();
     expect(registry.adapterFor('constraints.gatekeeper.sh', 'K8sAnythingAtAll')?.name).toBe('policyengine');
-    expect(registry.adapterFor('templates.gatekeeper.sh', 'ConstraintTemplate')).toBeUndefined();
+    expect(registry.adapterFor('templates.gatekeeper.sh', 'ConstraintTemplate')?.name).toBe('policyengine');
+    expect(registry.adapterFor('config.gatekeeper.sh', 'Config')?.name).toBe('policyengine');
   });
 });

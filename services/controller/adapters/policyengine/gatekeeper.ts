@@ -1,5 +1,11 @@
 import type { Effect, Severity } from '../../../model/api';
-import { AdapterParseError, type ConstraintDraft, type ResourceTarget } from '../../../model/constraint';
+import {
+  AdapterParseError,
+  type AdapterContext,
+  type ConstraintDraft,
+  type NamespaceScope,
+  type ResourceTarget,
+} from '../../../model/constraint';
 import type { KubernetesObject, LabelSelector } from '../../../model/kubernetes';
 import { formatLabelSelector, isEmptySelector } from '../../../model/label-selector';
 import { pluralOfKind } from '../../../model/resources';
@@ -9,10 +15,12 @@ import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
 import { clusterScope, readChoice, scopeText, uniqueSorted } from '../shared/scope-text';
 import { kindsInPlural, summariseParameters } from '../../../model/summary-rules';
 import { policyEngineDraft } from './engine-draft';
+import { configExcludedNamespaces } from './gatekeeper-sources';
 
 // Gatekeeper constraints (group constraints.gatekeeper.sh, one kind per ConstraintTemplate, all
-// cluster-scoped) → one Admission constraint per object. The template's logic is Rego we do not
-// evaluate; what the constraint tells a developer is which resources it checks, where, and how hard.
+// cluster-scoped) → one Admission constraint per object: which resources it checks, where, and how
+// hard. Namespaces Gatekeeper's Config exempts from its webhook are out of scope. Whether an object
+// passes is the verdict engine's (verdicts/gatekeeper/), which runs the template's Rego or CEL.
 
 export const GATEKEEPER_GROUP = 'constraints.gatekeeper.sh';
 
@@ -96,7 +104,24 @@ function describeLabels(selector: LabelSelector | undefined): Text {
   return text` labelled ${detail(formatLabelSelector(selector), 'with selected labels')}`;
 }
 
-export function gatekeeperConstraintToConstraints(object: KubernetesObject): ConstraintDraft[] {
+/** The namespaces of `match`, less those Gatekeeper's Config exempts from its webhook. */
+function constraintScope(match: Record<string, unknown>, context: AdapterContext): NamespaceScope {
+  return clusterScope(
+    readStringList(match.namespaces, 'spec.match.namespaces'),
+    [
+      ...readStringList(match.excludedNamespaces, 'spec.match.excludedNamespaces'),
+      ...configExcludedNamespaces(context),
+    ],
+    match.namespaceSelector === undefined
+      ? undefined
+      : readSelector(match.namespaceSelector, 'spec.match.namespaceSelector'),
+  );
+}
+
+export function gatekeeperConstraintToConstraints(
+  object: KubernetesObject,
+  context: AdapterContext,
+): ConstraintDraft[] {
   // Constraints are cluster-scoped whatever metadata says; the template is the kind.
   if (typeof object.kind !== 'string' || object.kind === '')
     throw new AdapterParseError('Gatekeeper constraint has no kind');
@@ -116,13 +141,7 @@ export function gatekeeperConstraintToConstraints(object: KubernetesObject): Con
   if (matchScope === 'Cluster') return [];
 
   const { targets, kindNames } = readKindTargets(match);
-  const scope = clusterScope(
-    readStringList(match.namespaces, 'spec.match.namespaces'),
-    readStringList(match.excludedNamespaces, 'spec.match.excludedNamespaces'),
-    match.namespaceSelector === undefined
-      ? undefined
-      : readSelector(match.namespaceSelector, 'spec.match.namespaceSelector'),
-  );
+  const scope = constraintScope(match, context);
   const labelSelector =
     match.labelSelector === undefined
       ? undefined
@@ -177,7 +196,10 @@ export function gatekeeperConstraintToConstraints(object: KubernetesObject): Con
           'cluster-admin',
         ),
       ],
-      workloadSelector: labelSelector,
+      // Gatekeeper's labelSelector reads the object's own labels; Forewarn's workload selector reads
+      // pod labels. They are the same only for Pods: for other kinds the verdict decides.
+      workloadSelector:
+        kindNames.length > 0 && kindNames.every((name) => name === 'Pod') ? labelSelector : undefined,
       resourceTargets: targets,
     }),
   ];

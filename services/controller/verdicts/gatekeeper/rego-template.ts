@@ -1,0 +1,209 @@
+import type { RegoCode } from '../../../model/gatekeeper';
+import { groupOf, isRecord, versionOf, type KubernetesObject } from '../../../model/kubernetes';
+import { pluralOfKind } from '../../../model/resources';
+import { detail, text } from '../../../model/text';
+import { workloadKind } from '../../../model/workload-kinds';
+import type { Evidence, VerdictContext } from '../types';
+import type { RegoEngine } from './rego-engine';
+import type { TemplateOutcome } from './template-outcome';
+
+// A template's Rego as Gatekeeper runs it (its constraint framework's hook): the template's
+// `violation` rule with `input.review` (the AdmissionRequest: kind, resource, name, namespace,
+// operation, object, oldObject) and `input.parameters` (the constraint's spec.parameters); each
+// result's `msg` is what Gatekeeper answers. Referential templates read `data.inventory`, Gatekeeper's
+// copy of synced objects: the index provides Namespaces (`data.inventory.cluster.v1.Namespace`);
+// a template reading any other kind is `unknown`, as is one calling an external data provider.
+
+const READS_REQUESTER = /\binput\.review\.userInfo\b/;
+const EXTERNAL_DATA = /\bexternal_data\s*\(/;
+const INVENTORY = /\bdata\.inventory\b/;
+/** Kind names a referential template mentions after `data.inventory` on the same line. */
+const INVENTORY_KIND = /["'.]([A-Z][A-Za-z0-9]*)\b/g;
+const INVENTORY_KINDS_IN_INDEX = new Set(['Namespace']);
+
+function inventoryKinds(code: RegoCode): string[] {
+  const kinds = new Set<string>();
+  for (const source of [code.rego, ...code.libs])
+    for (const line of source.split('\n')) {
+      const at = line.search(INVENTORY);
+      if (at === -1) continue;
+      for (const match of line.slice(at).matchAll(INVENTORY_KIND)) kinds.add(match[1]);
+    }
+  return [...kinds].sort();
+}
+
+interface RegoAnalysis {
+  external: boolean;
+  requester: boolean;
+  referential: boolean;
+  /** Kinds a referential template reads that the index does not provide. */
+  missingKinds: string[];
+}
+
+// What a template's text says it needs, read once per template revision.
+const analyses = new WeakMap<RegoCode, RegoAnalysis>();
+
+function analysisOf(code: RegoCode): RegoAnalysis {
+  let analysis = analyses.get(code);
+  if (!analysis) {
+    const sources = [code.rego, ...code.libs];
+    analysis = {
+      external: sources.some((source) => EXTERNAL_DATA.test(source)),
+      requester: sources.some((source) => READS_REQUESTER.test(source)),
+      referential: sources.some((source) => INVENTORY.test(source)),
+      missingKinds: inventoryKinds(code).filter((kind) => !INVENTORY_KINDS_IN_INDEX.has(kind)),
+    };
+    analyses.set(code, analysis);
+  }
+  return analysis;
+}
+
+function reviewOf(context: VerdictContext): Record<string, unknown> {
+  const { object, oldObject, operation, namespace } = context.admitted;
+  const group = groupOf(object.apiVersion);
+  const version = versionOf(object.apiVersion);
+  return {
+    kind: { group, version, kind: object.kind ?? '' },
+    resource: { group, version, resource: pluralOfKind(object.kind ?? '') },
+    name: object.metadata?.name ?? '',
+    namespace,
+    operation,
+    object,
+    oldObject: oldObject ?? null,
+    dryRun: false,
+  };
+}
+
+/** `data.inventory` as Gatekeeper would hold it with Namespaces synced from the cluster. */
+function namespaceInventory(context: VerdictContext): Record<string, unknown> {
+  const namespaces: Record<string, unknown> = {};
+  const { namespace, namespaceLabels } = context.admitted;
+  const known = [...(context.index.namespaces?.() ?? []), { name: namespace, labels: namespaceLabels }];
+  for (const { name, labels } of known)
+    if (name !== '')
+      namespaces[name] = { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { ...labels } } };
+  return { cluster: { v1: { Namespace: namespaces } }, namespace: {} };
+}
+
+function containerPaths(object: KubernetesObject): Array<{ name: string; path: string }> {
+  const entry = workloadKind(groupOf(object.apiVersion), object.kind ?? '');
+  const templatePath = entry ? entry.podTemplatePath.join('.') : '';
+  let podSpec: unknown = object;
+  for (const key of [...(entry?.podTemplatePath ?? []), 'spec'])
+    podSpec = isRecord(podSpec) ? podSpec[key] : undefined;
+  if (!isRecord(podSpec)) return [];
+  const prefix = templatePath === '' ? 'spec' : `${templatePath}.spec`;
+  const found: Array<{ name: string; path: string }> = [];
+  for (const list of ['containers', 'initContainers', 'ephemeralContainers']) {
+    const containers = podSpec[list];
+    if (!Array.isArray(containers)) continue;
+    containers.forEach((container, index) => {
+      if (isRecord(container) && typeof container.name === 'string' && container.name !== '')
+        found.push({ name: container.name, path: `${prefix}.${list}[${index}]` });
+    });
+  }
+  return found;
+}
+
+/** The field a message is about, when it names one of the object's containers; else the object. */
+function evidencePath(message: string, object: KubernetesObject): string {
+  const named = containerPaths(object).filter(({ name }) =>
+    new RegExp(`(^|[^\\w.-])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^\\w.-])`).test(message),
+  );
+  return named.length === 1 ? named[0].path : '';
+}
+
+function messagesOf(resultSet: unknown): string[] | undefined {
+  if (!Array.isArray(resultSet)) return undefined;
+  const messages: string[] = [];
+  for (const entry of resultSet) {
+    if (!isRecord(entry) || !Array.isArray(entry.result)) return undefined;
+    for (const violation of entry.result) {
+      if (!isRecord(violation)) continue;
+      messages.push(typeof violation.msg === 'string' ? violation.msg : JSON.stringify(violation.msg ?? ''));
+    }
+  }
+  return messages.sort();
+}
+
+const inventoryLoaded = new WeakMap<object, string>();
+const reviewJson = new WeakMap<object, string>();
+const parametersJson = new WeakMap<object, string>();
+/** The inventory an admitted object is judged with, built once for all its constraints. */
+const inventories = new WeakMap<object, { inventory: Record<string, unknown>; key: string }>();
+const encoder = new TextEncoder();
+
+export function evaluateRegoTemplate(
+  code: RegoCode,
+  constraint: KubernetesObject,
+  context: VerdictContext,
+  engine: RegoEngine,
+): TemplateOutcome {
+  const { external, requester, referential, missingKinds } = analysisOf(code);
+  if (external)
+    return {
+      unknown: text`the template asks an external data provider, which is only reachable at admission`,
+    };
+  if (requester)
+    return { unknown: text`the template depends on who makes the request (input.review.userInfo)` };
+  if (referential && missingKinds.length > 0)
+    return {
+      unknown: text`the template reads ${detail(missingKinds.join(', '), 'other objects')} from Gatekeeper's synced data (data.inventory), which the index does not hold`,
+    };
+  const compiled = engine.policyFor(code);
+  switch (compiled.state) {
+    case 'no-opa':
+      return {
+        unknown: text`Rego templates need Open Policy Agent's opa binary to be compiled: the controller image ships it; elsewhere put opa on PATH or pass --opa-path`,
+      };
+    case 'compiling':
+      return { unknown: text`the template's Rego is being compiled by opa; ask again in a moment` };
+    case 'failed':
+      return {
+        unknown: text`opa cannot compile the template's Rego: ${detail(compiled.reason, 'a compile error')}`,
+      };
+  }
+  // The parameters are the same for every object, the review for every constraint: each is
+  // serialized once.
+  let parameters = parametersJson.get(constraint);
+  if (parameters === undefined) {
+    const spec = isRecord(constraint.spec) ? constraint.spec : {};
+    parameters = JSON.stringify(spec.parameters ?? {});
+    parametersJson.set(constraint, parameters);
+  }
+  let review = reviewJson.get(context.admitted);
+  if (review === undefined) {
+    review = JSON.stringify(reviewOf(context));
+    reviewJson.set(context.admitted, review);
+  }
+  const input = encoder.encode(`{"review":${review},"parameters":${parameters}}`).buffer;
+  context.guard.checkDeadline();
+  let resultSet: unknown;
+  try {
+    if (referential) {
+      let built = inventories.get(context.admitted);
+      if (!built) {
+        const inventory = { inventory: namespaceInventory(context) };
+        built = { inventory, key: JSON.stringify(inventory) };
+        inventories.set(context.admitted, built);
+      }
+      const { inventory, key } = built;
+      if (inventoryLoaded.get(compiled.policy) !== key) {
+        compiled.policy.setData(inventory);
+        inventoryLoaded.set(compiled.policy, key);
+      }
+    }
+    resultSet = compiled.policy.evaluate(input, compiled.entrypoint);
+  } catch (error) {
+    const message = isRecord(error) && typeof error.message === 'string' ? error.message : String(error);
+    return { unknown: text`OPA cannot evaluate the template: ${detail(message, 'an evaluation error')}` };
+  }
+  context.guard.checkDeadline();
+  const messages = messagesOf(resultSet);
+  if (!messages) return { unknown: text`OPA returned a result that is not a set of violations` };
+  const evidence: Evidence[] = messages.map((message) => ({
+    path: evidencePath(message, context.admitted.object),
+    message: [detail(message, 'it fails a rule of the constraint')],
+  }));
+  return { violations: evidence };
+}
