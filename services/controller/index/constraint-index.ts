@@ -11,6 +11,9 @@ import {
 import { matchesNamespaceSelector } from '../../model/selector';
 import { generatedReferenceKey, opaqueReference } from '../../model/opaque-reference';
 import { namespaceListMatches } from '../../model/namespace-pattern';
+import type { ParamKindResource } from '../../model/param-kinds';
+import { groupOf } from '../../model/kubernetes';
+import { namespacedByObjects, ParamObjects, type ParamObjectsOfKind } from './param-objects';
 
 // The in-memory index. Constraints are stored per source object (so an update replaces the object's
 // whole set and a delete removes it) and per namespace (so a namespace's lookups cost what that
@@ -68,6 +71,8 @@ export function inNamespace(constraint: Constraint, namespace: string, labels: L
 }
 
 export interface ConstraintIndexOptions {
+  /** The configured param kinds (`--param-kinds`) whose objects are kept for the verdicts. */
+  paramKinds?: readonly ParamKindResource[];
   /**
    * The per-installation secret of the constraints' opaque references (model/opaque-reference.ts);
    * absent, a random one: references are then stable only for this process.
@@ -92,6 +97,43 @@ export class ConstraintIndex {
 
   constructor(options: ConstraintIndexOptions = {}) {
     this.opaqueReferenceKey = options.opaqueReferenceKey ?? generatedReferenceKey();
+    this.params = new ParamObjects(options.paramKinds);
+  }
+
+  /** Param objects of the configured param kinds (`--param-kinds`), filled by the ingest layer. */
+  private readonly params: ParamObjects;
+
+  keepsParamGroup(group: string): boolean {
+    return this.params.keepsGroup(group);
+  }
+
+  /** A CRD that may define a configured param kind (its plural and scope). */
+  defineParamKind(crd: KubernetesObject, removed: boolean): void {
+    if (removed) this.params.undefine(crd);
+    else if (this.params.define(crd)) this.changeCounter++;
+  }
+
+  upsertParam(object: KubernetesObject): void {
+    this.params.upsert(object);
+    this.changeCounter++;
+  }
+
+  removeParam(object: KubernetesObject): void {
+    if (this.params.remove(object)) this.changeCounter++;
+  }
+
+  /**
+   * The objects a ValidatingAdmissionPolicy may take as params of a kind: a configured param kind's,
+   * else the kept source objects of that kind (a Gatekeeper constraint as the param, as Gatekeeper's
+   * own VAP integration binds them); undefined when the index reads no object of the kind.
+   */
+  paramsOfKind(group: string, kind: string): ParamObjectsOfKind | undefined {
+    const configured = this.params.ofKind(group, kind);
+    if (configured) return configured;
+    const sources = [...this.sources.values()].filter(
+      (source) => source.kind === kind && groupOf(source.apiVersion) === group,
+    );
+    return sources.length === 0 ? undefined : { namespaced: namespacedByObjects(sources), objects: sources };
   }
 
   /** Increases on every change; lets callers cache derived values. */

@@ -62,6 +62,7 @@ export function verdictIndexOf(index: ConstraintIndex): VerdictIndex {
   return {
     sourceOf: (constraint) => index.sourceOfConstraint(constraint),
     find: (group, kind, namespace, name) => index.findSource(group, kind, namespace, name),
+    paramsOfKind: (group, kind) => index.paramsOfKind(group, kind),
     listInNamespace: (group, kind, namespace) => {
       const key = `${group}/${kind}/${namespace}`;
       let list = lists.get(key);
