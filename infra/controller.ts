@@ -13,6 +13,7 @@ import {
   type BuildContext,
 } from './common';
 import { createControllerRbac } from './rbac';
+import { formatParamKind } from '../services/model/param-kinds';
 
 export const CONTROLLER_HTTP_PORT = 8080;
 export const CONTROLLER_MCP_PORT = 8090;
@@ -41,6 +42,10 @@ export function controllerArgs(ctx: BuildContext): pulumi.Output<string[]> {
       ...(flowobserverAddress ? [`--flowobserver-address=${flowobserverAddress}`] : []),
       ...(contact ? [`--contact=${contact}`] : []),
       ...(controller.rescanInterval ? [`--rescan-interval=${controller.rescanInterval}`] : []),
+      // The same list the ClusterRole grants (infra/rbac.ts): watched only where it may be read.
+      ...(controller.paramKinds.length > 0
+        ? [`--param-kinds=${controller.paramKinds.map(formatParamKind).join(',')}`]
+        : []),
       `--reference-key-file=${REFERENCE_KEY_DIRECTORY}/key`,
       ...controller.extraArgs,
     ]);
