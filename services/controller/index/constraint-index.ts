@@ -2,6 +2,7 @@ import { CONSTRAINT_TYPES, type ConstraintType } from '../../model/api';
 import type { Constraint, NamespaceScope, ResourceTarget } from '../../model/constraint';
 import { targetsInclude } from '../../model/resources';
 import {
+  groupOf,
   referenceKey,
   referenceOf,
   withoutManagedFields,
@@ -12,7 +13,6 @@ import { matchesNamespaceSelector } from '../../model/selector';
 import { generatedReferenceKey, opaqueReference } from '../../model/opaque-reference';
 import { namespaceListMatches } from '../../model/namespace-pattern';
 import type { ParamKindResource } from '../../model/param-kinds';
-import { groupOf } from '../../model/kubernetes';
 import { namespacedByObjects, ParamObjects, type ParamObjectsOfKind } from './param-objects';
 
 // The in-memory index. Constraints are stored per source object (so an update replaces the object's
@@ -53,6 +53,10 @@ function sourceReferenceKey(object: KubernetesObject): string {
   return referenceKey(referenceOf(object));
 }
 
+function sourceKindKey(object: KubernetesObject): string {
+  return `${groupOf(object.apiVersion)}/${object.kind ?? ''}`;
+}
+
 /** The constraint as it applies in one namespace: its per-namespace outcome, when one admits it. */
 export function inNamespace(constraint: Constraint, namespace: string, labels: Labels): Constraint {
   const outcome = constraint.namespaceOutcomes?.find((candidate) =>
@@ -87,6 +91,8 @@ export class ConstraintIndex {
   /** The source objects themselves, for verdicts (quota figures, CEL, patterns): by key and by reference. */
   private readonly sources = new Map<string, KubernetesObject>();
   private readonly sourcesByReference = new Map<string, KubernetesObject>();
+  /** The same objects by group and kind: params of a kind kept as a constraint source. */
+  private readonly sourcesByKind = new Map<string, Map<string, KubernetesObject>>();
   private readonly byNamespace = new Map<string, Map<string, Constraint>>();
   private readonly clusterWide = new Map<string, Constraint>();
   private admittedClusterWide = new Map<string, Constraint[]>();
@@ -130,9 +136,7 @@ export class ConstraintIndex {
   paramsOfKind(group: string, kind: string): ParamObjectsOfKind | undefined {
     const configured = this.params.ofKind(group, kind);
     if (configured) return configured;
-    const sources = [...this.sources.values()].filter(
-      (source) => source.kind === kind && groupOf(source.apiVersion) === group,
-    );
+    const sources = [...(this.sourcesByKind.get(`${group}/${kind}`)?.values() ?? [])];
     return sources.length === 0 ? undefined : { namespaced: namespacedByObjects(sources), objects: sources };
   }
 
@@ -152,6 +156,10 @@ export class ConstraintIndex {
       const kept = withoutManagedFields(source);
       this.sources.set(objectKey, kept);
       this.sourcesByReference.set(sourceReferenceKey(kept), kept);
+      const kindKey = sourceKindKey(kept);
+      const ofKind = this.sourcesByKind.get(kindKey) ?? new Map<string, KubernetesObject>();
+      ofKind.set(objectKey, kept);
+      this.sourcesByKind.set(kindKey, ofKind);
     }
     if (constraints.length === 0) return;
     // Every indexed constraint carries its opaque reference, so views show it wherever they redact the name.
@@ -183,6 +191,9 @@ export class ConstraintIndex {
     if (source) {
       this.sources.delete(objectKey);
       this.sourcesByReference.delete(sourceReferenceKey(source));
+      const ofKind = this.sourcesByKind.get(sourceKindKey(source));
+      ofKind?.delete(objectKey);
+      if (ofKind?.size === 0) this.sourcesByKind.delete(sourceKindKey(source));
     }
     const existing = this.byObject.get(objectKey);
     if (!existing) return;
