@@ -135,6 +135,14 @@ export interface ControllerArgs {
   rescanInterval?: string;
   /** Requests and limits. Default: requests cpu 100m / memory 256Mi, limits cpu 500m / memory 768Mi. */
   resources?: ResourceRequirements;
+  /**
+   * Custom resources whose objects ValidatingAdmissionPolicies use as params (`spec.paramKind`), each
+   * `group/version/plural`, e.g. `rules.example.com/v1/replicalimits` (`--param-kinds`): the controller
+   * watches them so those policies' verdicts are decided, and its ClusterRole grants get/list/watch
+   * on exactly these resources. Built-in kinds (ConfigMap params) are refused: least privilege.
+   * Default: none (policies with params of a custom kind are `unknown`).
+   */
+  paramKinds?: string[];
   /** Extra command-line flags appended to the controller's arguments. Default: none. */
   extraArgs?: string[];
   /**

@@ -15,6 +15,7 @@ import {
 import { createControllerRbac } from './rbac';
 import type { ResolvedResources } from './resolve';
 import { parseQuantity } from '../services/model/quantity';
+import { formatParamKind } from '../services/model/param-kinds';
 
 export const CONTROLLER_HTTP_PORT = 8080;
 export const CONTROLLER_MCP_PORT = 8090;
@@ -43,6 +44,10 @@ export function controllerArgs(ctx: BuildContext): pulumi.Output<string[]> {
       ...(flowobserverAddress ? [`--flowobserver-address=${flowobserverAddress}`] : []),
       ...(contact ? [`--contact=${contact}`] : []),
       ...(controller.rescanInterval ? [`--rescan-interval=${controller.rescanInterval}`] : []),
+      // The same list the ClusterRole grants (infra/rbac.ts): watched only where it may be read.
+      ...(controller.paramKinds.length > 0
+        ? [`--param-kinds=${controller.paramKinds.map(formatParamKind).join(',')}`]
+        : []),
       `--reference-key-file=${REFERENCE_KEY_DIRECTORY}/key`,
       ...controller.extraArgs,
     ]);

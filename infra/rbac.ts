@@ -1,9 +1,11 @@
 // Least-privilege access of both processes. The controller only reads (get/list/watch) the kinds it
-// watches: its adapters', the inventory's and the companions'; never Secrets, never a write verb.
+// watches: its adapters', the inventory's, the companions' and the configured param kinds'; never
+// Secrets, never a write verb.
 // The webhook may write only its own TLS Secret and patch only its own webhook configuration
 // (self-signed mode).
 import * as k8s from '@pulumi/kubernetes';
 import type { ResourceTarget } from '../services/model/kubernetes';
+import type { ParamKindResource } from '../services/model/param-kinds';
 import { controllerReadTargets } from '../services/model/watched-kinds';
 import { clusterMeta, namespacedMeta, type BuildContext } from './common';
 
@@ -27,10 +29,11 @@ export function groupResources(
 /**
  * Read access of the controller, one rule per API group, derived from what it watches
  * (services/model/watched-kinds.ts): a new policy source brings its permission with it. Groups an
- * adapter owns whole (Gatekeeper creates one kind per ConstraintTemplate) are read whole.
+ * adapter owns whole (Gatekeeper creates one kind per ConstraintTemplate) are read whole. The
+ * configured param kinds (`controller.paramKinds`) are read one resource each, nothing more.
  */
-export function controllerRules(): PolicyRule[] {
-  return groupResources(controllerReadTargets()).map((rule) => ({ ...rule, verbs: READ }));
+export function controllerRules(paramKinds: readonly ParamKindResource[] = []): PolicyRule[] {
+  return groupResources(controllerReadTargets(paramKinds)).map((rule) => ({ ...rule, verbs: READ }));
 }
 
 /**
@@ -81,7 +84,7 @@ export function createControllerRbac(
     name,
     {
       metadata: clusterMeta(ctx, name, 'controller'),
-      rules: [...controllerRules(), ...CONTROLLER_TOKEN_REVIEW_RULES],
+      rules: [...controllerRules(ctx.config.controller.paramKinds), ...CONTROLLER_TOKEN_REVIEW_RULES],
     },
     ctx.opts,
   );

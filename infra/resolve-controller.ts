@@ -3,6 +3,7 @@
 import { DEFAULTS, DetailLevel, type ForewarnArgs } from './args';
 import { checkLabel, checkSubdomain, isInteger, isOneOf, parseGoDuration, quoted, show } from './checks';
 import { rescanIntervalProblem } from '../services/model/duration';
+import { ParamKindError, parseParamKinds, type ParamKindResource } from '../services/model/param-kinds';
 
 type ControllerArgs = NonNullable<ForewarnArgs['controller']>;
 
@@ -48,4 +49,26 @@ export function resolveControllerSettings(
       );
   }
   return { replicas, detailLevel };
+}
+
+/** `controller.paramKinds`: each entry as the controller's `--param-kinds` reads it, no repeats. */
+export function resolveParamKinds(paramKinds: unknown, errors: string[]): ParamKindResource[] {
+  if (paramKinds === undefined) return [];
+  if (!Array.isArray(paramKinds)) {
+    errors.push(`controller.paramKinds must be a list of group/version/plural (got ${show(paramKinds)})`);
+    return [];
+  }
+  const resolved = new Map<string, ParamKindResource>();
+  paramKinds.forEach((entry: unknown, index) => {
+    try {
+      if (typeof entry !== 'string' || entry.includes(',') || entry.trim() === '')
+        throw new ParamKindError(`expected one group/version/plural, got ${show(entry)}`);
+      for (const resource of parseParamKinds(entry))
+        resolved.set(`${resource.group}/${resource.plural}`, resource);
+    } catch (error) {
+      if (!(error instanceof ParamKindError)) throw error;
+      errors.push(`controller.paramKinds[${index}]: ${error.message}`);
+    }
+  });
+  return [...resolved.values()];
 }

@@ -30,8 +30,10 @@ import {
 import {
   resolveControllerSettings,
   resolveNetworkPolicy,
+  resolveParamKinds,
   resolveReferenceKeySecret,
 } from './resolve-controller';
+import type { ParamKindResource } from '../services/model/param-kinds';
 
 export { parseGoDuration } from './checks';
 
@@ -74,6 +76,8 @@ export interface ResolvedForewarn {
     networkPolicy: { enabled: boolean; allowedNamespaces: string[] };
     /** An existing Secret holding the reference key; unset: the component creates one. */
     referenceKeySecret?: string;
+    /** Custom resources read as ValidatingAdmissionPolicy params: a flag and a ClusterRole rule each. */
+    paramKinds: ParamKindResource[];
   };
   webhook: {
     enabled: boolean;
@@ -345,6 +349,7 @@ export function resolveForewarnArgs(
       extraArgs: controllerArgs.extraArgs ?? [],
       networkPolicy: resolveNetworkPolicy(controllerArgs.networkPolicy, errors),
       referenceKeySecret: resolveReferenceKeySecret(controllerArgs.referenceKeySecret, errors),
+      paramKinds: resolveParamKinds(controllerArgs.paramKinds, errors),
     },
     webhook: {
       ...webhook,

@@ -111,6 +111,23 @@ const CASES: Array<[string, string, ForewarnArgs, RegExp]> = [
     /controller\.detailLevel must be one of "summary", "detailed", "full" \(got "everything"\)/,
   ],
   [
+    // Least privilege: ConfigMap params are never read, so the component grants no read on them.
+    'a built-in paramKind (ConfigMaps)',
+    'fw',
+    { controller: { paramKinds: ['v1/configmaps'] } },
+    /controller\.paramKinds\[0\]: expected group\/version\/plural/,
+  ],
+  [
+    'a paramKind of a built-in API group',
+    'fw',
+    {
+      controller: {
+        paramKinds: ['rules.example.com/v1/replicalimits', 'rbac.authorization.k8s.io/v1/roles'],
+      },
+    },
+    /controller\.paramKinds\[1\]: .*ConfigMap and other built-in params are not read/,
+  ],
+  [
     'a rescanInterval that is not a duration',
     'fw',
     { controller: { rescanInterval: 'often' } },

@@ -16,6 +16,7 @@ import { checkExitCode, unavailableError, usageError, type ExitCode, type FailOn
 import { loadOfflineCluster } from './offline-index';
 import { webhookQueryFor } from './webhook-query';
 import { errorMessage } from '../model/error-message';
+import type { ParamKindResource } from '../model/param-kinds';
 
 // `forewarn check`: reads the manifests, finds where constraints come from (a directory indexed
 // here, or a controller), runs the shared check core and turns the counts into an exit code.
@@ -25,6 +26,8 @@ export interface CheckCommandOptions {
   filenames: readonly string[];
   /** Offline: index this directory of cluster manifests instead of asking a controller. */
   manifests?: string;
+  /** With `manifests`: the custom kinds whose objects are kept as ValidatingAdmissionPolicy params. */
+  paramKinds?: readonly ParamKindResource[];
   /** Namespace for objects that set none. */
   namespace?: string;
   failOn: FailOn;
@@ -133,7 +136,7 @@ export async function runCheck(options: CheckCommandOptions): Promise<CheckComma
   let lookup: ConstraintLookup;
   let clusterProblems: string[] = [];
   if (options.manifests !== undefined) {
-    const cluster = await loadOfflineCluster(options.manifests);
+    const cluster = await loadOfflineCluster(options.manifests, options.paramKinds ?? []);
     // Namespaces created by the checked manifests carry the labels cluster-wide policies select on.
     cluster.add(
       parsed.flatMap(({ result }) => result.objects.filter((object) => object.kind === 'Namespace')),

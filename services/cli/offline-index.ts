@@ -7,6 +7,7 @@ import { prospectiveFindingsForObject } from '../controller/missing/prospective'
 import { MissingResourceTracker } from '../controller/missing/tracker';
 import { ManifestFileSource } from '../controller/sources/manifest-files';
 import type { KubernetesObject } from '../model/kubernetes';
+import type { ParamKindResource } from '../model/param-kinds';
 import { silentLogger } from '../logging/logger';
 import { usageError } from './exit-codes';
 import { errorMessage } from '../model/error-message';
@@ -26,8 +27,11 @@ export interface OfflineCluster {
   problems: string[];
 }
 
-export async function loadOfflineCluster(directory: string): Promise<OfflineCluster> {
-  const index = new ConstraintIndex();
+export async function loadOfflineCluster(
+  directory: string,
+  paramKinds: readonly ParamKindResource[] = [],
+): Promise<OfflineCluster> {
+  const index = new ConstraintIndex({ paramKinds });
   const registry = new AdapterRegistry();
   const parseErrors = new ParseErrorCounter();
   const ingestor = new Ingestor(index, registry, parseErrors);

@@ -21,6 +21,7 @@ import { isOpaqueReference } from '../model/opaque-reference';
 import { errorMessage } from '../model/error-message';
 import { parseBoolean } from '../flags/values';
 import { currentContextToken, requireSafeUrlForCredentials } from './kube-credentials';
+import { ParamKindError, parseParamKinds, type ParamKindResource } from '../model/param-kinds';
 
 // `forewarn`: the command line of Forewarn (docs/cli.md). Runs against an injected environment
 // (argv, streams, env) and returns the exit code, so tests and main.ts share one path.
@@ -81,6 +82,15 @@ interface ProgramContext {
   setExitCode: (code: ExitCode) => void;
 }
 
+function paramKindsOption(value: string): ParamKindResource[] {
+  try {
+    return parseParamKinds(value);
+  } catch (error) {
+    if (error instanceof ParamKindError) throw usageError(`--param-kinds: ${error.message}`);
+    throw error;
+  }
+}
+
 function addCheckCommand(program: Command, context: ProgramContext): void {
   program
     .command('check')
@@ -92,6 +102,10 @@ function addCheckCommand(program: Command, context: ProgramContext): void {
       '--manifests <dir>',
       'check offline against this directory of cluster manifests instead of a controller',
     )
+    .option(
+      '--param-kinds <resources>',
+      'with --manifests: custom resources (group/version/plural, comma-separated) whose objects in DIR ValidatingAdmissionPolicies use as params, as the controller flag',
+    )
     .option('-n, --namespace <namespace>', 'namespace for objects that set none (as kubectl apply -n)')
     .addOption(
       new Option('--fail-on <level>', 'lowest finding that fails the check')
@@ -99,14 +113,23 @@ function addCheckCommand(program: Command, context: ProgramContext): void {
         .default('warning'),
     )
     .action(
-      async (options: { filename: string[]; manifests?: string; namespace?: string; failOn: FailOn }) => {
+      async (options: {
+        filename: string[];
+        manifests?: string;
+        paramKinds?: string;
+        namespace?: string;
+        failOn: FailOn;
+      }) => {
         if (options.manifests !== undefined && program.getOptionValueSource('url') === 'cli')
           throw usageError(
             '--manifests and --url are alternatives: check offline against a directory, or ask a controller',
           );
+        if (options.paramKinds !== undefined && options.manifests === undefined)
+          throw usageError('--param-kinds goes with --manifests (a controller has its own --param-kinds)');
         const result = await runCheck({
           filenames: options.filename,
           manifests: options.manifests,
+          paramKinds: options.paramKinds === undefined ? [] : paramKindsOption(options.paramKinds),
           namespace: options.namespace === undefined ? undefined : requireNamespace(options.namespace),
           failOn: options.failOn,
           controller: context.controller,

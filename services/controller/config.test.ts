@@ -95,6 +95,17 @@ const FLAGS: Array<{
     expected: { podSecurityExemptRuntimeClasses: ['gvisor', 'kata.containers'] },
   },
   {
+    flag: '--param-kinds',
+    env: 'FOREWARN_PARAM_KINDS',
+    value: 'rules.example.com/v1/replicalimits, policy.example.org/v1beta1/limits,',
+    expected: {
+      paramKinds: [
+        { group: 'rules.example.com', version: 'v1', plural: 'replicalimits' },
+        { group: 'policy.example.org', version: 'v1beta1', plural: 'limits' },
+      ],
+    },
+  },
+  {
     flag: '--reference-key-file',
     env: 'FOREWARN_REFERENCE_KEY_FILE',
     value: '/var/run/forewarn/reference-key',
@@ -161,6 +172,11 @@ const INVALID: Array<{ flag: string; env: string; value: string }> = [
     value: 'gvisor,-bad-',
   },
   { flag: '--disable-missing-rule', env: 'FOREWARN_DISABLE_MISSING_RULE', value: 'crd,no-such-rule' },
+  // ConfigMap params are never read (least privilege), nor any built-in kind.
+  { flag: '--param-kinds', env: 'FOREWARN_PARAM_KINDS', value: '/v1/configmaps' },
+  { flag: '--param-kinds', env: 'FOREWARN_PARAM_KINDS', value: 'v1/configmaps' },
+  { flag: '--param-kinds', env: 'FOREWARN_PARAM_KINDS', value: 'rbac.authorization.k8s.io/v1/roles' },
+  { flag: '--param-kinds', env: 'FOREWARN_PARAM_KINDS', value: 'rules.example.com/v1/Replica_Limits' },
   { flag: '--log-level', env: 'FOREWARN_LOG_LEVEL', value: 'loud' },
   { flag: '--api-auth', env: 'FOREWARN_API_AUTH', value: 'password' },
   { flag: '--caller-rbac-ttl', env: 'FOREWARN_CALLER_RBAC_TTL', value: 'soon' },
@@ -187,6 +203,7 @@ describe('controller configuration', () => {
       meshRootNamespace: 'istio-system',
       missingDebounceMs: 60_000,
       disabledMissingRules: [],
+      paramKinds: [],
       logLevel: 'info',
       apiAuth: undefined,
       webhookServiceAccount: 'forewarn-system/forewarn-webhook',

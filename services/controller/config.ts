@@ -11,6 +11,7 @@ import {
   parsePodSecurityDefaults,
   PodSecurityValueError,
 } from '../model/pod-security';
+import { ParamKindError, parseParamKinds, type ParamKindResource } from '../model/param-kinds';
 
 // Controller flags (DESIGN.md 2), each also settable as a FOREWARN_* environment variable, declared
 // once in CONTROLLER_FLAGS (services/flags/command-line.ts). Parsing is a pure function of argv and
@@ -190,6 +191,15 @@ export const CONTROLLER_FLAGS = {
     parse: collectMissingRule,
     default: [] as MissingRuleName[],
   }),
+  /** Custom kinds whose objects ValidatingAdmissionPolicies use as params: watched, and granted by RBAC. */
+  paramKinds: flag({
+    flags: '--param-kinds <resources>',
+    help: 'custom resources whose objects ValidatingAdmissionPolicies use as params (spec.paramKind), comma-separated group/version/plural: watched so their verdicts are decided; the ClusterRole must grant get/list/watch on them. ConfigMap params are never read',
+    env: 'FOREWARN_PARAM_KINDS',
+    parse: parseParamKindsFlag,
+    default: [] as ParamKindResource[],
+    defaultText: 'none',
+  }),
   logLevel: LOG_LEVEL_FLAG,
   /** The per-installation secret of the opaque references of redacted constraints (model/opaque-reference.ts). */
   referenceKeyFile: flag({
@@ -238,6 +248,15 @@ export const CONTROLLER_FLAGS = {
     defaultText: '2s',
   }),
 };
+
+function parseParamKindsFlag(value: string): ParamKindResource[] {
+  try {
+    return parseParamKinds(value);
+  } catch (error) {
+    if (error instanceof ParamKindError) throw new InvalidArgumentError(error.message);
+    throw error;
+  }
+}
 
 function parseApiAuth(value: string): ApiAuthMode {
   if (!(API_AUTH_MODES as readonly string[]).includes(value))

@@ -13,7 +13,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { ClusterSource } from './sources/cluster/cluster-source';
 import { ManifestFileSource } from './sources/manifest-files';
 import type { ObjectSource, SourceStatus } from './sources/source';
-import { COMPANION_CANDIDATES } from './sources/cluster/discovery';
+import { COMPANION_CANDIDATES, paramKindCandidates } from './sources/cluster/discovery';
 import { MissingResourceTracker } from './missing/tracker';
 import { prospectiveFindings, prospectiveFindingsForObject } from './missing/prospective';
 import { startMcpService, type McpServiceOptions, type RunningMcpService } from './mcp/mcp-service';
@@ -109,7 +109,7 @@ export function createSource(
     registry,
     logger,
     rescanIntervalMs: config.rescanIntervalMs,
-    extraCandidates: COMPANION_CANDIDATES,
+    extraCandidates: [...COMPANION_CANDIDATES, ...paramKindCandidates(config.paramKinds)],
     watchObserver,
   });
 }
@@ -188,7 +188,10 @@ function referenceKeyOf(config: ControllerConfig, logger: Logger): Uint8Array | 
 function createIngestion(config: ControllerConfig, logger: Logger, clock: () => Date) {
   const registry = new AdapterRegistry();
   const opaqueReferenceKey = referenceKeyOf(config, logger);
-  const index = new ConstraintIndex(opaqueReferenceKey === undefined ? {} : { opaqueReferenceKey });
+  const index = new ConstraintIndex({
+    paramKinds: config.paramKinds,
+    ...(opaqueReferenceKey === undefined ? {} : { opaqueReferenceKey }),
+  });
   const parseErrors = new ParseErrorCounter();
   parseErrors.onError((record) =>
     logger.warn(

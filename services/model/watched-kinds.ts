@@ -1,6 +1,7 @@
 import type { AdapterName } from './api';
 import type { ResourceTarget } from './kubernetes';
 import { LISTED_WORKLOAD_KINDS } from './workload-kinds';
+import { paramKindReadTargets, type ParamKindResource } from './param-kinds';
 
 // Everything the controller reads from the API server, once: each policy source's kinds, the
 // inventory (namespaces, workloads, CRDs) and the companion kinds. The controller's watches follow
@@ -317,13 +318,15 @@ export const COMPANION_KINDS: readonly AdapterKind[] = [
 
 /**
  * Every resource the controller may list and watch: the inventory, each policy source's kinds and
- * dynamic groups (as `group/*`), and the companion kinds. The controller's ClusterRole grants these.
+ * dynamic groups (as `group/*`), the companion kinds, and the param kinds the operator configured
+ * (`--param-kinds`). The controller's ClusterRole grants these.
  */
-export function controllerReadTargets(): ResourceTarget[] {
+export function controllerReadTargets(paramKinds: readonly ParamKindResource[] = []): ResourceTarget[] {
   const sources = Object.values(POLICY_SOURCE_KINDS);
   return [...INVENTORY_KINDS, ...sources.flatMap((source) => source.kinds), ...COMPANION_KINDS]
     .map(({ group, plural }) => ({ group, resource: plural }))
     .concat(
       sources.flatMap((source) => (source.dynamicGroups ?? []).map((group) => ({ group, resource: '*' }))),
-    );
+    )
+    .concat(paramKindReadTargets(paramKinds));
 }

@@ -8,6 +8,7 @@ import {
   webhookConfigurationRules,
   webhookSecretRules,
 } from '../../infra/rbac';
+import type { ParamKindResource } from '../../services/model/param-kinds';
 
 export const controllerServiceAccount = 'forewarn-controller';
 export const webhookServiceAccount = 'forewarn-webhook';
@@ -65,6 +66,8 @@ export interface IdentityNames {
   namespace: string;
   tlsSecretName: string;
   webhookConfigurationName: string;
+  /** The component's `controller.paramKinds`: the controller's role reads them too. */
+  paramKinds?: readonly ParamKindResource[];
 }
 
 /**
@@ -83,7 +86,7 @@ export function identitiesManifest(names: IdentityNames): string {
       kind: 'ClusterRole',
       metadata: { name: controllerRole },
       // As the component's ClusterRole: read what it watches, and create TokenReviews (--api-auth).
-      rules: plainRules([...controllerRules(), ...CONTROLLER_TOKEN_REVIEW_RULES]),
+      rules: plainRules([...controllerRules(names.paramKinds), ...CONTROLLER_TOKEN_REVIEW_RULES]),
     },
     binding('ClusterRoleBinding', controllerRole, undefined, controllerServiceAccount, namespace),
     {

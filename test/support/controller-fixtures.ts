@@ -2,7 +2,10 @@ import path from 'node:path';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { KubernetesObject } from '../../services/model/kubernetes';
 import { AdapterRegistry } from '../../services/controller/adapters/registry';
-import { ConstraintIndex } from '../../services/controller/index/constraint-index';
+import {
+  ConstraintIndex,
+  type ConstraintIndexOptions,
+} from '../../services/controller/index/constraint-index';
 import { Ingestor, ParseErrorCounter } from '../../services/controller/index/ingest';
 import { parseManifest } from '../../services/controller/sources/manifest-parsing';
 import type { SourceStatus } from '../../services/controller/sources/source';
@@ -33,8 +36,11 @@ export interface IndexedCluster {
 export const FIXED_NOW = new Date('2026-11-22T12:00:00.000Z');
 
 /** An index filled from objects through the real adapters, with a fixed clock. */
-export function indexObjects(objects: readonly KubernetesObject[]): IndexedCluster {
-  const index = new ConstraintIndex();
+export function indexObjects(
+  objects: readonly KubernetesObject[],
+  options: ConstraintIndexOptions = {},
+): IndexedCluster {
+  const index = new ConstraintIndex(options);
   const parseErrors = new ParseErrorCounter();
   const ingestor = new Ingestor(index, new AdapterRegistry(), parseErrors, undefined, () => FIXED_NOW);
   for (const object of objects) ingestor.upsert(object);

@@ -2,6 +2,7 @@ import { CONSTRAINT_TYPES, type ConstraintType } from '../../model/api';
 import type { Constraint, NamespaceScope, ResourceTarget } from '../../model/constraint';
 import { targetsInclude } from '../../model/resources';
 import {
+  groupOf,
   referenceKey,
   referenceOf,
   withoutManagedFields,
@@ -12,6 +13,8 @@ import { matchesNamespaceSelector } from '../../model/selector';
 import { generatedReferenceKey, opaqueReference } from '../../model/opaque-reference';
 import { namespaceListMatches } from '../../model/namespace-pattern';
 import { SharedValues } from './shared-values';
+import type { ParamKindResource } from '../../model/param-kinds';
+import { namespacedByObjects, ParamObjects, type ParamObjectsOfKind } from './param-objects';
 
 // The in-memory index. Constraints are stored per source object (so an update replaces the object's
 // whole set and a delete removes it) and per namespace (so a namespace's lookups cost what that
@@ -51,6 +54,10 @@ function sourceReferenceKey(object: KubernetesObject): string {
   return referenceKey(referenceOf(object));
 }
 
+function sourceKindKey(object: KubernetesObject): string {
+  return `${groupOf(object.apiVersion)}/${object.kind ?? ''}`;
+}
+
 /** The constraint as it applies in one namespace: its per-namespace outcome, when one admits it. */
 export function inNamespace(constraint: Constraint, namespace: string, labels: Labels): Constraint {
   const outcome = constraint.namespaceOutcomes?.find((candidate) =>
@@ -69,6 +76,8 @@ export function inNamespace(constraint: Constraint, namespace: string, labels: L
 }
 
 export interface ConstraintIndexOptions {
+  /** The configured param kinds (`--param-kinds`) whose objects are kept for the verdicts. */
+  paramKinds?: readonly ParamKindResource[];
   /**
    * The per-installation secret of the constraints' opaque references (model/opaque-reference.ts);
    * absent, a random one: references are then stable only for this process.
@@ -83,6 +92,8 @@ export class ConstraintIndex {
   /** The source objects themselves, for verdicts (quota figures, CEL, patterns): by key and by reference. */
   private readonly sources = new Map<string, KubernetesObject>();
   private readonly sourcesByReference = new Map<string, KubernetesObject>();
+  /** The same objects by group and kind: params of a kind kept as a constraint source. */
+  private readonly sourcesByKind = new Map<string, Map<string, KubernetesObject>>();
   private readonly byNamespace = new Map<string, Map<string, Constraint>>();
   private readonly clusterWide = new Map<string, Constraint>();
   private admittedClusterWide = new Map<string, Constraint[]>();
@@ -95,6 +106,41 @@ export class ConstraintIndex {
 
   constructor(options: ConstraintIndexOptions = {}) {
     this.opaqueReferenceKey = options.opaqueReferenceKey ?? generatedReferenceKey();
+    this.params = new ParamObjects(options.paramKinds);
+  }
+
+  /** Param objects of the configured param kinds (`--param-kinds`), filled by the ingest layer. */
+  private readonly params: ParamObjects;
+
+  keepsParamGroup(group: string): boolean {
+    return this.params.keepsGroup(group);
+  }
+
+  /** A CRD that may define a configured param kind (its plural and scope). */
+  defineParamKind(crd: KubernetesObject, removed: boolean): void {
+    if (removed) this.params.undefine(crd);
+    else if (this.params.define(crd)) this.changeCounter++;
+  }
+
+  upsertParam(object: KubernetesObject): void {
+    this.params.upsert(object);
+    this.changeCounter++;
+  }
+
+  removeParam(object: KubernetesObject): void {
+    if (this.params.remove(object)) this.changeCounter++;
+  }
+
+  /**
+   * The objects a ValidatingAdmissionPolicy may take as params of a kind: a configured param kind's,
+   * else the kept source objects of that kind (a Gatekeeper constraint as the param, as Gatekeeper's
+   * own VAP integration binds them); undefined when the index reads no object of the kind.
+   */
+  paramsOfKind(group: string, kind: string): ParamObjectsOfKind | undefined {
+    const configured = this.params.ofKind(group, kind);
+    if (configured) return configured;
+    const sources = [...(this.sourcesByKind.get(`${group}/${kind}`)?.values() ?? [])];
+    return sources.length === 0 ? undefined : { namespaced: namespacedByObjects(sources), objects: sources };
   }
 
   /** Increases on every change; lets callers cache derived values. */
@@ -111,8 +157,13 @@ export class ConstraintIndex {
     if (source) {
       // Verdicts read specs, params and annotations, never field ownership: it is not kept.
       const kept = this.shared.share(withoutManagedFields(source));
-      this.sources.set(this.shared.share(objectKey), kept);
+      const sharedKey = this.shared.share(objectKey);
+      this.sources.set(sharedKey, kept);
       this.sourcesByReference.set(this.shared.share(sourceReferenceKey(kept)), kept);
+      const kindKey = sourceKindKey(kept);
+      const ofKind = this.sourcesByKind.get(kindKey) ?? new Map<string, KubernetesObject>();
+      ofKind.set(sharedKey, kept);
+      this.sourcesByKind.set(kindKey, ofKind);
     }
     if (constraints.length === 0) return;
     // Every indexed constraint carries its opaque reference, so views show it wherever they redact the name.
@@ -143,6 +194,9 @@ export class ConstraintIndex {
     if (source) {
       this.sources.delete(objectKey);
       this.sourcesByReference.delete(sourceReferenceKey(source));
+      const ofKind = this.sourcesByKind.get(sourceKindKey(source));
+      ofKind?.delete(objectKey);
+      if (ofKind?.size === 0) this.sourcesByKind.delete(sourceKindKey(source));
     }
     const existing = this.byObject.get(objectKey);
     if (!existing) return;

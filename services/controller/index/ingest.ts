@@ -27,6 +27,7 @@ import type { PodSecurityDefaults, PodSecurityExemptions } from '../../model/pod
 import type { AdapterRegistry } from '../adapters/registry';
 import type { ConstraintIndex } from './constraint-index';
 import { scopeReachingTargets } from '../../model/resource-scope';
+import { isCustomResourceDefinition } from './param-objects';
 
 // The bridge between sources (files, watches) and the index: routes each object to its adapter,
 // stamps observation time, applies the `forewarn.io/*` annotation overrides, records workloads and
@@ -177,7 +178,10 @@ export class Ingestor {
       return undefined;
     }
     const adapter = this.registry.adapterFor(group, kind);
-    if (!adapter) return undefined;
+    if (!adapter) {
+      this.keepParam(object, group, false);
+      return undefined;
+    }
     if (this.isRetained(adapter, group, kind)) {
       this.retain(adapter, object);
       this.reevaluateRetained(adapter);
@@ -212,12 +216,20 @@ export class Ingestor {
     this.index.removeObject(objectKey(object));
     this.errors.clear(objectKey(object));
     const adapter = this.registry.adapterFor(group, kind);
+    if (!adapter) this.keepParam(object, group, true);
     if (adapter && this.isRetained(adapter, group, kind)) {
       const key = this.retainedKey(object);
       this.retained.delete(key);
       this.retainedKeys.get(adapter.name)?.delete(key);
       this.reevaluateRetained(adapter);
     }
+  }
+
+  /** ValidatingAdmissionPolicy params of a configured kind, and the CRDs that define those kinds. */
+  private keepParam(object: KubernetesObject, group: string, removed: boolean): void {
+    if (isCustomResourceDefinition(object)) this.index.defineParamKind(object, removed);
+    else if (removed) this.index.removeParam(object);
+    else if (this.index.keepsParamGroup(group)) this.index.upsertParam(object);
   }
 
   private isRetained(adapter: Adapter, group: string, kind: string): boolean {

@@ -64,6 +64,7 @@ export function verdictIndexOf(index: ConstraintIndex): VerdictIndex {
     find: (group, kind, namespace, name) => index.findSource(group, kind, namespace, name),
     namespaces: () =>
       index.knownNamespaces().map((name) => ({ name, labels: index.labelsOfNamespace(name) })),
+    paramsOfKind: (group, kind) => index.paramsOfKind(group, kind),
     listInNamespace: (group, kind, namespace) => {
       const key = `${group}/${kind}/${namespace}`;
       let list = lists.get(key);

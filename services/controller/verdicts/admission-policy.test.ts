@@ -233,8 +233,16 @@ withCorpus('ValidatingAdmissionPolicy verdicts on the Kubernetes documentation p
 
   it('is unknown when its params are not in the index, or when it asks who the requester is', () => {
     const replicas = documents('deployment-replicas-policy.yaml');
+    // The page's paramKind is the alpha shape (group, version); v1 names it by apiVersion.
+    const policy = {
+      ...replicas[0],
+      spec: {
+        ...(replicas[0].spec as object),
+        paramKind: { apiVersion: 'rules.example.com/v1', kind: 'ReplicaLimit' },
+      },
+    };
     const withParams = [
-      replicas[0],
+      policy,
       binding('deploy-replica-policy.example.com', ['Deny'], {
         paramRef: { name: 'limit', namespace: 'team' },
       }),
@@ -242,7 +250,8 @@ withCorpus('ValidatingAdmissionPolicy verdicts on the Kubernetes documentation p
     const [entry] = checkAgainst(withParams, deployment(9, [{ name: 'web' }]));
     expect(entry).toMatchObject({
       verdict: 'unknown',
-      reason: 'its params (ReplicaLimit limit) are not in the index',
+      reason:
+        'its params are ReplicaLimit objects (rules.example.com/v1), which the controller does not read: add their group/version/plural to --param-kinds',
     });
     const userPolicy: KubernetesObject = {
       ...minReplicas[0],

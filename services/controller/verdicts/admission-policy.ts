@@ -16,7 +16,15 @@ import {
   type CompiledPolicy,
   type CompiledValidation,
 } from './cel/compiled-policy';
-import { NOT_APPLICABLE, unknown, type Evidence, type VerdictContext, type VerdictOutcome } from './types';
+import {
+  NOT_APPLICABLE,
+  unknown,
+  type Evidence,
+  type Verdict,
+  type VerdictContext,
+  type VerdictOutcome,
+} from './types';
+import { noParamsReason, resolveParams } from './admission-params';
 
 // ValidatingAdmissionPolicy as the API server evaluates it for one binding: matchConditions (all
 // true, else the policy does not apply), variables, validations with message / messageExpression /
@@ -52,30 +60,6 @@ export function requestOf(context: VerdictContext): Record<string, unknown> {
     resource: { group, version, resource: pluralOfKind(object.kind ?? '') },
     dryRun: false,
   };
-}
-
-function findParams(
-  compiledPolicy: CompiledPolicy,
-  binding: KubernetesObject,
-  context: VerdictContext,
-): { params: unknown } | { missing: Text } {
-  if (!compiledPolicy.paramKind) return { params: null };
-  const spec = isRecord(binding.spec) ? binding.spec : {};
-  const reference = isRecord(spec.paramRef) ? spec.paramRef : {};
-  const { kind, apiVersion } = compiledPolicy.paramKind;
-  if (typeof reference.name !== 'string')
-    return {
-      missing: text`its params are chosen by a selector over ${kind} objects, which the index does not hold`,
-    };
-  const namespace = typeof reference.namespace === 'string' ? reference.namespace : null;
-  const params =
-    context.index.find(groupOf(apiVersion), kind, namespace, reference.name) ??
-    context.index.find(groupOf(apiVersion), kind, context.admitted.namespace, reference.name);
-  if (!params)
-    return {
-      missing: text`its params (${kind} ${detail(reference.name, 'named in the binding')}) are not in the index`,
-    };
-  return { params: toCelInput(params) };
 }
 
 /**
@@ -248,31 +232,46 @@ export function runValidations(compiledPolicy: CompiledPolicy, run: PolicyRun): 
   return { evidence };
 }
 
-/** An evaluation error of the whole binding (a cost budget): the policy's failurePolicy decides. */
+/**
+ * An error of the whole binding (a cost budget, a misconfigured or unmatched paramRef): the policy's
+ * failurePolicy decides, as the API server's does.
+ */
 function evaluationError(
   compiledPolicy: CompiledPolicy,
   policyName: string,
   message: string,
+  stage: 'evaluating' | 'configuring' = 'evaluating',
 ): VerdictOutcome {
   const rule = text`ValidatingAdmissionPolicy "${objectName(policyName, null)}"`;
+  const problem =
+    stage === 'evaluating'
+      ? text`the API server stops evaluating it (${detail(message, 'an evaluation error')})`
+      : text`the API server cannot configure its binding (${detail(message, 'a configuration error')})`;
   if (compiledPolicy.failurePolicy === 'Ignore')
     return {
       verdict: 'passes',
       evidence: [],
       rule,
-      reason: text`the API server stops evaluating it (${detail(message, 'an evaluation error')}) and its failurePolicy Ignore admits the object`,
+      reason: text`${problem} and its failurePolicy Ignore admits the object`,
     };
-  return {
-    verdict: 'violates',
-    evidence: [
-      {
-        path: '',
-        message: text`the policy cannot be evaluated on it (${detail(message, 'an evaluation error')}) and fails closed`,
-      },
-    ],
-    rejects: 'object',
-    rule,
-  };
+  const cause =
+    stage === 'evaluating'
+      ? text`the policy cannot be evaluated on it (${detail(message, 'an evaluation error')}) and fails closed`
+      : text`the binding is misconfigured for it (${detail(message, 'a configuration error')}) and the policy fails closed`;
+  return { verdict: 'violates', evidence: [{ path: '', message: cause }], rejects: 'object', rule };
+}
+
+/**
+ * Each param's evaluation ANDed, as the API server does: any violation rejects, else anything
+ * undecided is unknown; bindings whose match conditions exclude the object for every param do not apply.
+ */
+function combined(outcomes: readonly VerdictOutcome[]): VerdictOutcome {
+  const verdicts = outcomes.filter((outcome): outcome is Verdict => outcome !== NOT_APPLICABLE);
+  if (verdicts.length === 0) return NOT_APPLICABLE;
+  const violations = verdicts.filter((verdict) => verdict.verdict === 'violates');
+  if (violations.length > 0)
+    return { ...violations[0], evidence: violations.flatMap((violation) => violation.evidence) };
+  return verdicts.find((verdict) => verdict.verdict === 'unknown') ?? verdicts[0];
 }
 
 export function evaluateAdmissionPolicy(
@@ -288,14 +287,37 @@ export function evaluateAdmissionPolicy(
   const compiledPolicy = compilePolicy(policy);
   if (compiledPolicy.sources.some((source) => NEEDS_REQUESTER.test(source)))
     return unknown(text`the policy depends on who makes the request (request.userInfo or authorizer)`);
-  const params = findParams(compiledPolicy, binding, context);
-  if ('missing' in params) return unknown(params.missing);
+  const resolution = resolveParams(compiledPolicy, binding, context);
+  if ('missing' in resolution) return unknown(resolution.missing);
+  if ('configurationError' in resolution)
+    return evaluationError(compiledPolicy, policyName, resolution.configurationError, 'configuring');
+  if (resolution.params.length === 0)
+    return {
+      verdict: 'passes',
+      evidence: [],
+      rule: text`ValidatingAdmissionPolicy "${objectName(policyName, null)}"`,
+      reason: noParamsReason(binding),
+    };
+  return combined(
+    resolution.params.map((params) =>
+      evaluateWithParams(compiledPolicy, policyName, params ? toCelInput(params) : null, context),
+    ),
+  );
+}
+
+/** One evaluation of the policy for the binding, with one param object (or none). */
+function evaluateWithParams(
+  compiledPolicy: CompiledPolicy,
+  policyName: string,
+  params: unknown,
+  context: VerdictContext,
+): VerdictOutcome {
   const { object, oldObject, namespace, namespaceLabels } = context.admitted;
   const bindings: Bindings = {
     object: objectAsCelInput(object, context.guard),
     oldObject: oldObject ? objectAsCelInput(oldObject, context.guard) : null,
     request: requestOf(context),
-    params: params.params,
+    params,
     namespaceObject: { metadata: { name: namespace, labels: { ...namespaceLabels } } },
   };
   const matching = new PolicyRun(compiledPolicy, { ...bindings }, context.guard);

@@ -44,7 +44,12 @@ function deployment(podAnnotations?: Record<string, string>): KubernetesObject {
 function context(object: KubernetesObject): VerdictContext {
   return {
     admitted: { object, operation: 'CREATE', namespace: 'mesh', namespaceLabels: {} },
-    index: { sourceOf: () => undefined, find: () => undefined, listInNamespace: () => [] },
+    index: {
+      sourceOf: () => undefined,
+      find: () => undefined,
+      listInNamespace: () => [],
+      paramsOfKind: () => undefined,
+    },
     guard: unlimitedGuard(),
   };
 }

@@ -43,7 +43,12 @@ function constraint(mode: string, labels: Record<string, string>): ConstraintDra
 function context(object: KubernetesObject, labels: Record<string, string>): VerdictContext {
   return {
     admitted: { object, operation: 'CREATE', namespace: 'team', namespaceLabels: labels },
-    index: { sourceOf: () => undefined, find: () => undefined, listInNamespace: () => [] },
+    index: {
+      sourceOf: () => undefined,
+      find: () => undefined,
+      listInNamespace: () => [],
+      paramsOfKind: () => undefined,
+    },
     guard: unlimitedGuard(),
   };
 }

@@ -2,6 +2,7 @@ import type { ConstraintDraft as Constraint } from '../../model/constraint';
 import type { KubernetesObject, Labels } from '../../model/kubernetes';
 import type { Text } from '../../model/text';
 import type { EvaluationGuard } from './guard/evaluation-guard';
+import type { ParamObjectsOfKind } from '../index/param-objects';
 
 // What the verdict evaluators share (DESIGN.md 7b). Every evaluator is a pure function of the
 // admitted object, the constraint, the source object the constraint came from and what else the
@@ -58,6 +59,8 @@ export interface VerdictIndex {
   listInNamespace(group: string, kind: string, namespace: string): KubernetesObject[];
   /** Every known namespace with its labels (Gatekeeper's synced Namespaces); absent: none known. */
   namespaces?(): Array<{ name: string; labels: Labels }>;
+  /** ValidatingAdmissionPolicy params of a kind; undefined when the index reads no object of it. */
+  paramsOfKind(group: string, kind: string): ParamObjectsOfKind | undefined;
 }
 
 export interface VerdictContext {

@@ -1,6 +1,7 @@
 import type { AdapterName } from '../../../model/api';
 import { isRecord } from '../../../model/kubernetes';
 import { COMPANION_KINDS, INVENTORY_KINDS, type AdapterKind } from '../../../model/watched-kinds';
+import type { ParamKindResource } from '../../../model/param-kinds';
 import type { AdapterRegistry } from '../../adapters/registry';
 
 // Which kinds to watch, decided from API discovery: a pure function of the discovery documents and
@@ -15,6 +16,11 @@ export interface WatchCandidate {
   versions: readonly string[];
   kind: string;
   owner: WatchOwner;
+  /**
+   * Matched by resource name instead of kind: a configured param kind (`--param-kinds`) is named by
+   * its plural, the kind is what discovery says it serves there.
+   */
+  plural?: string;
 }
 
 export interface WatchTarget {
@@ -46,6 +52,17 @@ export const INVENTORY_CANDIDATES: readonly WatchCandidate[] = INVENTORY_KINDS.m
 
 /** Kinds the companion-resource rules look for (MissingResource). */
 export const COMPANION_CANDIDATES: readonly WatchCandidate[] = COMPANION_KINDS.map(inventoryCandidate);
+
+/** The configured param kinds, each watched in the version configured. */
+export function paramKindCandidates(resources: readonly ParamKindResource[]): WatchCandidate[] {
+  return resources.map(({ group, version, plural }) => ({
+    group,
+    versions: [version],
+    kind: '',
+    plural,
+    owner: 'inventory',
+  }));
+}
 
 export function candidatesOf(
   registry: AdapterRegistry,
@@ -85,12 +102,17 @@ export function resolveWatchTargets(
     for (const version of candidate.versions) {
       const resource = group.versions
         .get(version)
-        ?.find((served) => served.kind === candidate.kind && !served.name.includes('/'));
+        ?.find(
+          (served) =>
+            (candidate.plural === undefined
+              ? served.kind === candidate.kind
+              : served.name === candidate.plural) && !served.name.includes('/'),
+        );
       if (resource) {
         targets.push({
           group: candidate.group,
           version,
-          kind: candidate.kind,
+          kind: resource.kind,
           plural: resource.name,
           namespaced: resource.namespaced,
           owner: candidate.owner,
