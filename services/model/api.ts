@@ -182,6 +182,11 @@ export interface ListedConstraint {
   sourceName: string;
   sourceNamespace: string | null;
   tags: string[];
+  /**
+   * The level this entry was rendered at: the answer's level (`full` for the webhook), or `full`
+   * where the caller's own RBAC lets it `get` the source (issue 24).
+   */
+  detailLevel: DetailLevel;
 }
 
 /** `GET /resources/references/{ref}` (callers at `full` only): the constraint an opaque reference stands for. */
@@ -265,10 +270,12 @@ export interface AdmissionCheck {
 export const ADMISSION_CHECK_VIEWS = ['warnings'] as const;
 export type AdmissionCheckView = (typeof ADMISSION_CHECK_VIEWS)[number];
 
+/** `detailLevel` only when rendered for a caller's own RBAC: the webhook's entries stay as small as before. */
 export type AdmissionWarningEntry = Pick<
   CheckedConstraint,
   'name' | 'severity' | 'summary' | 'remediationHint' | 'verdict'
->;
+> &
+  Partial<Pick<CheckedConstraint, 'detailLevel'>>;
 
 export interface AdmissionCheckWarnings {
   constraints: AdmissionWarningEntry[];

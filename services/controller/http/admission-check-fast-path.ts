@@ -3,7 +3,11 @@ import type { Logger } from '../../logging/logger';
 import { ADMISSION_CHECK_PATH } from '../../model/admission-query';
 import type { DetailLevel } from '../../model/api';
 import type { RequestObserver } from './request-observer';
-import { ADMISSION_CHECK_BODY_LIMIT_BYTES, type AdmissionCheckAnswerer } from './admission-check-route';
+import {
+  ADMISSION_CHECK_BODY_LIMIT_BYTES,
+  type AdmissionCheckAnswerer,
+  type CallerAdmissionCheckAnswerer,
+} from './admission-check-route';
 import type { ApiAccess } from './api-auth';
 import { jsonBodyTypeProblem } from './json-body-type';
 
@@ -17,6 +21,8 @@ import { jsonBodyTypeProblem } from './json-body-type';
 
 export interface AdmissionCheckFastPathOptions {
   answerer: AdmissionCheckAnswerer;
+  /** Callers below `full` (never the webhook) are answered for their own RBAC (issue 24). */
+  forCaller?: CallerAdmissionCheckAnswerer;
   /** Absent: every caller reads `full` (`--api-auth=none`), as with the express route. */
   access?: ApiAccess;
   observe?: RequestObserver;
@@ -71,7 +77,11 @@ async function answer(
     return;
   }
   try {
-    const result = options.answerer(text, level);
+    // The webhook is answered at `full` synchronously, from the memo: no review on its path.
+    const result =
+      level !== 'full' && options.forCaller
+        ? await options.forCaller(text, level, request)
+        : options.answerer(text, level);
     sendJson(response, result.status, result.json);
   } catch (failure) {
     options.logger.error(

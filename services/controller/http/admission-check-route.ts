@@ -1,7 +1,9 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { isDns1123Label, isRecord, type KubernetesObject } from '../../model/kubernetes';
 import { describeWorkload } from '../../model/workload';
+import type { IncomingMessage } from 'node:http';
 import {
+  admissionCheckCandidates,
   buildAdmissionCheck,
   namespaceOfObject,
   type AdmissionCheckRequest,
@@ -14,7 +16,8 @@ import { ADMISSION_CHECK_PATH } from '../../model/admission-query';
 import { ADMISSION_CHECK_VIEWS, type AdmissionCheckView, type DetailLevel } from '../../model/api';
 import { AdmissionCheckMemo } from './admission-check-memo';
 import { regoEngine } from '../verdicts/gatekeeper/rego-engine';
-import { apiViewLevel } from './api-auth';
+import { apiViewLevel, bearerToken } from './api-auth';
+import type { CallerReadAccess } from './caller-read-access';
 
 /** What the route needs of the app's dependencies (a subset, so this file does not import app.ts). */
 export interface AdmissionCheckDependencies extends Pick<ResourceDependencies, 'index' | 'runtimeState'> {
@@ -121,18 +124,27 @@ function parseJson(text: string): { value: unknown } | undefined {
   }
 }
 
-function computeAnswer(dependencies: AdmissionCheckDependencies, text: unknown, level: DetailLevel): Answer {
+/** The request a body holds, or the answer to a body that holds none. */
+function readBodyText(text: unknown): Answer | CheckRequest {
   // No body at all reads as "no object", as before; anything else must parse.
   const parsed = typeof text === 'string' && text !== '' ? parseJson(text) : { value: undefined };
   if (!parsed) return error(400, 'request body is not valid JSON');
-  const checkRequest = readCheckRequest(parsed.value);
+  return readCheckRequest(parsed.value);
+}
+
+function computeAnswer(
+  dependencies: AdmissionCheckDependencies,
+  checkRequest: Answer | CheckRequest,
+  level: DetailLevel,
+  levelOf?: (constraint: ConstraintDraft) => DetailLevel,
+): Answer {
   if ('status' in checkRequest) return checkRequest;
   if (!dependencies.runtimeState().source.synced)
     return error(503, 'the index has not completed its first sync yet');
   const workload = describeWorkload(checkRequest.object, namespaceOfObject(checkRequest.object));
   const prospective =
     workload && dependencies.prospectiveFindings ? dependencies.prospectiveFindings(workload) : [];
-  const options = { prospective, viewer: { level } };
+  const options = { prospective, viewer: { level }, ...(levelOf ? { levelOf } : {}) };
   return {
     status: 200,
     body: checkRequest.view
@@ -168,7 +180,7 @@ export function createAdmissionCheckAnswerer(
       dependencies.observeMemo?.('hit');
       return { status: 200, json: remembered };
     }
-    const answer = computeAnswer(dependencies, text, level);
+    const answer = computeAnswer(dependencies, readBodyText(text), level);
     const json = JSON.stringify(answer.body);
     const remembers = answer.status === 200 && state !== undefined && key !== undefined;
     if (remembers) memo.remember(state, key, json);
@@ -177,7 +189,41 @@ export function createAdmissionCheckAnswerer(
   };
 }
 
-export function admissionCheckHandler(answerer: AdmissionCheckAnswerer): RequestHandler {
+/**
+ * Answers a caller that is not the webhook for its own RBAC (issue 24): every constraint the check
+ * may show whose source it may `get` is rendered at `full`. Such answers belong to one caller, so
+ * they bypass the memo (never read from it, never written to it); an answer in which the caller may
+ * read nothing is the same for every caller at that level and comes from the memo as before.
+ */
+export type CallerAdmissionCheckAnswerer = (
+  text: unknown,
+  level: DetailLevel,
+  request: IncomingMessage,
+) => Promise<SerialisedAnswer>;
+
+export function createCallerAdmissionCheckAnswerer(
+  dependencies: AdmissionCheckDependencies,
+  answerer: AdmissionCheckAnswerer,
+  access: CallerReadAccess | undefined,
+): CallerAdmissionCheckAnswerer {
+  return async (text, level, request) => {
+    // The webhook (`full`), callers without a token and controllers that do not ask: no review.
+    if (!access || level === 'full' || bearerToken(request) === undefined) return answerer(text, level);
+    const checkRequest = readBodyText(text);
+    if ('status' in checkRequest || !dependencies.runtimeState().source.synced) return answerer(text, level);
+    const candidates = admissionCheckCandidates(dependencies.index, checkRequest);
+    const allowed: ReadonlySet<ConstraintDraft> =
+      candidates.length === 0 ? new Set() : await access.readableConstraints(request, candidates);
+    if (allowed.size === 0) return answerer(text, level);
+    const answer = computeAnswer(dependencies, checkRequest, level, (constraint) =>
+      allowed.has(constraint) ? 'full' : level,
+    );
+    dependencies.observeMemo?.('bypass');
+    return { status: answer.status, json: JSON.stringify(answer.body) };
+  };
+}
+
+export function admissionCheckHandler(answerer: CallerAdmissionCheckAnswerer): RequestHandler {
   // The body is read as text so that an identical body is answered from the memo without parsing.
   const readBody = express.text({ limit: ADMISSION_CHECK_BODY_LIMIT_BYTES, type: () => true });
   return (request: Request, response: Response, next: NextFunction) => {
@@ -187,13 +233,11 @@ export function admissionCheckHandler(answerer: AdmissionCheckAnswerer): Request
         return answer ? response.status(answer.status).json(answer.body) : next(failure);
       }
       // Runs after the body stream ended, outside express's own try/catch: errors go to next().
-      try {
-        // The level the TokenReview middleware decided (api-auth.ts): part of what an answer depends on.
-        const answer = answerer(request.body, apiViewLevel(response));
-        response.status(answer.status).type('application/json').send(answer.json);
-      } catch (unexpected) {
-        next(unexpected);
-      }
+      // The level the TokenReview middleware decided (api-auth.ts): part of what an answer depends on.
+      answerer(request.body, apiViewLevel(response), request).then(
+        (answer) => response.status(answer.status).type('application/json').send(answer.json),
+        next,
+      );
     });
   };
 }

@@ -14,15 +14,16 @@ import {
   decodeConstraintFilter,
   decodeQuerySubject,
 } from '../../model/admission-query';
-import type { ConstraintDraft } from '../../model/constraint';
+import type { Constraint, ConstraintDraft } from '../../model/constraint';
 import type { WorkloadDescriptor } from '../../model/workload';
 import type { Logger } from '../../logging/logger';
-import { buildConstraintList } from '../views/constraint-list';
+import { buildConstraintList, constraintListCandidates } from '../views/constraint-list';
 import { buildApiHealth } from '../views/health';
-import { apiAccessMiddleware, apiViewLevel, type ApiAccess } from './api-auth';
+import { apiAccessMiddleware, apiViewLevel, bearerToken, type ApiAccess } from './api-auth';
 import {
   admissionCheckHandler,
   createAdmissionCheckAnswerer,
+  createCallerAdmissionCheckAnswerer,
   type AdmissionCheckAnswerer,
   type AdmissionMemoOutcome,
   securityHeadersExceptAdmissionCheck,
@@ -157,7 +158,7 @@ const requireJsonBody: RequestHandler = (request, response, next) => {
 
 /** `GET /api/v1/constraints`: the admission query (services/model/admission-query.ts) answered. */
 function constraintListRoute(dependencies: ControllerAppDependencies): RequestHandler {
-  return (request, response) => {
+  return (request, response, next) => {
     const parameter = (name: string) => queryString(request, name);
     const filter = decodeConstraintFilter(parameter);
     if (!filter.ok) return send(response, { status: 400, body: { error: filter.error } });
@@ -172,7 +173,18 @@ function constraintListRoute(dependencies: ControllerAppDependencies): RequestHa
       subject.value && dependencies.prospectiveFindings
         ? dependencies.prospectiveFindings(subject.value)
         : [];
-    response.json(buildConstraintList(dependencies.index, filter.value, prospective, apiViewLevel(response)));
+    const level = apiViewLevel(response);
+    const access = dependencies.callerReadAccess;
+    // The webhook (`full`) and callers without a token: the shared list, no review (issue 24).
+    if (!access || level === 'full' || bearerToken(request) === undefined)
+      return response.json(buildConstraintList(dependencies.index, filter.value, prospective, level));
+    const candidates = constraintListCandidates(dependencies.index, filter.value);
+    const readable = candidates.length === 0 ? undefined : access.readableConstraints(request, candidates);
+    (readable ?? Promise.resolve(new Set<Constraint>())).then((allowed) => {
+      const levelOf = (constraint: ConstraintDraft) =>
+        (allowed as ReadonlySet<ConstraintDraft>).has(constraint) ? 'full' : level;
+      response.json(buildConstraintList(dependencies.index, filter.value, prospective, level, levelOf));
+    }, next);
   };
 }
 
@@ -247,6 +259,7 @@ export function createControllerApp(dependencies: ControllerAppDependencies): Re
   const app = createControllerRoutes(dependencies, answerer);
   const fastPath = admissionCheckFastPath({
     answerer,
+    forCaller: createCallerAdmissionCheckAnswerer(dependencies, answerer, dependencies.callerReadAccess),
     access: dependencies.apiAccess,
     observe: dependencies.requestObserver,
     logger: dependencies.logger,
@@ -280,7 +293,8 @@ export function createControllerRoutes(
   const apiAccess = apiAccessMiddleware(dependencies.apiAccess);
   readOnlyRoute(app, CONSTRAINT_LIST_PATH, 'GET', apiAccess, constraintListRoute(dependencies));
   // The body type is checked before the caller is: a refused request costs no TokenReview.
-  const checkHandlers = [requireJsonBody, apiAccess, admissionCheckHandler(answerer)];
+  const forCaller = createCallerAdmissionCheckAnswerer(dependencies, answerer, dependencies.callerReadAccess);
+  const checkHandlers = [requireJsonBody, apiAccess, admissionCheckHandler(forCaller)];
   readOnlyRoute(app, ADMISSION_CHECK_PATH, 'POST', ...checkHandlers);
   readOnlyRoute(app, '/api/v1/health', 'GET', (_request, response) => {
     const health = buildApiHealth(dependencies.runtimeState());

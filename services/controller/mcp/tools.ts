@@ -16,9 +16,10 @@ import type { Constraint } from '../../model/constraint';
 // done by pure functions (query.ts, explain.ts, check/manifest-check.ts). `query` and `explain`
 // render at the controller's detail level like the resources, and at `full` the constraints the
 // caller's own RBAC lets it read (issue 24); `check` answers what
-// `POST /api/v1/admission-check` answers the same caller (viewer-level.ts): the webhook's warnings
-// unredacted for the webhook's token or under `--api-auth=none`, the controller's detail level for
-// everyone else, so the MCP port never shows a caller more than the HTTP API does.
+// `POST /api/v1/admission-check` answers the same caller (viewer-level.ts): unredacted for the
+// webhook's token or under `--api-auth=none`; for everyone else the controller's detail level, and
+// `full` where its own RBAC lets it read the source, so the MCP port never shows a caller more than
+// the HTTP API does.
 
 export interface ToolDependencies extends ResourceDependencies {
   /** Companion checks for objects of a checked manifest (runtime.ts wires the missing-resource rules). */
@@ -64,6 +65,16 @@ function callerLevelsFor(dependencies: ToolDependencies) {
     const allowed = await readable(constraints);
     return (constraint) => (allowed.has(constraint) ? 'full' : configured);
   };
+}
+
+/** The `check` tool's lookup for the caller of one call: its level, and its own RBAC (issue 24). */
+function checkLookupFor(dependencies: ToolDependencies, authInfo: AuthInfo | undefined) {
+  return indexLookup(
+    dependencies.index,
+    dependencies.findMissingCompanions ?? NO_MISSING_COMPANIONS,
+    viewerLevelOf(authInfo, dependencies.configuredDetailLevel),
+    readableConstraintsOf(authInfo),
+  );
 }
 
 export function registerTools(server: McpServer, dependencies: ToolDependencies): void {
@@ -140,11 +151,7 @@ export function registerTools(server: McpServer, dependencies: ToolDependencies)
     },
     async ({ manifest, namespace }, { authInfo }) => {
       if (!synced()) return notSynced();
-      const lookup = indexLookup(
-        dependencies.index,
-        dependencies.findMissingCompanions ?? NO_MISSING_COMPANIONS,
-        viewerLevelOf(authInfo, dependencies.configuredDetailLevel),
-      );
+      const lookup = checkLookupFor(dependencies, authInfo);
       return jsonResult(await checkManifest('manifest', manifest, lookup, { namespace }));
     },
   );

@@ -4,13 +4,14 @@ import type {
   AdmissionCheckWarnings,
   AdmissionWarningEntry,
   CheckedConstraint,
+  DetailLevel,
   ListedConstraint,
   VerdictName,
 } from '../../model/api';
 import { severityRank } from '../../model/api';
-import type { ConstraintDraft } from '../../model/constraint';
+import type { Constraint, ConstraintDraft } from '../../model/constraint';
 import { groupOf, isStringRecord, type KubernetesObject } from '../../model/kubernetes';
-import { pluralOfKind } from '../../model/resources';
+import { pluralOfKind, targetsInclude } from '../../model/resources';
 import { isNameVisible, renderText, type Text, type Viewer } from '../../model/text';
 import { workloadLabels } from '../../model/workload-kinds';
 import type { ConstraintIndex } from '../index/constraint-index';
@@ -43,6 +44,11 @@ export interface AdmissionCheckOptions {
   viewer?: Omit<Viewer, 'namespace'>;
   /** Companion findings about the object itself (MissingResource at admission time). */
   prospective?: readonly ConstraintDraft[];
+  /**
+   * The level of each constraint for this caller (issue 24: `full` where its own RBAC lets it read
+   * the source); absent: every entry at the viewer's level. With it, warning entries say their level.
+   */
+  levelOf?: (constraint: ConstraintDraft) => DetailLevel;
 }
 
 /** The webhook's view: only what becomes an admission warning (see AdmissionCheckWarnings). */
@@ -320,17 +326,46 @@ function checkedConstraints(
     },
     index: verdictIndexOf(index),
   });
-  // Unredacted (`full`) for the webhook; other callers see the level they are allowed.
+  // Unredacted (`full`) for the webhook; other callers see the level they are allowed, constraint
+  // by constraint where their own RBAC was asked (`levelOf`).
   const viewer: Viewer = { level: options.viewer?.level ?? 'full', namespace };
+  const { levelOf } = options;
+  const viewerOf = levelOf
+    ? (constraint: ConstraintDraft): Viewer => ({ level: levelOf(constraint), namespace })
+    : () => viewer;
   if ('view' in options)
     return {
       constraints: verdicts
-        .flatMap(({ constraint, verdict }) => warningEntry(constraint, verdict, viewer) ?? [])
+        .flatMap(({ constraint, verdict }) => {
+          const entry = warningEntry(constraint, verdict, viewerOf(constraint));
+          if (!entry) return [];
+          return levelOf ? [{ ...entry, detailLevel: levelOf(constraint) }] : [entry];
+        })
         .sort(compareChecked),
     };
   return {
     constraints: verdicts
-      .map(({ constraint, verdict }) => checkedEntry(constraint, verdict, request.object, viewer))
+      .map(({ constraint, verdict }) =>
+        checkedEntry(constraint, verdict, request.object, viewerOf(constraint)),
+      )
       .sort(compareChecked),
   };
+}
+
+/**
+ * The indexed constraints an admission check of this request may show: a superset of those it
+ * shows (the namespace's constraints that intercept the object's resource, before selectors and
+ * scopes), known without defaulting or evaluating the object. A caller's RBAC is asked about these
+ * (issue 24) before the check runs; companion findings are not in the index and never elevated.
+ */
+export function admissionCheckCandidates(
+  index: ConstraintIndex,
+  request: AdmissionCheckRequest,
+): Constraint[] {
+  const group = groupOf(request.object.apiVersion);
+  const resource = { group, resource: pluralOfKind(request.object.kind ?? '') };
+  if (request.clusterScoped) return index.constraintsTargetingClusterResource(resource);
+  return index
+    .constraintsForNamespace(namespaceOfObject(request.object))
+    .filter((constraint) => targetsInclude(constraint.resourceTargets, resource));
 }

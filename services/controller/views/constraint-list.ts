@@ -4,7 +4,7 @@ import { objectInQuotaScope } from '../../model/quota-scope';
 import { objectRunsReferencedImage } from '../../model/image-references';
 import { matchesSelector } from '../../model/selector';
 import { targetsInclude } from '../../model/resources';
-import type { ConstraintDraft, ResourceTarget } from '../../model/constraint';
+import type { Constraint, ConstraintDraft, ResourceTarget } from '../../model/constraint';
 import { isNameVisible, REDACTED, type Viewer } from '../../model/text';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { redactedReference } from './constraint-rendering';
@@ -40,7 +40,8 @@ function queryKey(query: ConstraintListQuery): string {
 /**
  * The webhook's query (`GET /api/v1/constraints`): unredacted (`full`) for the in-cluster webhook,
  * which turns it into warnings for the very namespace being deployed to; any other caller gets it
- * at the controller's detail level (http/api-auth.ts).
+ * at the controller's detail level (http/api-auth.ts), and at `full` the constraints its own RBAC
+ * lets it read (`levelOf`, issue 24).
  */
 export function buildConstraintList(
   index: ConstraintIndex,
@@ -48,7 +49,18 @@ export function buildConstraintList(
   /** Findings about the queried object itself (companion checks at admission), merged by name. */
   prospective: readonly ConstraintDraft[] = [],
   level: DetailLevel = 'full',
+  /** Each constraint's level for a caller whose own RBAC was asked (issue 24); never cached. */
+  levelOf?: (constraint: ConstraintDraft) => DetailLevel,
 ): ConstraintList {
+  if (levelOf)
+    return {
+      constraints: matchingConstraints(index, query, prospective).map((constraint) =>
+        toListedConstraint(constraint, query.namespace, {
+          level: levelOf(constraint),
+          namespace: query.namespace,
+        }),
+      ),
+    };
   // Without the object or findings about it the list depends on the index alone: cacheable.
   if (prospective.length === 0 && query.object === undefined)
     return {
@@ -91,6 +103,15 @@ export function matchingConstraints(
   return constraints;
 }
 
+/**
+ * The indexed constraints a list query selects (companion findings are not in the index): the ones
+ * a caller's own RBAC is asked about before answering (issue 24).
+ */
+export function constraintListCandidates(index: ConstraintIndex, query: ConstraintListQuery): Constraint[] {
+  const matching = new Set<ConstraintDraft>(matchingConstraints(index, query, []));
+  return index.constraintsForNamespace(query.namespace).filter((constraint) => matching.has(constraint));
+}
+
 function listConstraints(
   index: ConstraintIndex,
   query: ConstraintListQuery,
@@ -127,5 +148,6 @@ export function toListedConstraint(
         ? constraint.source.namespace
         : REDACTED,
     tags: [...constraint.tags],
+    detailLevel: viewer.level,
   };
 }

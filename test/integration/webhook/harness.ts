@@ -163,6 +163,7 @@ export function listedConstraint(
     sourceName: overrides.name,
     sourceNamespace: 'shop',
     tags: [],
+    detailLevel: 'full',
     ...overrides,
   };
 }
