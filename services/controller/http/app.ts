@@ -247,6 +247,12 @@ function registerResourceRoutes(app: Express, dependencies: ControllerAppDepende
   });
 }
 
+/** Admission checks for callers below `full`, by their own RBAC (issue 24); counted in the memo metric. */
+function callerAnswerer(dependencies: ControllerAppDependencies, answerer: AdmissionCheckAnswerer) {
+  const observed = { ...dependencies, observeMemo: dependencies.observeAdmissionMemo };
+  return createCallerAdmissionCheckAnswerer(observed, answerer, dependencies.callerReadAccess);
+}
+
 /**
  * The controller's request listener: the webhook's admission checks on the plain fast path
  * (admission-check-fast-path.ts), everything else through express.
@@ -259,7 +265,7 @@ export function createControllerApp(dependencies: ControllerAppDependencies): Re
   const app = createControllerRoutes(dependencies, answerer);
   const fastPath = admissionCheckFastPath({
     answerer,
-    forCaller: createCallerAdmissionCheckAnswerer(dependencies, answerer, dependencies.callerReadAccess),
+    forCaller: callerAnswerer(dependencies, answerer),
     access: dependencies.apiAccess,
     observe: dependencies.requestObserver,
     logger: dependencies.logger,
@@ -293,8 +299,11 @@ export function createControllerRoutes(
   const apiAccess = apiAccessMiddleware(dependencies.apiAccess);
   readOnlyRoute(app, CONSTRAINT_LIST_PATH, 'GET', apiAccess, constraintListRoute(dependencies));
   // The body type is checked before the caller is: a refused request costs no TokenReview.
-  const forCaller = createCallerAdmissionCheckAnswerer(dependencies, answerer, dependencies.callerReadAccess);
-  const checkHandlers = [requireJsonBody, apiAccess, admissionCheckHandler(forCaller)];
+  const checkHandlers = [
+    requireJsonBody,
+    apiAccess,
+    admissionCheckHandler(callerAnswerer(dependencies, answerer)),
+  ];
   readOnlyRoute(app, ADMISSION_CHECK_PATH, 'POST', ...checkHandlers);
   readOnlyRoute(app, '/api/v1/health', 'GET', (_request, response) => {
     const health = buildApiHealth(dependencies.runtimeState());
