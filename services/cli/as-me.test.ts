@@ -3,6 +3,9 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runCli, type CliEnvironment } from './program';
+import { createApiAccess } from '../controller/http/api-auth';
+import { kubernetesTokenReviewer } from '../controller/http/token-review';
+import { silentLogger } from '../logging/logger';
 import { KubernetesApiTestServer } from '../../test/support/kubernetes-api-server';
 import { fixtureControllerApp, indexObjects } from '../../test/support/controller-fixtures';
 import {
@@ -32,6 +35,14 @@ beforeAll(async () => {
   aliceToken = apiServer.tokens.issueUserToken({ username: 'alice' });
   const app = fixtureControllerApp(indexObjects(CALLER_RBAC_OBJECTS), {
     configuredDetailLevel: 'summary',
+    // `--api-auth=tokenreview`: the webhook's routes, which `check` asks, are full for the webhook alone.
+    apiAccess: createApiAccess({
+      mode: 'tokenreview',
+      configuredDetailLevel: 'summary',
+      webhookServiceAccount: 'forewarn-system/forewarn-webhook',
+      reviewToken: kubernetesTokenReviewer(apiServer.kubeConfig()),
+      logger: silentLogger(),
+    }),
     callerReadAccess: testCallerReadAccess(apiServer),
   });
   controller = await new Promise<Server>((resolve) => {
@@ -97,6 +108,29 @@ it('sends a static token of the current context with --as-me, and nothing withou
     FOREWARN_AS_ME: 'true',
   });
   expect(shopEntryLevel(setting.stdout)).toBe('full');
+});
+
+it('check --as-me shows the rule and message of a Policy your RBAC lets you get, and without it does not', async () => {
+  const KUBECONFIG = await kubeconfigWithUser('alice', `    token: ${aliceToken}`);
+  const manifest = path.join(directory, 'pod.yaml');
+  await writeFile(
+    manifest,
+    'apiVersion: v1\nkind: Pod\nmetadata: { name: web, namespace: shop }\nspec: { containers: [{ name: web, image: nginx }] }\n',
+  );
+  const message = 'pods need the team label (shop-team)';
+  const asMe = await cli(['check', '-f', manifest, '--as-me', '--url', url], { KUBECONFIG });
+  expect(asMe.stderr).toBe('');
+  expect(asMe.stdout).toContain(message);
+  const json = await cli(['check', '-f', manifest, '-o', 'json', '--as-me', '--url', url], { KUBECONFIG });
+  const findings = (
+    JSON.parse(json.stdout) as { reports: Array<{ objects: Array<{ findings: unknown[] }> }> }
+  ).reports[0].objects[0].findings as Array<{ name: string; detailLevel?: string }>;
+  expect(findings.find((finding) => finding.name.startsWith('shop-team'))?.detailLevel).toBe('full');
+  // The ClusterPolicy stays hidden: her Role does not cover it.
+  expect(json.stdout).not.toContain('require-team');
+  const plain = await cli(['check', '-f', manifest, '--url', url], { KUBECONFIG });
+  expect(plain.stdout).toContain('shop-team');
+  expect(plain.stdout).not.toContain(message);
 });
 
 it("runs the context's exec plugin as kubectl does and sends the token it prints", async () => {

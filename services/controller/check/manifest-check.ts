@@ -31,8 +31,8 @@ export interface AdmissionQuery {
 }
 
 /** A constraint as a lookup gives it: with the verdict on the object when it was evaluated. */
-export type LookedUpConstraint = ListedConstraint &
-  Partial<Pick<CheckedConstraint, 'verdict' | 'evidence' | 'reason'>>;
+export type LookedUpConstraint = Omit<ListedConstraint, 'detailLevel'> &
+  Partial<Pick<CheckedConstraint, 'verdict' | 'evidence' | 'reason' | 'detailLevel'>>;
 
 /** Where constraints come from: an in-process index, or a controller's `POST /api/v1/admission-check`. */
 export type ConstraintLookup = (query: AdmissionQuery) => Promise<readonly LookedUpConstraint[]>;
@@ -51,6 +51,7 @@ export type CheckFinding = Pick<
   | 'verdict'
   | 'evidence'
   | 'reason'
+  | 'detailLevel'
 >;
 
 export interface CheckedObject {
@@ -167,6 +168,8 @@ function findingOf(constraint: LookedUpConstraint): CheckFinding {
   if (constraint.verdict) finding.verdict = constraint.verdict;
   if (constraint.evidence) finding.evidence = constraint.evidence;
   if (constraint.reason) finding.reason = constraint.reason;
+  // The level it was rendered at (issue 24: `full` where the caller's own RBAC lets it read the source).
+  if (constraint.detailLevel) finding.detailLevel = constraint.detailLevel;
   return finding;
 }
 

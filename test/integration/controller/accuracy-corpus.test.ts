@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { DETAIL_LEVELS, type DetailLevel, type ListedConstraint } from '../../../services/model/api';
+import { DETAIL_LEVELS, type DetailLevel } from '../../../services/model/api';
+import type { LookedUpConstraint } from '../../../services/controller/check/manifest-check';
 import type { KubernetesObject, Labels } from '../../../services/model/kubernetes';
 import { assertReadableLine } from '../../../services/model/summary-rules';
 import { groupOf } from '../../../services/model/kubernetes';
@@ -53,7 +54,7 @@ function assertEveryTextReadable(cluster: OfflineCluster): number {
 async function constraintsFor(
   cluster: OfflineCluster,
   object: KubernetesObject,
-): Promise<ListedConstraint[]> {
+): Promise<LookedUpConstraint[]> {
   const group = groupOf(object.apiVersion);
   const kind = object.kind ?? '';
   return [
@@ -85,7 +86,7 @@ function controller(kind: string, namespace: string, labels: Labels = { app: 'we
   };
 }
 
-function names(constraints: readonly ListedConstraint[]): string[] {
+function names(constraints: readonly LookedUpConstraint[]): string[] {
   return constraints.map((constraint) => constraint.name);
 }
 

@@ -133,6 +133,33 @@ describe('MCP follows the caller RBAC like the HTTP API', () => {
     },
   );
 
+  it.each(TRANSPORTS)(
+    'over %s, check shows alice the rule and message of her namespace Policy, and bob nothing more',
+    async (transport) => {
+      const manifest = stringify({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'web', namespace: 'shop' },
+        spec: { containers: [{ name: 'web', image: 'nginx' }] },
+      });
+      const checked = async (token?: string) => {
+        const client = await connect(transport, token);
+        const result = await client.callTool({ name: 'check', arguments: { manifest } });
+        return JSON.stringify(toolJson<unknown>(result as CallToolResult));
+      };
+      const alice = await checked(tokens.alice);
+      expect(alice).toContain(SHOP_MESSAGE);
+      expect(alice).toContain('"detailLevel":"full"');
+      expect(alice).not.toContain('require-team');
+      for (const token of [tokens.bob, undefined]) {
+        const other = await checked(token);
+        expect(other).toContain('shop-team');
+        expect(other).not.toContain(SHOP_MESSAGE);
+        expect(other).not.toContain('"detailLevel":"full"');
+      }
+    },
+  );
+
   it('answers the HTTP route the same for the same token', async () => {
     const response = await fetch(`http://127.0.0.1:${controller.port}/resources/reports/shop`, {
       headers: { authorization: `Bearer ${tokens.alice}` },
