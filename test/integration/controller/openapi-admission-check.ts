@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { conforms } from './openapi-contract';
-import { app, unsyncedApp } from './openapi-app';
+import { app, callerRbacApp, unsyncedApp } from './openapi-app';
 
 // The admission-check cases of openapi.test.ts (kept in that file's order, so that its last tests see
 // every answer): each sends real requests to the demo app and validates them against docs/openapi.yaml.
@@ -123,4 +123,26 @@ export async function checkVerdictsAndErrors(): Promise<void> {
   const waiting = await request(unsyncedApp).post('/api/v1/admission-check').send({ object: deployment });
   expect(waiting.status).toBe(503);
   conforms('/api/v1/admission-check', 'post', waiting);
+}
+
+/**
+ * A caller's own RBAC (issue 24): the list, the check and the warnings view answered for a bearer
+ * token that may read some sources carry each entry's `detailLevel`, as documented.
+ */
+export async function checkCallerRbacAnswers(): Promise<void> {
+  const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'shop' } };
+  const asCaller = (call: request.Test) => call.set('authorization', 'Bearer a-caller-token');
+  const list = await asCaller(request(callerRbacApp).get('/api/v1/constraints?namespace=shop')).expect(200);
+  conforms('/api/v1/constraints', 'get', list);
+  for (const view of [undefined, 'warnings']) {
+    const checked = await asCaller(request(callerRbacApp).post('/api/v1/admission-check'))
+      .send({ object: pod, ...(view ? { view } : {}) })
+      .expect(200);
+    conforms('/api/v1/admission-check', 'post', checked);
+    const levels = (checked.body as { constraints: Array<{ detailLevel?: string }> }).constraints.map(
+      (entry) => entry.detailLevel,
+    );
+    expect(levels).toContain('full');
+    expect(levels).toContain('summary');
+  }
 }

@@ -139,6 +139,21 @@ export function controllerApp(options: { configured?: DetailLevel; synced?: bool
 }
 
 export const app = controllerApp();
+
+/**
+ * At `summary` for every caller but with `--caller-rbac`: a caller's token may read the sources of
+ * the namespace's own constraints (a stand-in for the reviews, which caller-rbac-admission.test.ts
+ * makes against the test API server).
+ */
+export const callerRbacApp = createControllerApp({
+  ...controllerDependencies({ configured: 'summary' }),
+  apiAccess: { levelFor: () => Promise.resolve('summary') },
+  callerReadAccess: {
+    readableConstraints: (_request, constraints) =>
+      Promise.resolve(new Set(constraints.filter((constraint) => constraint.source.namespace === 'shop'))),
+    reviewCounts: () => ({ tokenReviews: 0, accessReviews: 0, refused: 0 }),
+  },
+});
 export const unsyncedApp = controllerApp({ synced: false });
 
 export function withLevel(url: string, level: DetailLevel | undefined): string {

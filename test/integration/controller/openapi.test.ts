@@ -20,7 +20,7 @@ import {
   unsyncedApp,
   withLevel,
 } from './openapi-app';
-import { checkVerdictsAndErrors, checkWarningsView } from './openapi-admission-check';
+import { checkCallerRbacAnswers, checkVerdictsAndErrors, checkWarningsView } from './openapi-admission-check';
 
 // docs/openapi.yaml is the contract users read; this test holds the code to it. Every route is
 // called on the demo cluster at every detail level and in every error case, and each real answer
@@ -183,6 +183,10 @@ describe('real responses conform to docs/openapi.yaml', () => {
   it('POST /api/v1/admission-check with view=warnings: the entries that become warnings', checkWarningsView);
 
   it('POST /api/v1/admission-check with verdicts, and its errors', checkVerdictsAndErrors);
+  it(
+    "the webhook's routes answered for a caller's own RBAC: each entry's detailLevel",
+    checkCallerRbacAnswers,
+  );
 
   const POD_SPEC = { containers: [{ name: 'web', image: 'web:1' }] };
   it('GET /resources/references/{ref} and the references of redacted names in every list', async () => {
