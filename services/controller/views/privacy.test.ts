@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { ADAPTERS } from '../adapters/registry';
-import type { Constraint } from '../../model/constraint';
+import type { Constraint, ConstraintDraft } from '../../model/constraint';
+import { buildConstraintList } from './constraint-list';
+import { buildAdmissionCheck } from '../verdicts/admission-check';
 import { groupOf, type KubernetesObject } from '../../model/kubernetes';
 import type { DetailLevel } from '../../model/api';
 import { buildConstraintView, findConstraint } from './constraint-view';
@@ -89,13 +91,54 @@ function everyView(
       buildConstraintView(cluster.index, namespace, constraint, levelOf ? levelOf(constraint) : level),
     );
   const state = runtimeStateFor(cluster);
+  // The webhook's routes as a caller other than the webhook reads them (issue 24: caller-check).
+  const levels = new Map<ConstraintDraft, DetailLevel>(
+    cluster.index
+      .constraintsForNamespace(namespace)
+      .map((constraint) => [constraint, levelOf?.(constraint) ?? level]),
+  );
+  const callerLevel = levelOf ? (draft: ConstraintDraft) => levels.get(draft) ?? level : undefined;
+  const list = buildConstraintList(cluster.index, { namespace }, [], level, callerLevel);
+  const checks = ADMITTED.map((object) =>
+    buildAdmissionCheck(
+      cluster.index,
+      { object: { ...object, metadata: { ...object.metadata, namespace } }, operation: 'CREATE' },
+      { viewer: { level }, ...(callerLevel ? { levelOf: callerLevel } : {}) },
+    ),
+  );
   return JSON.stringify([
     report,
     constraintViews,
+    list,
+    checks,
     buildHealth(cluster.index, state, level),
     buildCapabilities(cluster.index, state),
   ]);
 }
+
+/** Objects admitted in every namespace: a bare Pod and a Deployment that sets little. */
+const ADMITTED: KubernetesObject[] = [
+  {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'web' },
+    spec: { containers: [{ name: 'web', image: 'nginx' }] },
+  },
+  {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'api', labels: { app: 'api' } },
+    spec: {
+      selector: { matchLabels: { app: 'api' } },
+      template: {
+        metadata: { labels: { app: 'api' } },
+        spec: {
+          containers: [{ name: 'api', image: 'registry.internal/api:1', ports: [{ containerPort: 80 }] }],
+        },
+      },
+    },
+  } as KubernetesObject,
+];
 
 function appearing(text: string, tokens: readonly string[]): string[] {
   return tokens.filter((token) =>
@@ -122,6 +165,11 @@ describe('privacy across every view', () => {
     expect(
       appearing(full, ['block-cloud-metadata', 'image-signature-check', 'workloads-must-have-owner']),
     ).toHaveLength(3);
+    // The admission checks are part of every view: they find verdicts on the objects admitted.
+    const checks = (JSON.parse(full) as unknown[])[3] as Array<{ constraints: Array<{ verdict: string }> }>;
+    expect(checks.flatMap((check) => check.constraints).some((entry) => entry.verdict === 'violates')).toBe(
+      true,
+    );
   });
 });
 
