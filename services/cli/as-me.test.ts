@@ -121,6 +121,9 @@ it('check --as-me shows the rule and message of a Policy your RBAC lets you get,
   const asMe = await cli(['check', '-f', manifest, '--as-me', '--url', url], { KUBECONFIG });
   expect(asMe.stderr).toBe('');
   expect(asMe.stdout).toContain(message);
+  // Marked, as in the report: the finding her RBAC showed in full among redacted ones.
+  expect(asMe.stdout).toMatch(/\[CRITICAL\] \[full\] will be rejected: pods need the team label/);
+  expect(asMe.stdout).not.toMatch(/\[full\] \(ref/);
   const json = await cli(['check', '-f', manifest, '-o', 'json', '--as-me', '--url', url], { KUBECONFIG });
   const findings = (
     JSON.parse(json.stdout) as { reports: Array<{ objects: Array<{ findings: unknown[] }> }> }
@@ -131,6 +134,7 @@ it('check --as-me shows the rule and message of a Policy your RBAC lets you get,
   const plain = await cli(['check', '-f', manifest, '--url', url], { KUBECONFIG });
   expect(plain.stdout).toContain('shop-team');
   expect(plain.stdout).not.toContain(message);
+  expect(plain.stdout).not.toContain('[full]');
 });
 
 it("runs the context's exec plugin as kubectl does and sends the token it prints", async () => {

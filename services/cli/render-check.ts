@@ -64,13 +64,20 @@ function groupsOf(object: CheckedObject): FindingGroup[] {
 const SEVERITY_LABEL: Partial<Record<Severity, string>> = { Critical: '[CRITICAL]', Warning: '[WARNING]' };
 
 /** One finding: its severity and summary, the remediation, then every failing field or why it was not evaluated. */
-function findingLines(finding: CheckFinding, width: number | undefined, style: Style): string[] {
+function findingLines(
+  finding: CheckFinding,
+  width: number | undefined,
+  style: Style,
+  markFull = false,
+): string[] {
   const summary = singleLine(finding.summary);
   const label = SEVERITY_LABEL[finding.severity] ?? `[${finding.severity.toUpperCase()}]`;
   // A redacted name's opaque reference: what to quote to the platform team (`forewarn get --ref`).
   const reference = finding.ref ? `(ref ${singleLine(finding.ref)}) ` : '';
+  // Shown in full because your own RBAC lets you read its source (`--as-me`), among others that are not.
+  const level = markFull && finding.detailLevel === 'full' ? '[full] ' : '';
   const [first = '', ...rest] = wrapText(
-    `${label} ${reference}${summary}`,
+    `${label} ${level}${reference}${summary}`,
     width,
     FINDING_INDENT,
     DETAIL_INDENT,
@@ -104,9 +111,11 @@ function objectLines(object: CheckedObject, width: number | undefined, style: St
   if (object.findings.length === 0 && object.passed.length === 0)
     return [`  ${title} (${object.resource}): no warnings`];
   const lines = [`  ${title} (${object.resource}): ${verdictLine(object, style)}`];
+  // Levels differ only where a caller's RBAC raised some findings to `full` (issue 24): mark those.
+  const mixedLevels = new Set(object.findings.map((finding) => finding.detailLevel)).size > 1;
   for (const group of groupsOf(object)) {
     lines.push(`    ${style.bold(`${group.title} (${group.findings.length}):`)}`);
-    for (const finding of group.findings) lines.push(...findingLines(finding, width, style));
+    for (const finding of group.findings) lines.push(...findingLines(finding, width, style, mixedLevels));
   }
   if (object.passed.length > 0) {
     const passed = object.passed.map((finding) => `${finding.sourceKind} "${finding.name}"`).join(', ');
