@@ -234,10 +234,11 @@ export function admissionCheckHandler(answerer: CallerAdmissionCheckAnswerer): R
       }
       // Runs after the body stream ended, outside express's own try/catch: errors go to next().
       // The level the TokenReview middleware decided (api-auth.ts): part of what an answer depends on.
-      answerer(request.body, apiViewLevel(response), request).then(
-        (answer) => response.status(answer.status).type('application/json').send(answer.json),
-        next,
-      );
+      answerer(request.body, apiViewLevel(response), request)
+        .then((answer) => {
+          response.status(answer.status).type('application/json').send(answer.json);
+        })
+        .catch(next);
     });
   };
 }

@@ -14,7 +14,7 @@ import {
   decodeConstraintFilter,
   decodeQuerySubject,
 } from '../../model/admission-query';
-import type { Constraint, ConstraintDraft } from '../../model/constraint';
+import type { ConstraintDraft } from '../../model/constraint';
 import type { WorkloadDescriptor } from '../../model/workload';
 import type { Logger } from '../../logging/logger';
 import { buildConstraintList, constraintListCandidates } from '../views/constraint-list';
@@ -179,12 +179,14 @@ function constraintListRoute(dependencies: ControllerAppDependencies): RequestHa
     if (!access || level === 'full' || bearerToken(request) === undefined)
       return response.json(buildConstraintList(dependencies.index, filter.value, prospective, level));
     const candidates = constraintListCandidates(dependencies.index, filter.value);
-    const readable = candidates.length === 0 ? undefined : access.readableConstraints(request, candidates);
-    (readable ?? Promise.resolve(new Set<Constraint>())).then((allowed) => {
-      const levelOf = (constraint: ConstraintDraft) =>
-        (allowed as ReadonlySet<ConstraintDraft>).has(constraint) ? 'full' : level;
-      response.json(buildConstraintList(dependencies.index, filter.value, prospective, level, levelOf));
-    }, next);
+    const readable: Promise<ReadonlySet<ConstraintDraft>> =
+      candidates.length === 0 ? Promise.resolve(new Set()) : access.readableConstraints(request, candidates);
+    readable
+      .then((allowed) => {
+        const levelOf = (constraint: ConstraintDraft) => (allowed.has(constraint) ? 'full' : level);
+        response.json(buildConstraintList(dependencies.index, filter.value, prospective, level, levelOf));
+      })
+      .catch(next);
   };
 }
 
