@@ -164,7 +164,9 @@ export function evaluateCelParts(
     if (result.ok && result.value === true) continue;
     evidence.push({
       path: prefix,
-      message: [detail(messageOf(validation, parts, bindings, result), 'it fails a rule of the policy')],
+      message: [
+        detail(messageOf(validation, parts, bindings, result, context), 'it fails a rule of the policy'),
+      ],
     });
   }
   return evidence.length === 0 ? PASS : { kind: 'fail', evidence };
@@ -175,10 +177,14 @@ function messageOf(
   parts: CelPolicyParts,
   bindings: Record<string, unknown>,
   result: { ok: true; value: unknown } | { ok: false; message: string },
+  context: VerdictContext,
 ): string {
   if (!result.ok) return `the expression fails to evaluate (${result.message}) and the policy fails closed`;
   if (validation.messageExpression) {
-    const message = program(validation.messageExpression)(bindings);
+    // Under the object's guard and the per-call limit, as the validation itself: a message expression
+    // is policy code too. Past its limit the static message is used, as by the API server.
+    const tracker = new CostTracker(context.guard, PER_CALL_LIMIT);
+    const message = program(validation.messageExpression)(bindings, tracker);
     if (message.ok && typeof message.value === 'string' && message.value.trim() !== '') return message.value;
   }
   return validation.message ?? parts.defaultMessage ?? `failed expression: ${validation.expression}`;
