@@ -11,6 +11,7 @@ import { asJsonObject, ManagedProcess, requireBuiltEntries } from './forewarn-su
 import { controllerReady, launchController } from './controller-process';
 import { authorizationErrors, controllerServiceAccount, identitiesManifest } from './forewarn-identities';
 import { crdManifest, initialCrds } from './forewarn-crds';
+import { kyvernoPolicy } from '../support/caller-rbac-fixtures';
 
 const SYSTEM_NAMESPACE = 'forewarn-system';
 const PEOPLE = 'people';
@@ -28,27 +29,6 @@ async function kubectlOk(args: string[], stdin?: string): Promise<string> {
   const result = await cluster.kubectl(args, stdin === undefined ? {} : { stdin });
   if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
   return result.stdout;
-}
-
-function kyvernoPolicy(kind: 'Policy' | 'ClusterPolicy', name: string, namespace?: string): object {
-  return {
-    apiVersion: 'kyverno.io/v1',
-    kind,
-    metadata: { name, ...(namespace === undefined ? {} : { namespace }) },
-    spec: {
-      validationFailureAction: 'Enforce',
-      rules: [
-        {
-          name: `${name}-rule`,
-          match: { any: [{ resources: { kinds: ['Pod'] } }] },
-          validate: {
-            message: `pods need the team label (${name})`,
-            pattern: { metadata: { labels: { team: '?*' } } },
-          },
-        },
-      ],
-    },
-  };
 }
 
 const rbacObjects = [

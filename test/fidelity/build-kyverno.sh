@@ -1,72 +1,9 @@
 #!/usr/bin/env bash
 # Builds (once) and caches the Kyverno CLI, the oracle of the fidelity tier's Kyverno comparison.
-#   kyverno   github.com/kyverno/kyverno@KYVERNO_VERSION, package ./cmd/cli/kubectl-kyverno
-#
-# Cache: ${FOREWARN_E2E_CACHE:-/var/cache/forewarn-e2e}/tools/kyverno-<version>/ with a BUILD-INFO
-# written last (it marks the folder complete). Warm: returns at once. Cold: about 22 minutes on 2 cores
-# with `go build -p 1`. The module cache is read-only, so the module directory is copied first.
-# On success the LAST stdout line is:
-#   FOREWARN_KYVERNO_BIN=<path of the kyverno binary>
-# Progress goes to stderr, the build output to a log file in the cache.
+#   kyverno   github.com/kyverno/kyverno@VERSION, package ./cmd/cli/kubectl-kyverno (cold: about 22 minutes)
+# Last stdout line: FOREWARN_KYVERNO_BIN=<path>. The cache and the build: tools/build-go-module-tool.sh.
 set -euo pipefail
-
-readonly KYVERNO_VERSION="${FOREWARN_KYVERNO_VERSION:-v1.19.1}"
-readonly CACHE_ROOT="${FOREWARN_E2E_CACHE:-/var/cache/forewarn-e2e}"
-readonly TOOL_DIR="$CACHE_ROOT/tools/kyverno-$KYVERNO_VERSION"
-readonly WORK_DIR="$CACHE_ROOT/work/kyverno-$KYVERNO_VERSION"
-readonly LOG_DIR="$CACHE_ROOT/logs"
-
-export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false
-
-log() { printf '[build-kyverno %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
-
-if [[ -f $TOOL_DIR/BUILD-INFO && -x $TOOL_DIR/kyverno ]]; then
-  printf 'FOREWARN_KYVERNO_BIN=%s\n' "$TOOL_DIR/kyverno"
-  exit 0
-fi
-
-if ! command -v go >/dev/null && [[ -x /usr/local/go/bin/go ]]; then PATH="/usr/local/go/bin:$PATH"; fi
-command -v go >/dev/null || {
-  log "ERROR: go is not on PATH; install Go >= 1.25"
-  exit 1
-}
-
-mkdir -p "$LOG_DIR" "$CACHE_ROOT/work"
-LOG_FILE="$LOG_DIR/build-kyverno-$(date -u +%Y%m%dT%H%M%SZ)-$$.log"
-started=$SECONDS
-log "building the Kyverno CLI $KYVERNO_VERSION (cold: about 22 min); log: $LOG_FILE"
-
-module_json=$(go mod download -json "github.com/kyverno/kyverno@$KYVERNO_VERSION" 2>>"$LOG_FILE") || {
-  log "ERROR: downloading github.com/kyverno/kyverno@$KYVERNO_VERSION failed (see $LOG_FILE)"
-  exit 1
-}
-module_dir=$(sed -n 's/^\t"Dir": "\(.*\)",$/\1/p' <<<"$module_json")
-[[ -d $module_dir ]] || {
-  log "ERROR: no module directory in: $module_json"
-  exit 1
-}
-
-rm -rf "$WORK_DIR"
-mkdir -p "$WORK_DIR"
-cp -r "$module_dir/." "$WORK_DIR/src"
-chmod -R u+w "$WORK_DIR/src"
-
-ldflags="-s -w -X github.com/kyverno/kyverno/pkg/version.BuildVersion=$KYVERNO_VERSION"
-(cd "$WORK_DIR/src" && nice -n 10 go build -p 1 -trimpath -ldflags "$ldflags" -o "$WORK_DIR/kyverno" \
-  ./cmd/cli/kubectl-kyverno >>"$LOG_FILE" 2>&1) || {
-  log "ERROR: compiling the Kyverno CLI failed (see $LOG_FILE)"
-  exit 1
-}
-
-rm -rf "$TOOL_DIR"
-mkdir -p "$TOOL_DIR"
-cp "$WORK_DIR/kyverno" "$TOOL_DIR/kyverno"
-{
-  printf 'tool: kyverno\nversion: %s\nsource: github.com/kyverno/kyverno@%s ./cmd/cli/kubectl-kyverno\n' \
-    "$KYVERNO_VERSION" "$KYVERNO_VERSION"
-  printf 'built: %s\nbuild seconds: %s\ngo: %s\nbinaries: kyverno\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
-    "$((SECONDS - started))" "$(go env GOVERSION)"
-} >"$TOOL_DIR/BUILD-INFO"
-rm -rf "$WORK_DIR"
-log "built the Kyverno CLI $KYVERNO_VERSION in $((SECONDS - started))s -> $TOOL_DIR"
-printf 'FOREWARN_KYVERNO_BIN=%s\n' "$TOOL_DIR/kyverno"
+source "$(dirname "${BASH_SOURCE[0]}")/../../tools/build-go-module-tool.sh"
+version="${FOREWARN_KYVERNO_VERSION:-v1.19.1}"
+build_go_module_tool kyverno "$version" github.com/kyverno/kyverno ./cmd/cli/kubectl-kyverno \
+  "github.com/kyverno/kyverno/pkg/version.BuildVersion=$version" FOREWARN_KYVERNO_BIN 22

@@ -13,7 +13,12 @@ import type { RbacRule } from './kubernetes-api/access-reviews';
 // Kyverno Policy in `shop`, a ClusterPolicy and a Policy of another namespace, and the controller's
 // caller read access asking a KubernetesApiTestServer.
 
-function kyvernoPolicy(kind: 'Policy' | 'ClusterPolicy', name: string, namespace?: string): KubernetesObject {
+/** A Kyverno policy requiring a `team` label on Pods, with a message that names it. */
+export function kyvernoPolicy(
+  kind: 'Policy' | 'ClusterPolicy',
+  name: string,
+  namespace?: string,
+): KubernetesObject {
   return {
     apiVersion: 'kyverno.io/v1',
     kind,
