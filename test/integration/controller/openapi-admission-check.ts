@@ -5,20 +5,22 @@ import { app, callerRbacApp, unsyncedApp } from './openapi-app';
 // The admission-check cases of openapi.test.ts (kept in that file's order, so that its last tests see
 // every answer): each sends real requests to the demo app and validates them against docs/openapi.yaml.
 
+/** A Deployment of the demo's `shop` namespace that violates some constraints and passes others. */
+const deployment = {
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'web', namespace: 'shop' },
+  spec: {
+    replicas: 5,
+    template: {
+      metadata: { labels: { app: 'frontend' } },
+      spec: { containers: [{ name: 'web', image: 'web:1' }] },
+    },
+  },
+};
+
 /** view=warnings: exactly the entries that become warnings, with only a warning's fields. */
 export async function checkWarningsView(): Promise<void> {
-  const deployment = {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: 'web', namespace: 'shop' },
-    spec: {
-      replicas: 5,
-      template: {
-        metadata: { labels: { app: 'frontend' } },
-        spec: { containers: [{ name: 'web', image: 'web:1' }] },
-      },
-    },
-  };
   const checked = await request(app)
     .post('/api/v1/admission-check')
     .send({ object: deployment, operation: 'CREATE' })
@@ -53,18 +55,6 @@ export async function checkWarningsView(): Promise<void> {
 
 /** Verdicts in every answer, and every error status the route documents. */
 export async function checkVerdictsAndErrors(): Promise<void> {
-  const deployment = {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: 'web', namespace: 'shop' },
-    spec: {
-      replicas: 5,
-      template: {
-        metadata: { labels: { app: 'frontend' } },
-        spec: { containers: [{ name: 'web', image: 'web:1' }] },
-      },
-    },
-  };
   const checked = await request(app)
     .post('/api/v1/admission-check')
     .send({ object: deployment, operation: 'CREATE' })
