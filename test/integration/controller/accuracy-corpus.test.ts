@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { realworldDirectory } from '../../support/realworld-corpus';
 import { DETAIL_LEVELS, type DetailLevel } from '../../../services/model/api';
 import type { LookedUpConstraint } from '../../../services/controller/check/manifest-check';
 import type { KubernetesObject, Labels } from '../../../services/model/kubernetes';
@@ -19,7 +19,8 @@ import { workloadLabels } from '../../../services/model/workload-kinds';
 
 const CORPUS = path.join(__dirname, '../../fixtures/real-world');
 /** Third-party policies shared by the team (not in the repository); checked when present. */
-const SHARED_CORPUS = path.join(__dirname, '../../../../../shared/realworld/policies');
+const REALWORLD = realworldDirectory();
+const SHARED_CORPUS = REALWORLD === undefined ? '' : path.join(REALWORLD, 'policies');
 
 function assertEveryTextReadable(cluster: OfflineCluster): number {
   let checked = 0;
@@ -296,7 +297,7 @@ describe('the demo cluster (examples/manifests, every adapter)', () => {
   });
 });
 
-const sharedCorpus = existsSync(SHARED_CORPUS) ? describe : describe.skip;
+const sharedCorpus = REALWORLD !== undefined ? describe : describe.skip;
 sharedCorpus('the shared third-party corpus (../shared/realworld, when present)', () => {
   it('renders every text as one readable line at every detail level', async () => {
     const cluster = await loadOfflineCluster(SHARED_CORPUS);
