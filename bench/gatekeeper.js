@@ -29,6 +29,7 @@ const {
   deploymentReview,
   WORKLOAD_LABELS,
 } = require('./lib/cluster-objects');
+const { cpuMicrosPerCall } = require('./lib/cpu-per-call');
 
 const NAMESPACE = 'bench';
 const ITERATIONS = Number(process.argv[2] || 3000);
@@ -82,20 +83,6 @@ const gatekeeperObjects = [
   constraint('K8sPSPHostNamespace', 'no-host-namespaces'),
 ];
 
-/**
- * CPU per call, each call on its own copy of the object (copies made before measuring).
- * @param {(copy: import('../dist/services/model/kubernetes').KubernetesObject) => void} call
- * @param {import('../dist/services/model/kubernetes').KubernetesObject} object
- */
-function cpuMicrosPerCall(call, object) {
-  for (let warm = 0; warm < 300; warm++) call(structuredClone(object));
-  const copies = Array.from({ length: ITERATIONS }, () => structuredClone(object));
-  const started = process.cpuUsage();
-  for (let iteration = 0; iteration < ITERATIONS; iteration++) call(copies[iteration]);
-  const used = process.cpuUsage(started);
-  return (used.user + used.system) / ITERATIONS;
-}
-
 async function main() {
   regoEngine.configure(opaPath());
   const index = new ConstraintIndex();
@@ -142,6 +129,7 @@ async function main() {
   const evaluateMicros = cpuMicrosPerCall(
     (copy) => evaluateVerdicts(constraints, { ...context, admitted: { ...context.admitted, object: copy } }),
     object,
+    ITERATIONS,
   );
   /** @type {Record<string, number>} */
   const counts = {};

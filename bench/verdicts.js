@@ -25,6 +25,7 @@ const {
   deploymentReview,
   WORKLOAD_LABELS,
 } = require('./lib/cluster-objects');
+const { cpuMicrosPerCall } = require('./lib/cpu-per-call');
 
 const NAMESPACE = 'bench';
 const ITERATIONS = Number(process.argv[2] || 5000);
@@ -76,21 +77,6 @@ function admissionPolicy() {
  * @property {number} budgetMicros
  */
 
-/**
- * CPU per call, each call on its own copy of the object (copies made before measuring), as each admission brings a new one.
- * @template T
- * @param {(copy: T) => void} call
- * @param {T} object
- */
-function cpuMicrosPerCall(call, object) {
-  for (let warm = 0; warm < 500; warm++) call(structuredClone(object));
-  const copies = Array.from({ length: ITERATIONS }, () => structuredClone(object));
-  const started = process.cpuUsage();
-  for (let iteration = 0; iteration < ITERATIONS; iteration++) call(copies[iteration]);
-  const used = process.cpuUsage(started);
-  return (used.user + used.system) / ITERATIONS;
-}
-
 const index = new ConstraintIndex();
 const ingestor = new Ingestor(index, new AdapterRegistry(), new ParseErrorCounter());
 for (const object of [namespaceObject(NAMESPACE), ...policyObjects(NAMESPACE, 19), ...admissionPolicy()])
@@ -125,12 +111,14 @@ for (const { verdict } of verdicts) counts[verdict.verdict] = (counts[verdict.ve
 const evaluateMicros = cpuMicrosPerCall(
   (copy) => evaluateVerdicts(constraints, { ...context, admitted: { ...context.admitted, object: copy } }),
   object,
+  ITERATIONS,
 );
 // The API server's defaults, applied once per admitted object before the verdicts (a copy).
-const defaultingMicros = cpuMicrosPerCall((copy) => withServerDefaults(copy), object);
+const defaultingMicros = cpuMicrosPerCall((copy) => withServerDefaults(copy), object, ITERATIONS);
 const checkMicros = cpuMicrosPerCall(
   (copy) => buildAdmissionCheck(index, { object: copy, operation: 'CREATE' }),
   object,
+  ITERATIONS,
 );
 
 /** @type {VerdictsOutput} */

@@ -2,7 +2,7 @@ import type { ConstraintDraft as Constraint } from '../../model/constraint';
 import { groupOf, isRecord, versionOf, type KubernetesObject } from '../../model/kubernetes';
 import { pluralOfKind } from '../../model/resources';
 import { detail, objectName, text, type Text } from '../../model/text';
-import { objectAsCelInput, toCelInput, type CelOutcome, type CelProgram } from './cel/cel-program';
+import { admittedAsCelInput, toCelInput, type CelOutcome, type CelProgram } from './cel/cel-program';
 import {
   CelCostExceeded,
   CostTracker,
@@ -34,6 +34,18 @@ import { noParamsReason, resolveParams } from './admission-params';
 
 const POLICY_GROUP = 'admissionregistration.k8s.io';
 export const NEEDS_REQUESTER = /\brequest\.userInfo\b|\bauthorizer\b/;
+
+const requesterNeeded = new WeakMap<CompiledPolicy, boolean>();
+
+/** Whether an expression of the policy reads who makes the request; decided once per compiled policy. */
+export function needsRequester(compiledPolicy: CompiledPolicy): boolean {
+  let needed = requesterNeeded.get(compiledPolicy);
+  if (needed === undefined) {
+    needed = compiledPolicy.sources.some((source) => NEEDS_REQUESTER.test(source));
+    requesterNeeded.set(compiledPolicy, needed);
+  }
+  return needed;
+}
 
 export type Bindings = Record<string, unknown>;
 
@@ -107,7 +119,7 @@ export class PolicyRun {
   }
 
   private prepareVariables(expression: string): (CelOutcome & { ok: false }) | undefined {
-    for (const name of referencedVariables(expression)) {
+    for (const name of referencedVariables(this.compiledPolicy, expression)) {
       if (this.evaluated.has(name)) continue;
       const variable = this.compiledPolicy.variables.find((entry) => entry.name === name);
       if (!variable) continue;
@@ -125,7 +137,7 @@ export class PolicyRun {
 
   /** A variable that failed makes the expressions naming it fail with its error. */
   private failedVariableOf(expression: string): (CelOutcome & { ok: false }) | undefined {
-    for (const name of referencedVariables(expression)) {
+    for (const name of referencedVariables(this.compiledPolicy, expression)) {
       const failure = this.failures.get(name);
       if (failure)
         return {
@@ -144,8 +156,21 @@ function program(celProgram: CelProgram, bindings: Bindings, guard: EvaluationGu
 
 const VARIABLE_REFERENCE = /\bvariables\.([A-Za-z_]\w*)/g;
 
-function referencedVariables(expression: string): string[] {
-  return [...new Set([...expression.matchAll(VARIABLE_REFERENCE)].map((match) => match[1]))];
+// The variables each expression names, found once per compiled policy rather than at every admission.
+const variablesByPolicy = new WeakMap<CompiledPolicy, Map<string, readonly string[]>>();
+
+function referencedVariables(compiledPolicy: CompiledPolicy, expression: string): readonly string[] {
+  let byExpression = variablesByPolicy.get(compiledPolicy);
+  if (!byExpression) {
+    byExpression = new Map();
+    variablesByPolicy.set(compiledPolicy, byExpression);
+  }
+  let names = byExpression.get(expression);
+  if (!names) {
+    names = [...new Set([...expression.matchAll(VARIABLE_REFERENCE)].map((match) => match[1]))];
+    byExpression.set(expression, names);
+  }
+  return names;
 }
 
 function messageOf(validation: CompiledValidation, run: PolicyRun): string {
@@ -285,7 +310,7 @@ export function evaluateAdmissionPolicy(
   if (!policy) return unknown(text`the bound ValidatingAdmissionPolicy is not in the index`);
   if (!operationsAllow(policy, context.admitted.operation)) return NOT_APPLICABLE;
   const compiledPolicy = compilePolicy(policy);
-  if (compiledPolicy.sources.some((source) => NEEDS_REQUESTER.test(source)))
+  if (needsRequester(compiledPolicy))
     return unknown(text`the policy depends on who makes the request (request.userInfo or authorizer)`);
   const resolution = resolveParams(compiledPolicy, binding, context);
   if ('missing' in resolution) return unknown(resolution.missing);
@@ -314,8 +339,8 @@ function evaluateWithParams(
 ): VerdictOutcome {
   const { object, oldObject, namespace, namespaceLabels } = context.admitted;
   const bindings: Bindings = {
-    object: objectAsCelInput(object, context.guard),
-    oldObject: oldObject ? objectAsCelInput(oldObject, context.guard) : null,
+    object: admittedAsCelInput(object, context.guard),
+    oldObject: oldObject ? admittedAsCelInput(oldObject, context.guard) : null,
     request: requestOf(context),
     params,
     namespaceObject: { metadata: { name: namespace, labels: { ...namespaceLabels } } },

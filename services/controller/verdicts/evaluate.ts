@@ -43,46 +43,48 @@ const EVALUATORS: Readonly<Record<string, ConstraintEvaluator>> = {
   ValidatingPolicy: evaluateValidatingPolicy,
 };
 
+// Reasons of the constraints with nothing to evaluate: the same for every admission, made once.
+const WITHOUT_EVALUATOR_REASONS = {
+  MUTATION: text`nothing to evaluate: a mutation changes the object on admission, it passes or fails nothing`,
+  OPAQUE_WEBHOOK: text`nothing to evaluate: the admission webhook decides at request time, with rules only it knows`,
+  GATEKEEPER_NOT_INDEXED: text`the Gatekeeper constraint is not in the index`,
+  POLICY_KIND_NOT_EVALUATED: text`this kind of policy is not evaluated here`,
+  ADMISSION_POLICY_NOT_EVALUATED: text`the ValidatingAdmissionPolicy could not be evaluated here`,
+  NETWORK: text`nothing to evaluate: a network policy decides which traffic reaches the object's pods, not whether the object is admitted`,
+  MESH: text`nothing to evaluate: a mesh policy decides which requests reach the object's pods, not whether the object is admitted`,
+  MISSING_RESOURCE: text`nothing to evaluate: it names a companion resource the object needs, not a rule the object passes or fails`,
+  SOURCE_NOT_INDEXED: text`its source object is not in the index, so it is not evaluated here`,
+} as const;
+
 /**
  * Constraints with nothing here to pass or fail: they affect the object, so they are `applies`, and
  * the reason says why there is nothing to evaluate (DESIGN.md 7b), so that a reader does not take the
  * verdict for a gap. Only rules that exist but cannot be evaluated faithfully here are `unknown`.
  */
 function withoutEvaluator(constraint: Constraint): Verdict {
-  if (constraint.effect === 'mutate')
-    return applies(
-      text`nothing to evaluate: a mutation changes the object on admission, it passes or fails nothing`,
-    );
+  if (constraint.effect === 'mutate') return applies(WITHOUT_EVALUATOR_REASONS.MUTATION);
   switch (constraint.adapter) {
     case 'webhookconfig':
-      return applies(
-        text`nothing to evaluate: the admission webhook decides at request time, with rules only it knows`,
-      );
+      return applies(WITHOUT_EVALUATOR_REASONS.OPAQUE_WEBHOOK);
     case 'policyengine':
       return groupOf(constraint.source.apiVersion) === GATEKEEPER_CONSTRAINT_GROUP
-        ? unknown(text`the Gatekeeper constraint is not in the index`)
-        : unknown(text`this kind of policy is not evaluated here`);
+        ? unknown(WITHOUT_EVALUATOR_REASONS.GATEKEEPER_NOT_INDEXED)
+        : unknown(WITHOUT_EVALUATOR_REASONS.POLICY_KIND_NOT_EVALUATED);
     case 'admissionpolicy':
-      return unknown(text`the ValidatingAdmissionPolicy could not be evaluated here`);
+      return unknown(WITHOUT_EVALUATOR_REASONS.ADMISSION_POLICY_NOT_EVALUATED);
     case 'networkpolicy':
     case 'adminnetworkpolicy':
     case 'cni':
-      return applies(
-        text`nothing to evaluate: a network policy decides which traffic reaches the object's pods, not whether the object is admitted`,
-      );
+      return applies(WITHOUT_EVALUATOR_REASONS.NETWORK);
     case 'mesh':
-      return applies(
-        text`nothing to evaluate: a mesh policy decides which requests reach the object's pods, not whether the object is admitted`,
-      );
+      return applies(WITHOUT_EVALUATOR_REASONS.MESH);
     case 'missingresource':
-      return applies(
-        text`nothing to evaluate: it names a companion resource the object needs, not a rule the object passes or fails`,
-      );
+      return applies(WITHOUT_EVALUATOR_REASONS.MISSING_RESOURCE);
     case 'resourcequota':
     case 'limitrange':
     case 'podsecurity':
       // Evaluated when their source is in the index; without it there is nothing to measure against.
-      return unknown(text`its source object is not in the index, so it is not evaluated here`);
+      return unknown(WITHOUT_EVALUATOR_REASONS.SOURCE_NOT_INDEXED);
   }
 }
 

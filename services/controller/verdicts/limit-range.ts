@@ -1,16 +1,14 @@
 import type { ConstraintDraft as Constraint } from '../../model/constraint';
 import { isRecord, type KubernetesObject } from '../../model/kubernetes';
 import { compareQuantities, divideQuantities, type Quantity } from '../../model/quantity';
-import type { EvaluationGuard } from './guard/evaluation-guard';
 import { detail, text, type Text } from '../../model/text';
+import { readResourceMap, type ContainerResources, type PodShape, type ResourceMap } from './pod-resources';
 import {
-  podShapeOf,
-  podTotalsOf,
-  readResourceMap,
-  type ContainerResources,
-  type PodShape,
-  type ResourceMap,
-} from './pod-resources';
+  defaultedPods,
+  namespaceDefaultedPods,
+  readLimitRangeItems,
+  type LimitRangeItem,
+} from './admitted-pods';
 import { showQuantity } from './quantity-text';
 import type { Evidence, VerdictContext, VerdictOutcome } from './types';
 import { NOT_APPLICABLE } from './types';
@@ -21,78 +19,6 @@ import { NOT_APPLICABLE } from './types';
 // and `maxLimitRequestRatio`; PersistentVolumeClaims against `min`/`max` of storage.
 // Not covered: pod-level `resources` (alpha in 1.32) and the ratio's zero-request edge cases beyond
 // "a request must be set".
-
-interface LimitRangeItem {
-  type: string;
-  max: ResourceMap;
-  min: ResourceMap;
-  default: ResourceMap;
-  defaultRequest: ResourceMap;
-  maxLimitRequestRatio: ResourceMap;
-}
-
-// One parse per LimitRange revision: the index keeps one object per revision.
-const parsedItems = new WeakMap<KubernetesObject, LimitRangeItem[]>();
-
-/** Items with the API server's defaulting: default ← max, defaultRequest ← default, then ← min. */
-export function readLimitRangeItems(limitRange: KubernetesObject): LimitRangeItem[] {
-  const cached = parsedItems.get(limitRange);
-  if (cached) return cached;
-  const items = parseLimitRangeItems(limitRange);
-  parsedItems.set(limitRange, items);
-  return items;
-}
-
-function parseLimitRangeItems(limitRange: KubernetesObject): LimitRangeItem[] {
-  const spec = isRecord(limitRange.spec) ? limitRange.spec : {};
-  const limits = Array.isArray(spec.limits) ? spec.limits.filter(isRecord) : [];
-  return limits.map((item) => {
-    const parsed: LimitRangeItem = {
-      type: typeof item.type === 'string' ? item.type : '',
-      max: readResourceMap(item.max),
-      min: readResourceMap(item.min),
-      default: readResourceMap(item.default),
-      defaultRequest: readResourceMap(item.defaultRequest),
-      maxLimitRequestRatio: readResourceMap(item.maxLimitRequestRatio),
-    };
-    if (parsed.type === 'Container') {
-      for (const [resource, value] of parsed.max)
-        if (!parsed.default.has(resource)) parsed.default.set(resource, value);
-      for (const [resource, value] of parsed.default)
-        if (!parsed.defaultRequest.has(resource)) parsed.defaultRequest.set(resource, value);
-      for (const [resource, value] of parsed.min)
-        if (!parsed.defaultRequest.has(resource)) parsed.defaultRequest.set(resource, value);
-    }
-    return parsed;
-  });
-}
-
-/** Fills unset requests and limits from the namespace's LimitRanges, in order, as LimitRanger does. */
-export function applyLimitRangeDefaults(
-  shape: PodShape,
-  limitRanges: readonly KubernetesObject[],
-  guard?: EvaluationGuard,
-): void {
-  for (const limitRange of limitRanges) {
-    const name = limitRange.metadata?.name ?? '';
-    for (const item of readLimitRangeItems(limitRange)) {
-      if (item.type !== 'Container') continue;
-      for (const container of shape.containers) {
-        guard?.checkpoint();
-        for (const [resource, value] of item.defaultRequest)
-          if (!container.requests.has(resource)) {
-            container.requests.set(resource, value);
-            container.defaulted.set(`requests.${resource}`, name);
-          }
-        for (const [resource, value] of item.default)
-          if (!container.limits.has(resource)) {
-            container.limits.set(resource, value);
-            container.defaulted.set(`limits.${resource}`, name);
-          }
-      }
-    }
-  }
-}
 
 interface Subject {
   /** `container "web"` or `the pod`. */
@@ -235,13 +161,14 @@ export function evaluateLimitRange(
       ? { verdict: 'violates', evidence, rejects: 'object' }
       : { verdict: 'passes', evidence: [] };
   }
-  const shape = podShapeOf(object, context.guard);
-  if (!shape) return NOT_APPLICABLE;
   const limitRanges = context.index.listInNamespace('', 'LimitRange', context.admitted.namespace);
   const sourceName = source.metadata?.name;
-  if (!limitRanges.some((limitRange) => limitRange.metadata?.name === sourceName)) limitRanges.push(source);
-  applyLimitRangeDefaults(shape, limitRanges, context.guard);
-  const totals = podTotalsOf(shape.containers);
+  // The source is one of the namespace's LimitRanges, unless the index lacks it (a manifest checked alone).
+  const pods = limitRanges.some((limitRange) => limitRange.metadata?.name === sourceName)
+    ? namespaceDefaultedPods(object, context)
+    : defaultedPods(object, [...limitRanges, source], context.guard);
+  if (!pods) return NOT_APPLICABLE;
+  const { shape, totals } = pods;
   const evidence: Evidence[] = [];
   for (const item of items) {
     if (item.type === 'Container')

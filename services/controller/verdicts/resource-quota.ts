@@ -11,8 +11,8 @@ import {
 import { pluralOfKind } from '../../model/resources';
 import { groupOf } from '../../model/kubernetes';
 import { detail, text } from '../../model/text';
-import { applyLimitRangeDefaults } from './limit-range';
-import { containersWithout, podShapeOf, podTotalsOf, readResourceMap, type PodShape } from './pod-resources';
+import { namespaceDefaultedPods, type DefaultedPods } from './admitted-pods';
+import { containersWithout, readResourceMap, type ResourceMap } from './pod-resources';
 import { showQuantity } from './quantity-text';
 import { podInQuotaScope } from './quota-scopes';
 import type { Evidence, VerdictContext, VerdictOutcome } from './types';
@@ -43,11 +43,12 @@ const LEGACY_COUNT_KEYS: Record<string, string> = {
   resourcequotas: 'resourcequotas',
 };
 
+const PREFIXED_KEY = /^(requests|limits)\.(.+)$/;
+
 /** What one key of the quota would be charged for the object's pods. */
-function podCharge(key: string, shape: PodShape): Quantity | undefined {
+function podCharge(key: string, { shape, totals }: DefaultedPods): Quantity | undefined {
   if (key === 'pods' || key === 'count/pods') return { numerator: BigInt(shape.podCount), denominator: 1n };
-  const totals = podTotalsOf(shape.containers);
-  const prefixed = /^(requests|limits)\.(.+)$/.exec(key);
+  const prefixed = PREFIXED_KEY.exec(key);
   const perPod = prefixed
     ? (prefixed[1] === 'requests' ? totals.requests : totals.limits).get(prefixed[2])
     : ['cpu', 'memory', 'ephemeral-storage'].includes(key) || key.startsWith('hugepages-')
@@ -75,7 +76,7 @@ function claimCharge(key: string, object: KubernetesObject): Quantity | undefine
   return requests.get('storage');
 }
 
-function missingValues(key: string, shape: PodShape): Evidence[] {
+function missingValues(key: string, { shape }: DefaultedPods): Evidence[] {
   const required = REQUIRED_COMPUTE[key];
   if (!required) return [];
   return containersWithout(shape.containers, required.kind, required.resource).map((container) => ({
@@ -87,29 +88,34 @@ function missingValues(key: string, shape: PodShape): Evidence[] {
 function chargesFor(
   key: string,
   object: KubernetesObject,
-  shape: PodShape | undefined,
+  pods: DefaultedPods | undefined,
   creating: boolean,
 ): Quantity | undefined {
-  const fromPods = shape ? podCharge(key, shape) : undefined;
+  const fromPods = pods ? podCharge(key, pods) : undefined;
   if (fromPods) return fromPods;
   const claim = claimCharge(key, object);
   if (claim) return claim;
   return creating ? objectCharge(key, object) : undefined;
 }
 
-function shapeWithDefaults(
-  object: KubernetesObject | undefined,
-  context: VerdictContext,
-): PodShape | undefined {
-  if (!object) return undefined;
-  const shape = podShapeOf(object, context.guard);
-  if (shape)
-    applyLimitRangeDefaults(
-      shape,
-      context.index.listInNamespace('', 'LimitRange', context.admitted.namespace),
-      context.guard,
-    );
-  return shape;
+interface QuotaFigures {
+  hard: ResourceMap;
+  used: ResourceMap;
+}
+
+// One parse per ResourceQuota revision: the index keeps one object per revision.
+const parsedQuotas = new WeakMap<KubernetesObject, QuotaFigures>();
+
+function quotaFigures(quota: KubernetesObject): QuotaFigures {
+  const cached = parsedQuotas.get(quota);
+  if (cached) return cached;
+  const spec = isRecord(quota.spec) ? quota.spec : {};
+  const figures = {
+    hard: readResourceMap(spec.hard),
+    used: readResourceMap(isRecord(quota.status) ? quota.status.used : undefined),
+  };
+  parsedQuotas.set(quota, figures);
+  return figures;
 }
 
 export function evaluateResourceQuota(
@@ -119,20 +125,21 @@ export function evaluateResourceQuota(
 ): VerdictOutcome {
   const { object, oldObject, operation } = context.admitted;
   const spec = isRecord(source.spec) ? source.spec : {};
-  const shape = shapeWithDefaults(object, context);
+  const pods = namespaceDefaultedPods(object, context);
   const scoped = (Array.isArray(spec.scopes) && spec.scopes.length > 0) || isRecord(spec.scopeSelector);
-  if (scoped && (!shape || !podInQuotaScope(shape, spec))) return NOT_APPLICABLE;
-  const hard = readResourceMap(spec.hard);
-  const used = readResourceMap(isRecord(source.status) ? source.status.used : undefined);
-  const oldShape = operation === 'UPDATE' ? shapeWithDefaults(oldObject, context) : undefined;
+  if (scoped && (!pods || !podInQuotaScope(pods.shape, spec))) return NOT_APPLICABLE;
+  const { hard, used } = quotaFigures(source);
+  const oldPods =
+    operation === 'UPDATE' && oldObject ? namespaceDefaultedPods(oldObject, context) : undefined;
   const evidence: Evidence[] = [];
   let rejectsObject = false;
   for (const [key, limit] of hard) {
     context.guard.checkpoint();
-    if (shape) evidence.push(...missingValues(key, shape));
-    const charge = chargesFor(key, object, shape, operation === 'CREATE');
+    if (pods) evidence.push(...missingValues(key, pods));
+    const fromPods = pods ? podCharge(key, pods) : undefined;
+    const charge = fromPods ?? chargesFor(key, object, undefined, operation === 'CREATE');
     if (!charge) continue;
-    const previous = oldObject ? chargesFor(key, oldObject, oldShape, false) : undefined;
+    const previous = oldObject ? chargesFor(key, oldObject, oldPods, false) : undefined;
     const added = previous ? subtractQuantities(charge, previous) : charge;
     if (compareQuantities(added, ZERO_QUANTITY) <= 0) continue;
     const alreadyUsed = used.get(key) ?? ZERO_QUANTITY;
@@ -140,15 +147,15 @@ export function evaluateResourceQuota(
     const left = subtractQuantities(limit, alreadyUsed);
     const leftText = showQuantity(key, compareQuantities(left, ZERO_QUANTITY) < 0 ? ZERO_QUANTITY : left);
     const podsText =
-      shape && podCharge(key, shape) ? ` (${shape.podCount} pod${shape.podCount === 1 ? '' : 's'})` : '';
-    if (!shape || !podCharge(key, shape)) rejectsObject = true;
+      pods && fromPods ? ` (${pods.shape.podCount} pod${pods.shape.podCount === 1 ? '' : 's'})` : '';
+    if (!fromPods) rejectsObject = true;
     evidence.push({
-      path: shape && podCharge(key, shape) ? `${shape.specPath}.containers` : 'metadata',
+      path: pods && fromPods ? `${pods.shape.specPath}.containers` : 'metadata',
       message: text`would exceed the quota: needs ${showQuantity(key, added)} ${key}${podsText}, ${detail(`${leftText} left of ${showQuantity(key, limit)}`, 'more than is left')}`,
     });
   }
   if (
-    !shape &&
+    !pods &&
     evidence.length === 0 &&
     ![...hard.keys()].some((key) => chargesFor(key, object, undefined, operation === 'CREATE'))
   )

@@ -7,6 +7,7 @@ import { NETWORK_CEL_FUNCTIONS } from './network-extensions';
 import { OPTIONAL_CEL_FUNCTIONS } from './optional-library';
 import { parseWithOptionalSyntax as parse } from './optional-syntax';
 import { unlimitedGuard, type EvaluationGuard } from '../guard/evaluation-guard';
+import { factOfEvaluation } from '../evaluation-memo';
 import {
   CelCostExceeded,
   CostTracker,
@@ -80,16 +81,25 @@ export function compileCel(expression: string): CelProgram {
   };
 }
 
-// The admitted object is converted once however many policies read it.
+// A policy's own objects (params, Gatekeeper parameters) live as long as their revision in the
+// index: converted once per revision.
 const convertedObjects = new WeakMap<object, unknown>();
 
-/** An object as CEL input, converted once per object (the admitted object, params). */
-export function objectAsCelInput(object: object, guard?: EvaluationGuard): unknown {
+/** A long-lived object (params, a constraint's parameters) as CEL input, converted once. */
+export function objectAsCelInput(object: object): unknown {
   const cached = convertedObjects.get(object);
   if (cached !== undefined) return cached;
-  const converted = toCelInput(object, guard);
+  const converted = toCelInput(object);
   convertedObjects.set(object, converted);
   return converted;
+}
+
+/**
+ * The admitted object (or the old one) as CEL input, converted once per evaluation however many
+ * policies read it; the conversion counts against the evaluation's guard.
+ */
+export function admittedAsCelInput(object: object, guard: EvaluationGuard): unknown {
+  return factOfEvaluation(guard, 'cel-input', object, () => toCelInput(object, guard));
 }
 
 /**

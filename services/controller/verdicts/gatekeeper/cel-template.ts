@@ -1,8 +1,8 @@
 import type { CelCode } from '../../../model/gatekeeper';
 import { isRecord, type KubernetesObject } from '../../../model/kubernetes';
 import { detail, text } from '../../../model/text';
-import { NEEDS_REQUESTER, PolicyRun, requestOf, runValidations, type Bindings } from '../admission-policy';
-import { objectAsCelInput } from '../cel/cel-program';
+import { needsRequester, PolicyRun, requestOf, runValidations, type Bindings } from '../admission-policy';
+import { admittedAsCelInput, objectAsCelInput } from '../cel/cel-program';
 import { compilePolicy, type CompiledPolicy } from '../cel/compiled-policy';
 import { RUNTIME_CEL_COST_BUDGET_MATCH_CONDITIONS } from '../cel/runtime-cost';
 import type { VerdictContext } from '../types';
@@ -85,14 +85,14 @@ export function evaluateCelTemplate(
   context: VerdictContext,
 ): TemplateOutcome {
   const compiled = compiledTemplate(code, templateName);
-  if (compiled.sources.some((source) => NEEDS_REQUESTER.test(source)))
+  if (needsRequester(compiled))
     return {
       unknown: text`the template depends on who makes the request (request.userInfo or authorizer)`,
     };
   const { object, oldObject, namespace } = context.admitted;
   const bindings: Bindings = {
-    object: objectAsCelInput(object, context.guard),
-    oldObject: oldObject ? objectAsCelInput(oldObject, context.guard) : null,
+    object: admittedAsCelInput(object, context.guard),
+    oldObject: oldObject ? admittedAsCelInput(oldObject, context.guard) : null,
     request: requestOf(context),
     params: objectAsCelInput(constraint),
     // Gatekeeper's CEL driver gives the namespace by name only.

@@ -3,6 +3,7 @@ import { groupOf, isRecord, versionOf, type KubernetesObject } from '../../../mo
 import { pluralOfKind } from '../../../model/resources';
 import { detail, text } from '../../../model/text';
 import { workloadKind } from '../../../model/workload-kinds';
+import { factOfEvaluation } from '../evaluation-memo';
 import type { Evidence, VerdictContext } from '../types';
 import type { RegoEngine } from './rego-engine';
 import type { TemplateOutcome } from './template-outcome';
@@ -127,10 +128,7 @@ function messagesOf(resultSet: unknown): string[] | undefined {
 }
 
 const inventoryLoaded = new WeakMap<object, string>();
-const reviewJson = new WeakMap<object, string>();
 const parametersJson = new WeakMap<object, string>();
-/** The inventory an admitted object is judged with, built once for all its constraints. */
-const inventories = new WeakMap<object, { inventory: Record<string, unknown>; key: string }>();
 const encoder = new TextEncoder();
 
 export function evaluateRegoTemplate(
@@ -171,23 +169,24 @@ export function evaluateRegoTemplate(
     parameters = JSON.stringify(spec.parameters ?? {});
     parametersJson.set(constraint, parameters);
   }
-  let review = reviewJson.get(context.admitted);
-  if (review === undefined) {
-    review = JSON.stringify(reviewOf(context));
-    reviewJson.set(context.admitted, review);
-  }
+  const review = factOfEvaluation(context.guard, 'gatekeeper-review-json', context.admitted, () =>
+    JSON.stringify(reviewOf(context)),
+  );
   const input = encoder.encode(`{"review":${review},"parameters":${parameters}}`).buffer;
   context.guard.checkDeadline();
   let resultSet: unknown;
   try {
     if (referential) {
-      let built = inventories.get(context.admitted);
-      if (!built) {
-        const inventory = { inventory: namespaceInventory(context) };
-        built = { inventory, key: JSON.stringify(inventory) };
-        inventories.set(context.admitted, built);
-      }
-      const { inventory, key } = built;
+      // The inventory an admitted object is judged with, built once for all its constraints.
+      const { inventory, key } = factOfEvaluation(
+        context.guard,
+        'gatekeeper-inventory',
+        context.admitted,
+        () => {
+          const inventory = { inventory: namespaceInventory(context) };
+          return { inventory, key: JSON.stringify(inventory) };
+        },
+      );
       if (inventoryLoaded.get(compiled.policy) !== key) {
         compiled.policy.setData(inventory);
         inventoryLoaded.set(compiled.policy, key);

@@ -3,7 +3,7 @@ import { pluralOfKind } from '../../../model/resources';
 import { detail } from '../../../model/text';
 import {
   compileCel,
-  objectAsCelInput,
+  admittedAsCelInput,
   toCelInput,
   type CelOutcome,
   type CelProgram,
@@ -134,8 +134,8 @@ export function evaluateCelParts(
   const variables: Record<string, unknown> = {};
   const spent: CostSpent = { cost: 0 };
   const bindings: Record<string, unknown> = {
-    object: objectAsCelInput(object, context.guard),
-    oldObject: oldObject ? objectAsCelInput(oldObject, context.guard) : null,
+    object: admittedAsCelInput(object, context.guard),
+    oldObject: oldObject ? admittedAsCelInput(oldObject, context.guard) : null,
     request: toCelInput(requestOf(object, context)),
     namespaceObject:
       object.kind === 'Namespace'

@@ -1,7 +1,6 @@
 import type { ConstraintDraft as Constraint } from '../../../model/constraint';
 import { isRecord, type KubernetesObject } from '../../../model/kubernetes';
 import { isAutogenApiVersion } from '../../../model/kyverno-autogen';
-import { podTemplateLocationOf } from '../../../model/workload';
 import { detail, objectName, text, type Text } from '../../../model/text';
 import { evaluatePodSecurity, isPodSecurityLevel } from '../pod-security';
 import {
@@ -20,6 +19,7 @@ import { resolve, substituteVariables, type JsonContext } from './kyverno-variab
 import { AmbiguousPattern, matchPattern, type PatternResult } from './pattern';
 import { PASS, type StepResult } from './step-result';
 import { applyPodSecurityExclusions } from './pod-security-exclusions';
+import { matchedKinds, reachedThroughAutogen, ruleOf, subjectOf, type Subject } from './rule-subject';
 
 // A Kyverno ClusterPolicy/Policy rule (constraint `<policy>/<rule>`) on one object, in the order
 // Kyverno 1.19's engine takes it: the rule's `variable` context entries, its JMESPath preconditions
@@ -32,63 +32,6 @@ import { applyPodSecurityExclusions } from './pod-security-exclusions';
 // error rather than pass or fail.
 
 type Fields = Record<string, unknown>;
-
-function ruleOf(policy: KubernetesObject, constraintName: string): Fields | undefined {
-  const ruleName = constraintName.slice(constraintName.indexOf('/') + 1);
-  const spec = isRecord(policy.spec) ? policy.spec : {};
-  const rules = Array.isArray(spec.rules) ? spec.rules.filter(isRecord) : [];
-  return rules.find((rule) => rule.name === ruleName);
-}
-
-function matchedKinds(rule: Fields): string[] {
-  const match = isRecord(rule.match) ? rule.match : {};
-  const blocks = [
-    match,
-    ...(['any', 'all'] as const).flatMap((key) =>
-      Array.isArray(match[key]) ? match[key].filter(isRecord) : [],
-    ),
-  ];
-  return blocks.flatMap((block) => {
-    const resources = isRecord(block.resources) ? block.resources : {};
-    const kinds = Array.isArray(resources.kinds) ? resources.kinds : [];
-    return kinds
-      .filter((kind): kind is string => typeof kind === 'string')
-      .map((kind) => kind.slice(kind.lastIndexOf('/') + 1));
-  });
-}
-
-export interface Subject {
-  /** What the rule sees as `request.object`: the object, or a controller's pod template as a pod. */
-  value: Fields;
-  /** Prefix of evidence paths: `spec.template` when a pod controller is checked through its template. */
-  prefix: string;
-}
-
-/** The object, or a controller's pod template when the rule names Pods and not the controller. */
-export function subjectOf(kinds: readonly string[], object: KubernetesObject): Subject {
-  const kind = object.kind ?? '';
-  if (kind !== 'Pod' && !kinds.includes(kind) && kinds.includes('Pod')) {
-    const location = podTemplateLocationOf(object);
-    if (location)
-      return {
-        // Auto-generation rewrites request.object.spec / .metadata to the template's: the same as
-        // evaluating the rule on the template as if it were the object.
-        value: {
-          apiVersion: object.apiVersion,
-          kind: object.kind,
-          metadata: isRecord(location.template.metadata) ? location.template.metadata : {},
-          spec: location.template.spec,
-        },
-        prefix: location.path.join('.'),
-      };
-  }
-  return { value: object as Fields, prefix: '' };
-}
-
-/** Whether the rule reaches the object only through Kyverno's auto-generation for pod controllers. */
-function reachedThroughAutogen(rule: Fields, object: KubernetesObject): boolean {
-  return subjectOf(matchedKinds(rule), object).prefix !== '';
-}
 
 function joinPath(prefix: string, path: string): string {
   return prefix && path ? `${prefix}.${path}` : prefix || path;

@@ -5,7 +5,7 @@ import { autogenControllersOf, isAutogenApiVersion } from '../../../model/kyvern
 import { NOT_APPLICABLE, unknown, type VerdictContext, type VerdictOutcome } from '../types';
 import { celValidations, evaluateCelParts, namedExpressions } from './kyverno-cel-rule';
 import { KyvernoRuleError, NotEvaluable } from './kyverno-errors';
-import { subjectOf } from './kyverno-rule';
+import { subjectOf } from './rule-subject';
 
 // A policies.kyverno.io ValidatingPolicy on one object (https://kyverno.io/docs/policy-types/validating-policy/):
 // matchConstraints' operations, matchConditions, variables and validations with their messages, in

@@ -1,0 +1,83 @@
+import { isRecord, type KubernetesObject } from '../../../model/kubernetes';
+import { podTemplateLocationOf } from '../../../model/workload';
+
+// Which rule of a Kyverno policy a constraint names, the kinds it matches, and what it sees as
+// `request.object`: the object, or a pod controller's template when the rule reaches the controller
+// only through Kyverno's auto-generation.
+
+type Fields = Record<string, unknown>;
+
+// Read once per policy revision (the index keeps one object per revision), not once per admission.
+const rulesByPolicy = new WeakMap<KubernetesObject, Map<unknown, Fields>>();
+const kindsByRule = new WeakMap<Fields, string[]>();
+
+export function ruleOf(policy: KubernetesObject, constraintName: string): Fields | undefined {
+  let rules = rulesByPolicy.get(policy);
+  if (!rules) {
+    const spec = isRecord(policy.spec) ? policy.spec : {};
+    const list = Array.isArray(spec.rules) ? spec.rules.filter(isRecord) : [];
+    // The first rule of a name wins, as a search from the start would find it.
+    rules = new Map([...list].reverse().map((rule) => [rule.name, rule]));
+    rulesByPolicy.set(policy, rules);
+  }
+  return rules.get(constraintName.slice(constraintName.indexOf('/') + 1));
+}
+
+export function matchedKinds(rule: Fields): string[] {
+  let kinds = kindsByRule.get(rule);
+  if (!kinds) {
+    kinds = readMatchedKinds(rule);
+    kindsByRule.set(rule, kinds);
+  }
+  return kinds;
+}
+
+function readMatchedKinds(rule: Fields): string[] {
+  const match = isRecord(rule.match) ? rule.match : {};
+  const blocks = [
+    match,
+    ...(['any', 'all'] as const).flatMap((key) =>
+      Array.isArray(match[key]) ? match[key].filter(isRecord) : [],
+    ),
+  ];
+  return blocks.flatMap((block) => {
+    const resources = isRecord(block.resources) ? block.resources : {};
+    const kinds = Array.isArray(resources.kinds) ? resources.kinds : [];
+    return kinds
+      .filter((kind): kind is string => typeof kind === 'string')
+      .map((kind) => kind.slice(kind.lastIndexOf('/') + 1));
+  });
+}
+
+export interface Subject {
+  /** What the rule sees as `request.object`: the object, or a controller's pod template as a pod. */
+  value: Fields;
+  /** Prefix of evidence paths: `spec.template` when a pod controller is checked through its template. */
+  prefix: string;
+}
+
+/** The object, or a controller's pod template when the rule names Pods and not the controller. */
+export function subjectOf(kinds: readonly string[], object: KubernetesObject): Subject {
+  const kind = object.kind ?? '';
+  if (kind !== 'Pod' && !kinds.includes(kind) && kinds.includes('Pod')) {
+    const location = podTemplateLocationOf(object);
+    if (location)
+      return {
+        // Auto-generation rewrites request.object.spec / .metadata to the template's: the same as
+        // evaluating the rule on the template as if it were the object.
+        value: {
+          apiVersion: object.apiVersion,
+          kind: object.kind,
+          metadata: isRecord(location.template.metadata) ? location.template.metadata : {},
+          spec: location.template.spec,
+        },
+        prefix: location.path.join('.'),
+      };
+  }
+  return { value: object as Fields, prefix: '' };
+}
+
+/** Whether the rule reaches the object only through Kyverno's auto-generation for pod controllers. */
+export function reachedThroughAutogen(rule: Fields, object: KubernetesObject): boolean {
+  return subjectOf(matchedKinds(rule), object).prefix !== '';
+}
