@@ -1,3 +1,4 @@
+import { celMap, type CelValue } from '@bufbuild/cel';
 import type { ConstraintDraft as Constraint } from '../../model/constraint';
 import { groupOf, isRecord, versionOf, type KubernetesObject } from '../../model/kubernetes';
 import { pluralOfKind } from '../../model/resources';
@@ -83,7 +84,8 @@ export function requestOf(context: VerdictContext): Record<string, unknown> {
  */
 export class PolicyRun {
   spent = 0;
-  private readonly values: Record<string, unknown> = {};
+  /** Bound as a CEL map over this Map: a plain object would be copied into a map at every access. */
+  private readonly values = new Map<string, unknown>();
   private readonly failures = new Map<string, CelOutcome & { ok: false }>();
   private readonly evaluated = new Set<string>();
   private pendingVariableCost = 0;
@@ -95,9 +97,9 @@ export class PolicyRun {
     /** Variables whose value the caller already has (Gatekeeper's `params`), as CEL input. */
     preset: Record<string, unknown> = {},
   ) {
-    bindings.variables = this.values;
+    bindings.variables = celMap(this.values as Map<string, CelValue>);
     for (const [name, value] of Object.entries(preset)) {
-      this.values[name] = value;
+      this.values.set(name, value);
       this.evaluated.add(name);
     }
   }
@@ -126,9 +128,9 @@ export class PolicyRun {
       this.evaluated.add(name);
       const inner = this.prepareVariables(variable.expression);
       if (inner) return inner;
-      const outcome = program(variable.program, this.bindings, this.guard);
+      const outcome = variable.program(this.bindings, new CostTracker(this.guard), 'cel');
       this.pendingVariableCost += outcome.cost;
-      if (outcome.ok) this.values[name] = toCelInput(outcome.value);
+      if (outcome.ok) this.values.set(name, outcome.value);
       else if (outcome.unsupported) return outcome;
       else this.failures.set(name, outcome);
     }
@@ -148,10 +150,6 @@ export class PolicyRun {
     }
     return undefined;
   }
-}
-
-function program(celProgram: CelProgram, bindings: Bindings, guard: EvaluationGuard): CelOutcome {
-  return celProgram(bindings, new CostTracker(guard));
 }
 
 const VARIABLE_REFERENCE = /\bvariables\.([A-Za-z_]\w*)/g;
@@ -341,9 +339,9 @@ function evaluateWithParams(
   const bindings: Bindings = {
     object: admittedAsCelInput(object, context.guard),
     oldObject: oldObject ? admittedAsCelInput(oldObject, context.guard) : null,
-    request: requestOf(context),
+    request: toCelInput(requestOf(context)),
     params,
-    namespaceObject: { metadata: { name: namespace, labels: { ...namespaceLabels } } },
+    namespaceObject: toCelInput({ metadata: { name: namespace, labels: { ...namespaceLabels } } }),
   };
   const matching = new PolicyRun(compiledPolicy, { ...bindings }, context.guard);
   for (const condition of compiledPolicy.matchConditions) {

@@ -35,7 +35,15 @@ const environment = celEnv({
  * limit and the object's guard; without one (tests), the per-expression limit still applies.
  * A guard stop (EvaluationAborted) is thrown, never answered as a CEL error.
  */
-export type CelProgram = (bindings: Record<string, unknown>, tracker?: CostTracker) => CelOutcome;
+export type CelProgram = (
+  bindings: Record<string, unknown>,
+  tracker?: CostTracker,
+  /**
+   * `javascript` (default): lists as arrays, maps as objects. `cel`: the value as CEL gives it, for
+   * a value that is bound again as CEL input (a variable), which would otherwise be copied twice.
+   */
+  result?: 'javascript' | 'cel',
+) => CelOutcome;
 
 export type CelOutcome =
   | { ok: true; value: unknown; cost: number }
@@ -56,7 +64,7 @@ export function compileCel(expression: string): CelProgram {
     const message = error instanceof Error ? error.message : String(error);
     return () => ({ ok: false, message: `does not compile: ${message}`, unsupported: true, cost: 0 });
   }
-  return (bindings, tracker = new CostTracker(unlimitedGuard())) => {
+  return (bindings, tracker = new CostTracker(unlimitedGuard()), resultAs = 'javascript') => {
     try {
       const result = planned(bindings, tracker);
       if (isCelError(result))
@@ -66,7 +74,7 @@ export function compileCel(expression: string): CelProgram {
           unsupported: UNSUPPORTED.test(result.message),
           cost: tracker.cost,
         };
-      return { ok: true, value: fromCel(result), cost: tracker.cost };
+      return { ok: true, value: resultAs === 'cel' ? result : fromCel(result), cost: tracker.cost };
     } catch (error) {
       if (error instanceof CelCostExceeded)
         return {

@@ -2,7 +2,7 @@ import type { CelCode } from '../../../model/gatekeeper';
 import { isRecord, type KubernetesObject } from '../../../model/kubernetes';
 import { detail, text } from '../../../model/text';
 import { needsRequester, PolicyRun, requestOf, runValidations, type Bindings } from '../admission-policy';
-import { admittedAsCelInput, objectAsCelInput } from '../cel/cel-program';
+import { admittedAsCelInput, objectAsCelInput, toCelInput } from '../cel/cel-program';
 import { compilePolicy, type CompiledPolicy } from '../cel/compiled-policy';
 import { RUNTIME_CEL_COST_BUDGET_MATCH_CONDITIONS } from '../cel/runtime-cost';
 import type { VerdictContext } from '../types';
@@ -93,10 +93,10 @@ export function evaluateCelTemplate(
   const bindings: Bindings = {
     object: admittedAsCelInput(object, context.guard),
     oldObject: oldObject ? admittedAsCelInput(oldObject, context.guard) : null,
-    request: requestOf(context),
+    request: toCelInput(requestOf(context)),
     params: objectAsCelInput(constraint),
     // Gatekeeper's CEL driver gives the namespace by name only.
-    namespaceObject: namespace === '' ? null : { metadata: { name: namespace } },
+    namespaceObject: namespace === '' ? null : toCelInput({ metadata: { name: namespace } }),
   };
   const preset = { params: parametersOf(constraint) };
   const matching = new PolicyRun(compiled, { ...bindings }, context.guard, preset);

@@ -15,34 +15,93 @@ function strings(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((entry): entry is string => typeof entry === 'string') : [];
 }
 
-function kindsMatch(match: Record<string, unknown>, group: string, kind: string): boolean {
-  if (!Array.isArray(match.kinds)) return true;
-  const entries = match.kinds.filter(isRecord);
-  if (entries.length === 0) return true;
-  return entries.some((entry) => {
-    const groups = strings(entry.apiGroups);
-    const kinds = strings(entry.kinds);
-    return (
-      (groups.length === 0 || groups.includes('*') || groups.includes(group)) &&
-      (kinds.length === 0 || kinds.includes('*') || kinds.includes(kind))
-    );
-  });
+/** One `kinds` entry: undefined stands for any group or any kind (empty, or `*`). */
+interface KindEntry {
+  groups: ReadonlySet<string> | undefined;
+  kinds: ReadonlySet<string> | undefined;
+}
+
+/** A constraint's `spec.match`, read once per constraint revision (the index keeps one per revision). */
+interface ParsedMatch {
+  /** Undefined: any kind. */
+  kinds: KindEntry[] | undefined;
+  scope: unknown;
+  /** Undefined: no `namespaces` field (every namespace). */
+  namespaces: string[] | undefined;
+  excludedNamespaces: string[];
+  name: string | undefined;
+  labelSelector: ReturnType<typeof parseLabelSelector> | undefined;
+  namespaceSelector: ReturnType<typeof parseLabelSelector> | undefined;
+}
+
+const parsedMatches = new WeakMap<KubernetesObject, ParsedMatch>();
+
+function anyOrSet(values: string[]): ReadonlySet<string> | undefined {
+  return values.length === 0 || values.includes('*') ? undefined : new Set(values);
+}
+
+function selectorOf(selector: unknown): ReturnType<typeof parseLabelSelector> | undefined {
+  return selector === undefined || selector === null
+    ? undefined
+    : parseLabelSelector(selector, 'spec.match selector');
+}
+
+function parseMatch(constraint: KubernetesObject): ParsedMatch {
+  const spec = isRecord(constraint.spec) ? constraint.spec : {};
+  const match = isRecord(spec.match) ? spec.match : {};
+  const kindEntries = Array.isArray(match.kinds) ? match.kinds.filter(isRecord) : [];
+  return {
+    kinds:
+      kindEntries.length === 0
+        ? undefined
+        : kindEntries.map((entry) => ({
+            groups: anyOrSet(strings(entry.apiGroups)),
+            kinds: anyOrSet(strings(entry.kinds)),
+          })),
+    scope: match.scope,
+    namespaces: Array.isArray(match.namespaces) ? strings(match.namespaces) : undefined,
+    excludedNamespaces: strings(match.excludedNamespaces),
+    name: typeof match.name === 'string' ? match.name : undefined,
+    labelSelector: selectorOf(match.labelSelector),
+    namespaceSelector: selectorOf(match.namespaceSelector),
+  };
+}
+
+function parsedMatchOf(constraint: KubernetesObject): ParsedMatch {
+  let parsed = parsedMatches.get(constraint);
+  if (!parsed) {
+    parsed = parseMatch(constraint);
+    parsedMatches.set(constraint, parsed);
+  }
+  return parsed;
+}
+
+function kindsMatch(entries: readonly KindEntry[] | undefined, group: string, kind: string): boolean {
+  return (
+    entries === undefined ||
+    entries.some(
+      (entry) =>
+        (entry.groups === undefined || entry.groups.has(group)) &&
+        (entry.kinds === undefined || entry.kinds.has(kind)),
+    )
+  );
 }
 
 function labelsOf(object: KubernetesObject | undefined): Record<string, string> {
   return object && isStringRecord(object.metadata?.labels) ? object.metadata.labels : {};
 }
 
-function selectorMatches(selector: unknown, labels: Record<string, string>): boolean {
-  if (selector === undefined || selector === null) return true;
-  return matchesLabelSelector(parseLabelSelector(selector, 'spec.match selector'), labels);
+function selectorMatches(
+  selector: ReturnType<typeof parseLabelSelector> | undefined,
+  labels: Record<string, string>,
+): boolean {
+  return selector === undefined || matchesLabelSelector(selector, labels);
 }
 
 /** Whether the constraint reviews the admitted object at all. */
 export function constraintMatches(constraint: KubernetesObject, context: VerdictContext): boolean {
   const { object, oldObject } = context.admitted;
-  const spec = isRecord(constraint.spec) ? constraint.spec : {};
-  const match = isRecord(spec.match) ? spec.match : {};
+  const match = parsedMatchOf(constraint);
   const group = groupOf(object.apiVersion);
   const kind = object.kind ?? '';
   const isNamespace = group === '' && kind === 'Namespace';
@@ -50,18 +109,14 @@ export function constraintMatches(constraint: KubernetesObject, context: Verdict
   // The namespace the object lives in; a Namespace is matched as its own namespace.
   const namespace = isNamespace ? (object.metadata?.name ?? '') : context.admitted.namespace;
 
-  if (!kindsMatch(match, group, kind)) return false;
+  if (!kindsMatch(match.kinds, group, kind)) return false;
   if (match.scope === 'Cluster' && namespaced) return false;
   if (match.scope === 'Namespaced' && !namespaced) return false;
   if (namespace !== '') {
-    const namespaces = strings(match.namespaces);
-    if (Array.isArray(match.namespaces) && !namespaceListMatches(namespaces, namespace)) return false;
-    if (namespaceListMatches(strings(match.excludedNamespaces), namespace)) return false;
+    if (match.namespaces !== undefined && !namespaceListMatches(match.namespaces, namespace)) return false;
+    if (namespaceListMatches(match.excludedNamespaces, namespace)) return false;
   }
-  if (typeof match.name === 'string') {
-    const name = object.metadata?.name ?? '';
-    if (!matchesWildcard(match.name, name)) return false;
-  }
+  if (match.name !== undefined && !matchesWildcard(match.name, object.metadata?.name ?? '')) return false;
   const labelled =
     selectorMatches(match.labelSelector, labelsOf(object)) ||
     (oldObject !== undefined && selectorMatches(match.labelSelector, labelsOf(oldObject)));

@@ -128,7 +128,8 @@ function messagesOf(resultSet: unknown): string[] | undefined {
 }
 
 const inventoryLoaded = new WeakMap<object, string>();
-const parametersJson = new WeakMap<object, string>();
+/** `,"parameters":{...}}`: the end of the input for a constraint, as UTF-8. */
+const parametersJson = new WeakMap<object, Uint8Array>();
 const encoder = new TextEncoder();
 
 export function evaluateRegoTemplate(
@@ -162,17 +163,19 @@ export function evaluateRegoTemplate(
       };
   }
   // The parameters are the same for every object, the review for every constraint: each is
-  // serialized once.
+  // serialized and encoded once, and the input is their bytes side by side.
   let parameters = parametersJson.get(constraint);
   if (parameters === undefined) {
     const spec = isRecord(constraint.spec) ? constraint.spec : {};
-    parameters = JSON.stringify(spec.parameters ?? {});
+    parameters = encoder.encode(`,"parameters":${JSON.stringify(spec.parameters ?? {})}}`);
     parametersJson.set(constraint, parameters);
   }
   const review = factOfEvaluation(context.guard, 'gatekeeper-review-json', context.admitted, () =>
-    JSON.stringify(reviewOf(context)),
+    encoder.encode(`{"review":${JSON.stringify(reviewOf(context))}`),
   );
-  const input = encoder.encode(`{"review":${review},"parameters":${parameters}}`).buffer;
+  const input = new Uint8Array(review.byteLength + parameters.byteLength);
+  input.set(review);
+  input.set(parameters, review.byteLength);
   context.guard.checkDeadline();
   let resultSet: unknown;
   try {
@@ -192,7 +195,7 @@ export function evaluateRegoTemplate(
         inventoryLoaded.set(compiled.policy, key);
       }
     }
-    resultSet = compiled.policy.evaluate(input, compiled.entrypoint);
+    resultSet = compiled.policy.evaluate(input.buffer, compiled.entrypoint);
   } catch (error) {
     const message = isRecord(error) && typeof error.message === 'string' ? error.message : String(error);
     return { unknown: text`OPA cannot evaluate the template: ${detail(message, 'an evaluation error')}` };

@@ -1,3 +1,4 @@
+import { celMap, type CelValue } from '@bufbuild/cel';
 import { groupOf, isRecord, versionOf } from '../../../model/kubernetes';
 import { pluralOfKind } from '../../../model/resources';
 import { detail } from '../../../model/text';
@@ -96,10 +97,11 @@ function run(
   what: string,
   context: VerdictContext,
   spent: CostSpent,
+  resultAs: 'javascript' | 'cel' = 'javascript',
 ): CelOutcome {
   const remaining = Math.max(0, RUNTIME_CEL_COST_BUDGET - spent.cost);
   const tracker = new CostTracker(context.guard, Math.min(remaining, PER_CALL_LIMIT));
-  const result = program(expression)(bindings, tracker);
+  const result = program(expression)(bindings, tracker, resultAs);
   spent.cost += result.cost;
   if (!result.ok && result.unsupported)
     throw new NotEvaluable(`${what} uses CEL not evaluated here: ${result.message}`);
@@ -131,7 +133,8 @@ export function evaluateCelParts(
   context: VerdictContext,
 ): StepResult {
   const { oldObject, namespace, namespaceLabels } = context.admitted;
-  const variables: Record<string, unknown> = {};
+  // Bound as a CEL map over this Map: a plain object would be copied into a map at every access.
+  const variables = new Map<string, unknown>();
   const spent: CostSpent = { cost: 0 };
   const bindings: Record<string, unknown> = {
     object: admittedAsCelInput(object, context.guard),
@@ -142,7 +145,7 @@ export function evaluateCelParts(
         ? null
         : toCelInput({ metadata: { name: namespace, labels: { ...namespaceLabels } } }),
     params: null,
-    variables,
+    variables: celMap(variables as Map<string, CelValue>),
   };
   for (const condition of parts.matchConditions) {
     context.guard.checkpoint();
@@ -153,9 +156,9 @@ export function evaluateCelParts(
   }
   for (const variable of parts.variables) {
     context.guard.checkpoint();
-    const result = run(variable.expression, bindings, `variable ${variable.name}`, context, spent);
+    const result = run(variable.expression, bindings, `variable ${variable.name}`, context, spent, 'cel');
     // A variable that fails makes the validations using it fail; leaving it unset has that effect.
-    if (result.ok) variables[variable.name] = toCelInput(result.value);
+    if (result.ok) variables.set(variable.name, result.value);
   }
   const evidence: Evidence[] = [];
   for (const validation of parts.validations) {
