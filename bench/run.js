@@ -104,7 +104,7 @@ const BENCHMARKS = {
     const figures = await runVerdicts();
     printTable(
       'Verdicts: CPU per admitted object, 20-constraint namespace, in process (no HTTP)',
-      ['constraints', 'verdicts', 'defaulting µs', 'evaluate µs', 'admission check µs'],
+      ['constraints', 'verdicts', 'defaulting µs', 'evaluate µs', 'admission check µs', 'webhook view µs'],
       [
         [
           figures.constraints,
@@ -114,6 +114,7 @@ const BENCHMARKS = {
           format(figures.defaultingCpuMicrosPerObject, 1),
           format(figures.evaluateCpuMicrosPerObject, 1),
           format(figures.admissionCheckCpuMicrosPerObject, 1),
+          format(figures.admissionWarningsCpuMicrosPerObject, 1),
         ],
       ],
     );

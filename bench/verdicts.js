@@ -5,7 +5,9 @@
 // constraints of one namespace (quota, limit range, network, Cilium, Istio, Kyverno pattern rules,
 // and a ValidatingAdmissionPolicy with CEL), evaluated in this process with no HTTP around it.
 // `evaluate` is the evaluators alone; `admission check` adds selecting the constraints and
-// rendering the answer, i.e. everything POST /api/v1/admission-check does after parsing.
+// rendering the answer, i.e. everything POST /api/v1/admission-check does after parsing;
+// `webhook view` is the same check answered with only what becomes a warning (`view: warnings`),
+// which is what the webhook asks for on every review.
 // `defaulting` is the API server's defaults applied to the object, once before its verdicts.
 // Prints one JSON line; the budget is 200 µs of CPU per object for `defaulting` + `evaluate`.
 
@@ -74,6 +76,7 @@ function admissionPolicy() {
  * @property {number} evaluateCpuMicrosPerObject
  * @property {number} defaultingCpuMicrosPerObject
  * @property {number} admissionCheckCpuMicrosPerObject
+ * @property {number} admissionWarningsCpuMicrosPerObject
  * @property {number} budgetMicros
  */
 
@@ -121,6 +124,13 @@ const checkMicros = cpuMicrosPerCall(
   ITERATIONS,
 );
 
+// What the webhook asks for: the same check, answered with only what becomes a warning.
+const warningsMicros = cpuMicrosPerCall(
+  (copy) => buildAdmissionCheck(index, { object: copy, operation: 'CREATE' }, { view: 'warnings' }),
+  object,
+  ITERATIONS,
+);
+
 /** @type {VerdictsOutput} */
 const output = {
   constraints: constraints.length,
@@ -129,6 +139,7 @@ const output = {
   evaluateCpuMicrosPerObject: Number(evaluateMicros.toFixed(1)),
   defaultingCpuMicrosPerObject: Number(defaultingMicros.toFixed(1)),
   admissionCheckCpuMicrosPerObject: Number(checkMicros.toFixed(1)),
+  admissionWarningsCpuMicrosPerObject: Number(warningsMicros.toFixed(1)),
   budgetMicros: 200,
 };
 console.log(JSON.stringify(output));

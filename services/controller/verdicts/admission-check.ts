@@ -155,9 +155,24 @@ function checkedEntry(
   viewer: Viewer,
 ): CheckedConstraint {
   const render = (value: Text) => renderText(value, viewer);
+  const listed = listedEntryOf(constraint, viewer);
+  // Field by field rather than spread: copying the cached entry with a spread measured as a quarter
+  // of an admission check's CPU. The order is the listed entry's, then the verdict's.
   const entry: CheckedConstraint = {
-    ...listedEntryOf(constraint, viewer),
+    name: listed.name,
+    ...(listed.ref === undefined ? {} : { ref: listed.ref }),
+    namespace: listed.namespace,
+    constraintType: listed.constraintType,
+    severity: listed.severity,
+    effect: listed.effect,
+    summary: listed.summary,
+    remediationHint: listed.remediationHint,
+    sourceKind: listed.sourceKind,
+    sourceApiVersion: listed.sourceApiVersion,
+    sourceName: listed.sourceName,
+    sourceNamespace: listed.sourceNamespace,
     tags: [...constraint.tags],
+    detailLevel: listed.detailLevel,
     verdict: verdict.verdict,
     evidence: verdict.evidence.map((item) => ({
       path: renderEvidencePath(constraint, item.path, object, viewer),
