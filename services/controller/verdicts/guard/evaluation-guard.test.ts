@@ -15,7 +15,10 @@ describe('EvaluationGuard', () => {
   it('lets checkpoints pass before the deadline and stops the first clock reading after it', () => {
     const { guard, clock } = guardWithClock({ deadlineMilliseconds: 50, workBudget: 1e9 });
     for (let step = 0; step < 10_000; step++) guard.checkpoint();
-    clock.now += 51;
+    // The CPU clock is first read a few milliseconds in (counted as 5 ms), then 46 ms more.
+    clock.now += 6;
+    guard.checkDeadline();
+    clock.now += 46;
     let thrown: unknown;
     for (let step = 0; step < 10_000 && thrown === undefined; step++) {
       try {
@@ -32,7 +35,10 @@ describe('EvaluationGuard', () => {
   it('checkDeadline reads the clock at once', () => {
     const { guard, clock } = guardWithClock({ deadlineMilliseconds: 5, workBudget: 1e9 });
     guard.checkDeadline();
-    clock.now += 6;
+    // First CPU reading past a tenth of the deadline (0.5 ms counted before it), then 5 ms more.
+    clock.now += 1;
+    guard.checkDeadline();
+    clock.now += 5;
     expect(() => guard.checkDeadline()).toThrow(/deadline of 5 ms/);
   });
 
@@ -59,20 +65,48 @@ describe('EvaluationGuard on a machine that gives it little CPU', () => {
     return { guard, clocks };
   }
 
-  it('does not read the CPU clock while the wall clock is within the deadline', () => {
+  it('never reads the CPU clock for an evaluation shorter than a few milliseconds', () => {
     const { guard, clocks } = starvedGuard(50);
-    const readsAtStart = clocks.cpuReads;
+    clocks.wall = 4.9;
+    clocks.cpu = 4.9;
+    for (let step = 0; step < 10_000; step++) guard.checkpoint();
+    guard.checkDeadline();
+    expect(clocks.cpuReads).toBe(0);
+  });
+
+  it('reads the CPU clock once past a few milliseconds, then only past the wall deadline', () => {
+    const { guard, clocks } = starvedGuard(50);
+    clocks.wall = 6;
+    clocks.cpu = 6;
+    guard.checkDeadline();
+    expect(clocks.cpuReads).toBe(1);
     clocks.wall = 49;
     guard.checkDeadline();
-    expect(clocks.cpuReads).toBe(readsAtStart);
+    expect(clocks.cpuReads).toBe(1);
   });
 
   it('keeps evaluating past 50 ms of wall time when it had less than 50 ms of CPU: the verdict does not depend on load', () => {
     const { guard, clocks } = starvedGuard(50);
+    clocks.wall = 6;
+    clocks.cpu = 6;
+    guard.checkDeadline();
     clocks.wall = 200;
     clocks.cpu = 30;
     expect(() => guard.checkDeadline()).not.toThrow();
-    clocks.cpu = 51;
+    // 5 ms counted before the first reading, 46 after it.
+    clocks.cpu = 52;
+    expect(() => guard.checkDeadline()).toThrow(/deadline of 50 ms of CPU/);
+  });
+
+  it('counts at most a few milliseconds before its first CPU reading, however long it waited for a core', () => {
+    const { guard, clocks } = starvedGuard(50);
+    // Descheduled for 300 ms before its first checkpoint: that wait is not taken for CPU.
+    clocks.wall = 300;
+    clocks.cpu = 2;
+    expect(() => guard.checkDeadline()).not.toThrow();
+    clocks.cpu = 2 + 44;
+    expect(() => guard.checkDeadline()).not.toThrow();
+    clocks.cpu = 2 + 46;
     expect(() => guard.checkDeadline()).toThrow(/deadline of 50 ms of CPU/);
   });
 
@@ -83,5 +117,24 @@ describe('EvaluationGuard on a machine that gives it little CPU', () => {
     expect(() => guard.checkDeadline()).not.toThrow();
     clocks.wall = 501;
     expect(() => guard.checkDeadline()).toThrow(/after 500 ms: the controller got too little CPU/);
+  });
+
+  it('reads no clock at all without a deadline', () => {
+    const clocks = { wall: 0, reads: 0 };
+    const guard = new EvaluationGuard(
+      { deadlineMilliseconds: Number.POSITIVE_INFINITY, workBudget: Number.POSITIVE_INFINITY },
+      () => {
+        clocks.reads++;
+        return clocks.wall;
+      },
+      () => {
+        clocks.reads++;
+        return 0;
+      },
+    );
+    const readsAtStart = clocks.reads;
+    clocks.wall = 1e6;
+    guard.checkDeadline();
+    expect(clocks.reads).toBe(readsAtStart);
   });
 });

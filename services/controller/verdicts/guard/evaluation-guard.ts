@@ -8,8 +8,8 @@
 //   process's CPU time, so that a verdict does not depend on how busy the machine is (the same object
 //   gets the same verdict on a quiet node and on an oversubscribed one), with a wall-clock backstop ten
 //   times longer, so that an evaluation starved of CPU still ends. The CPU clock costs microseconds to
-//   read: it is read only once the cheap wall clock has passed the deadline (CPU time never runs
-//   ahead of wall time on one thread), so an ordinary evaluation never reads it after the start;
+//   read, so an ordinary evaluation (well under a millisecond) never reads it: it is read once the
+//   evaluation has run a few milliseconds of wall time (CPU_CLOCK_AFTER_MILLISECONDS below);
 // - a work budget: `charge(units)` counts work in the units of Kubernetes' CEL cost model (one unit
 //   is about one step over one element), so memory an evaluation can build up is bounded by what it
 //   may compute. It is Forewarn's own ceiling over all constraints of the object, above the API
@@ -59,23 +59,20 @@ function processCpuMilliseconds(): number {
   return (user + system) / 1000;
 }
 
-// `process.cpuUsage()` is a getrusage call summed over the process's threads: about 1 µs in a fresh
-// process, up to 50 µs measured once Wasm and worker threads exist, against a 200 µs budget per object.
-// Guards starting within REUSE_MILLISECONDS of a reading share it: the CPU spent between that reading
-// and a guard's start counts against the guard, so a deadline can only come earlier, by at most that
-// much CPU, and the clock is read at most once per REUSE_MILLISECONDS however many objects arrive.
-const REUSE_MILLISECONDS = 5;
-let lastReading = { wall: Number.NEGATIVE_INFINITY, cpu: 0 };
-
-function processCpuAtStart(wallNow: number): number {
-  if (wallNow - lastReading.wall > REUSE_MILLISECONDS || wallNow < lastReading.wall)
-    lastReading = { wall: wallNow, cpu: processCpuMilliseconds() };
-  return lastReading.cpu;
-}
+// `process.cpuUsage()` is a getrusage call summed over the process's threads: about 1.6 µs in a
+// fresh process, but measured up to 50 µs with Wasm and worker threads and about 5% of the
+// controller's busy time under 16 concurrent admissions, where every guard read it at its start. An
+// ordinary evaluation ends within a millisecond and never needs it: the guard reads the CPU clock
+// for the first time once the evaluation has run CPU_CLOCK_AFTER_MILLISECONDS of wall time, and
+// counts the time before that reading as CPU, at most CPU_CLOCK_AFTER_MILLISECONDS of it (checkpoints
+// come every few microseconds, so the first one after that point is near it; time the controller
+// spent descheduled before it does not shorten the deadline by more than that).
+const CPU_CLOCK_AFTER_MILLISECONDS = 5;
 
 export class EvaluationGuard {
   private readonly wallStart: number;
-  private readonly cpuStart: number;
+  /** CPU time at the first reading, and the CPU counted for the evaluation before it. */
+  private cpuReading: { at: number; before: number } | undefined;
   private readonly wallDeadline: number;
   private work = 0;
   private checkpoints = 0;
@@ -86,13 +83,6 @@ export class EvaluationGuard {
     private readonly cpuNow: () => number = processCpuMilliseconds,
   ) {
     this.wallStart = now();
-    // A guard without a deadline (unlimitedGuard, made per CEL call outside an admission) never
-    // compares CPU time: it does not pay for reading the clock.
-    this.cpuStart = !Number.isFinite(limits.deadlineMilliseconds)
-      ? 0
-      : cpuNow === processCpuMilliseconds
-        ? processCpuAtStart(this.wallStart)
-        : cpuNow();
     this.wallDeadline = limits.wallDeadlineMilliseconds ?? limits.deadlineMilliseconds * 10;
   }
 
@@ -104,9 +94,18 @@ export class EvaluationGuard {
 
   /** Reads the clock now (before and after a step that cannot checkpoint inside, such as one regex). */
   checkDeadline(): void {
+    const { deadlineMilliseconds } = this.limits;
+    // A guard without a deadline (unlimitedGuard, made per CEL call outside an admission) never
+    // reads a clock.
+    if (!Number.isFinite(deadlineMilliseconds)) return;
     const wallElapsed = this.now() - this.wallStart;
-    if (wallElapsed <= this.limits.deadlineMilliseconds) return;
-    if (this.cpuNow() - this.cpuStart > this.limits.deadlineMilliseconds)
+    // A tenth of a short deadline, so that what is counted before the reading stays a small part of it.
+    const cpuClockAfter = Math.min(CPU_CLOCK_AFTER_MILLISECONDS, deadlineMilliseconds / 10);
+    if (wallElapsed <= cpuClockAfter) return;
+    this.cpuReading ??= { at: this.cpuNow(), before: Math.min(wallElapsed, cpuClockAfter) };
+    if (wallElapsed <= deadlineMilliseconds) return;
+    const cpuUsed = this.cpuReading.before + (this.cpuNow() - this.cpuReading.at);
+    if (cpuUsed > deadlineMilliseconds)
       throw new EvaluationAborted(
         'deadline',
         `evaluation stopped at its deadline of ${this.limits.deadlineMilliseconds} ms of CPU for one object`,
