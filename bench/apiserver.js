@@ -9,6 +9,7 @@
 // constraints, read from files). Cases run in palindromic order (A B C C B A) at each concurrency so
 // drift in the shared machine's load hits every case alike; each case's figures are the median of
 // its two runs. Skips with a message when the e2e tools are not built.
+// FOREWARN_BENCH_PROFILE_DIR=<dir> writes CPU profiles of the webhook and the controller there.
 
 const { execFile } = require('node:child_process');
 const { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } = require('node:fs');
@@ -216,13 +217,20 @@ async function startWebhooks(certificate, processes) {
     JSON.stringify({ certificate, answer: null, echoUid: true }),
   ]);
   processes.push(bare);
-  const controller = await startProcess('servers/controller.js', [
-    JSON.stringify({ namespaces: { [NAMESPACE]: 20 } }),
-  ]);
+  // FOREWARN_BENCH_PROFILE_DIR=<dir>: CPU profiles of Forewarn's webhook and controller, written there.
+  const profileDirectory = process.env.FOREWARN_BENCH_PROFILE_DIR;
+  const profile = profileDirectory ? { execArgv: ['--cpu-prof', `--cpu-prof-dir=${profileDirectory}`] } : {};
+  const controller = await startProcess(
+    'servers/controller.js',
+    [JSON.stringify({ namespaces: { [NAMESPACE]: 20 } })],
+    profile,
+  );
   processes.push(controller);
-  const webhook = await startProcess('servers/webhook.js', [
-    JSON.stringify({ controllerUrl: `http://127.0.0.1:${controller.info.port}`, certificate }),
-  ]);
+  const webhook = await startProcess(
+    'servers/webhook.js',
+    [JSON.stringify({ controllerUrl: `http://127.0.0.1:${controller.info.port}`, certificate })],
+    profile,
+  );
   processes.push(webhook);
   return { bare, controller, webhook };
 }
