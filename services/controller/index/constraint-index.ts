@@ -13,6 +13,7 @@ import { matchesNamespaceSelector } from '../../model/selector';
 import { generatedReferenceKey, opaqueReference } from '../../model/opaque-reference';
 import { namespaceListMatches } from '../../model/namespace-pattern';
 import { SharedValues } from './shared-values';
+import { templatedConstraint } from './constraint-texts';
 import type { ParamKindResource } from '../../model/param-kinds';
 import { namespacedByObjects, ParamObjects, type ParamObjectsOfKind } from './param-objects';
 
@@ -167,8 +168,13 @@ export class ConstraintIndex {
     }
     if (constraints.length === 0) return;
     // Every indexed constraint carries its opaque reference, so views show it wherever they redact the name.
+    // Their texts are kept as templates filled from the source when read (constraint-texts.ts).
+    const share = <Value>(value: Value): Value => this.shared.share(value);
     const referenced = constraints.map((constraint) =>
-      this.shared.share({ ...constraint, ref: opaqueReference(this.opaqueReferenceKey, constraint.id) }),
+      templatedConstraint(
+        { ...constraint, ref: opaqueReference(this.opaqueReferenceKey, constraint.id) },
+        share,
+      ),
     );
     this.byObject.set(this.shared.share(objectKey), referenced);
     for (const constraint of referenced) {
