@@ -59,6 +59,11 @@ function sourceKindKey(object: KubernetesObject): string {
   return `${groupOf(object.apiVersion)}/${object.kind ?? ''}`;
 }
 
+/** The constraints of a `byObject` entry (constraints are plain objects, never arrays). */
+function constraintsOf(entry: Constraint | readonly Constraint[]): readonly Constraint[] {
+  return Array.isArray(entry) ? (entry as readonly Constraint[]) : [entry as Constraint];
+}
+
 /** The constraint as it applies in one namespace: its per-namespace outcome, when one admits it. */
 export function inNamespace(constraint: Constraint, namespace: string, labels: Labels): Constraint {
   const outcome = constraint.namespaceOutcomes?.find((candidate) =>
@@ -89,7 +94,8 @@ export interface ConstraintIndexOptions {
 export class ConstraintIndex {
   private readonly opaqueReferenceKey: Uint8Array;
   private readonly byReference = new Map<string, Constraint>();
-  private readonly byObject = new Map<string, Constraint[]>();
+  /** A source object's constraints; a lone one without an array around it (most objects have one). */
+  private readonly byObject = new Map<string, Constraint | readonly Constraint[]>();
   /** The source objects themselves, for verdicts (quota figures, CEL, patterns): by key and by reference. */
   private readonly sources = new Map<string, KubernetesObject>();
   private readonly sourcesByReference = new Map<string, KubernetesObject>();
@@ -176,7 +182,7 @@ export class ConstraintIndex {
         share,
       ),
     );
-    this.byObject.set(this.shared.share(objectKey), referenced);
+    this.byObject.set(this.shared.share(objectKey), referenced.length === 1 ? referenced[0] : referenced);
     for (const constraint of referenced) {
       this.byReference.set(constraint.ref, constraint);
       if (constraint.scope.kind === 'namespace') {
@@ -207,7 +213,7 @@ export class ConstraintIndex {
     const existing = this.byObject.get(objectKey);
     if (!existing) return;
     this.byObject.delete(objectKey);
-    for (const constraint of existing) {
+    for (const constraint of constraintsOf(existing)) {
       if (constraint.ref !== undefined) this.byReference.delete(constraint.ref);
       if (constraint.scope.kind === 'namespace') {
         const namespaceConstraints = this.byNamespace.get(constraint.scope.namespace);
@@ -355,6 +361,7 @@ export class ConstraintIndex {
   }
 
   constraintsOfObject(objectKey: string): readonly Constraint[] {
-    return this.byObject.get(objectKey) ?? [];
+    const entry = this.byObject.get(objectKey);
+    return entry === undefined ? [] : constraintsOf(entry);
   }
 }

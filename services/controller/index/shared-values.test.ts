@@ -135,3 +135,38 @@ describe('the index with shared values', () => {
     expect(index.sourceOfConstraint(second)).toBe(source);
   });
 });
+
+describe('the index keeps a lone constraint of an object without an array', () => {
+  it('answers, replaces and removes objects of one and of two constraints alike', () => {
+    const index = new ConstraintIndex();
+    const ingestor = new Ingestor(index, new AdapterRegistry(), new ParseErrorCounter());
+    const networkPolicy = (name: string, policyTypes: string[]) => ({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: { name, namespace: 'team-1', uid: `uid-${name}` },
+      spec: { podSelector: {}, policyTypes },
+    });
+    ingestor.upsert(networkPolicy('one', ['Ingress']));
+    ingestor.upsert(networkPolicy('two', ['Ingress', 'Egress']));
+    expect(index.constraintsOfObject('uid:uid-one')).toHaveLength(1);
+    expect(index.constraintsOfObject('uid:uid-two')).toHaveLength(2);
+    expect(index.allConstraints()).toHaveLength(3);
+    expect(index.totalConstraints()).toBe(3);
+    // One becomes two, two becomes one: both forms are replaced and removed whole.
+    ingestor.upsert(networkPolicy('one', ['Ingress', 'Egress']));
+    ingestor.upsert(networkPolicy('two', ['Egress']));
+    expect(index.constraintsOfObject('uid:uid-one').map((constraint) => constraint.id)).toEqual([
+      'uid:uid-one#ingress',
+      'uid:uid-one#egress',
+    ]);
+    expect(index.constraintsOfObject('uid:uid-two').map((constraint) => constraint.id)).toEqual([
+      'uid:uid-two#egress',
+    ]);
+    expect(index.constraintsForNamespace('team-1')).toHaveLength(3);
+    index.removeObject('uid:uid-two');
+    index.removeObject('uid:uid-one');
+    expect(index.allConstraints()).toEqual([]);
+    expect(index.constraintsForNamespace('team-1')).toEqual([]);
+    expect(index.totalConstraints()).toBe(0);
+  });
+});
