@@ -99,7 +99,11 @@ export class ConstraintIndex {
   /** The source objects themselves, for verdicts (quota figures, CEL, patterns): by key and by reference. */
   private readonly sources = new Map<string, KubernetesObject>();
   private readonly sourcesByReference = new Map<string, KubernetesObject>();
-  /** The same objects by group and kind: params of a kind kept as a constraint source. */
+  /**
+   * The same objects by group and kind, for the kinds asked for as params (`paramsOfKind`) only:
+   * built from `sources` on the first request, kept up to date from then on. A map per kind of
+   * every source cost ~30 bytes per constraint for the few kinds any policy takes as params.
+   */
   private readonly sourcesByKind = new Map<string, Map<string, KubernetesObject>>();
   private readonly byNamespace = new Map<string, Map<string, Constraint>>();
   private readonly clusterWide = new Map<string, Constraint>();
@@ -146,8 +150,20 @@ export class ConstraintIndex {
   paramsOfKind(group: string, kind: string): ParamObjectsOfKind | undefined {
     const configured = this.params.ofKind(group, kind);
     if (configured) return configured;
-    const sources = [...(this.sourcesByKind.get(`${group}/${kind}`)?.values() ?? [])];
+    const sources = [...this.sourcesOfKind(`${group}/${kind}`).values()];
     return sources.length === 0 ? undefined : { namespaced: namespacedByObjects(sources), objects: sources };
+  }
+
+  /** The kept sources of a kind, in the order `sources` holds them; tracked from the first request. */
+  private sourcesOfKind(kindKey: string): Map<string, KubernetesObject> {
+    let ofKind = this.sourcesByKind.get(kindKey);
+    if (ofKind === undefined) {
+      ofKind = new Map();
+      for (const [key, source] of this.sources)
+        if (sourceKindKey(source) === kindKey) ofKind.set(key, source);
+      this.sourcesByKind.set(kindKey, ofKind);
+    }
+    return ofKind;
   }
 
   /** Increases on every change; lets callers cache derived values. */
@@ -167,10 +183,7 @@ export class ConstraintIndex {
       const sharedKey = this.shared.share(objectKey);
       this.sources.set(sharedKey, kept);
       this.sourcesByReference.set(this.shared.share(sourceReferenceKey(kept)), kept);
-      const kindKey = sourceKindKey(kept);
-      const ofKind = this.sourcesByKind.get(kindKey) ?? new Map<string, KubernetesObject>();
-      ofKind.set(sharedKey, kept);
-      this.sourcesByKind.set(kindKey, ofKind);
+      this.sourcesByKind.get(sourceKindKey(kept))?.set(sharedKey, kept);
     }
     if (constraints.length === 0) return;
     // Every indexed constraint carries its opaque reference, so views show it wherever they redact the name.
@@ -206,9 +219,7 @@ export class ConstraintIndex {
     if (source) {
       this.sources.delete(objectKey);
       this.sourcesByReference.delete(sourceReferenceKey(source));
-      const ofKind = this.sourcesByKind.get(sourceKindKey(source));
-      ofKind?.delete(objectKey);
-      if (ofKind?.size === 0) this.sourcesByKind.delete(sourceKindKey(source));
+      this.sourcesByKind.get(sourceKindKey(source))?.delete(objectKey);
     }
     const existing = this.byObject.get(objectKey);
     if (!existing) return;
