@@ -13,6 +13,7 @@ import { matchesNamespaceSelector } from '../../model/selector';
 import { generatedReferenceKey, opaqueReference } from '../../model/opaque-reference';
 import { namespaceListMatches } from '../../model/namespace-pattern';
 import { SharedValues } from './shared-values';
+import { templatedConstraint } from './constraint-texts';
 import type { ParamKindResource } from '../../model/param-kinds';
 import { namespacedByObjects, ParamObjects, type ParamObjectsOfKind } from './param-objects';
 
@@ -58,6 +59,11 @@ function sourceKindKey(object: KubernetesObject): string {
   return `${groupOf(object.apiVersion)}/${object.kind ?? ''}`;
 }
 
+/** The constraints of a `byObject` entry (constraints are plain objects, never arrays). */
+function constraintsOf(entry: Constraint | readonly Constraint[]): readonly Constraint[] {
+  return Array.isArray(entry) ? (entry as readonly Constraint[]) : [entry as Constraint];
+}
+
 /** The constraint as it applies in one namespace: its per-namespace outcome, when one admits it. */
 export function inNamespace(constraint: Constraint, namespace: string, labels: Labels): Constraint {
   const outcome = constraint.namespaceOutcomes?.find((candidate) =>
@@ -88,11 +94,16 @@ export interface ConstraintIndexOptions {
 export class ConstraintIndex {
   private readonly opaqueReferenceKey: Uint8Array;
   private readonly byReference = new Map<string, Constraint>();
-  private readonly byObject = new Map<string, Constraint[]>();
+  /** A source object's constraints; a lone one without an array around it (most objects have one). */
+  private readonly byObject = new Map<string, Constraint | readonly Constraint[]>();
   /** The source objects themselves, for verdicts (quota figures, CEL, patterns): by key and by reference. */
   private readonly sources = new Map<string, KubernetesObject>();
   private readonly sourcesByReference = new Map<string, KubernetesObject>();
-  /** The same objects by group and kind: params of a kind kept as a constraint source. */
+  /**
+   * The same objects by group and kind, for the kinds asked for as params (`paramsOfKind`) only:
+   * built from `sources` on the first request, kept up to date from then on. A map per kind of
+   * every source cost ~30 bytes per constraint for the few kinds any policy takes as params.
+   */
   private readonly sourcesByKind = new Map<string, Map<string, KubernetesObject>>();
   private readonly byNamespace = new Map<string, Map<string, Constraint>>();
   private readonly clusterWide = new Map<string, Constraint>();
@@ -139,8 +150,20 @@ export class ConstraintIndex {
   paramsOfKind(group: string, kind: string): ParamObjectsOfKind | undefined {
     const configured = this.params.ofKind(group, kind);
     if (configured) return configured;
-    const sources = [...(this.sourcesByKind.get(`${group}/${kind}`)?.values() ?? [])];
+    const sources = [...this.sourcesOfKind(`${group}/${kind}`).values()];
     return sources.length === 0 ? undefined : { namespaced: namespacedByObjects(sources), objects: sources };
+  }
+
+  /** The kept sources of a kind, in the order `sources` holds them; tracked from the first request. */
+  private sourcesOfKind(kindKey: string): Map<string, KubernetesObject> {
+    let ofKind = this.sourcesByKind.get(kindKey);
+    if (ofKind === undefined) {
+      ofKind = new Map();
+      for (const [key, source] of this.sources)
+        if (sourceKindKey(source) === kindKey) ofKind.set(key, source);
+      this.sourcesByKind.set(kindKey, ofKind);
+    }
+    return ofKind;
   }
 
   /** Increases on every change; lets callers cache derived values. */
@@ -160,17 +183,19 @@ export class ConstraintIndex {
       const sharedKey = this.shared.share(objectKey);
       this.sources.set(sharedKey, kept);
       this.sourcesByReference.set(this.shared.share(sourceReferenceKey(kept)), kept);
-      const kindKey = sourceKindKey(kept);
-      const ofKind = this.sourcesByKind.get(kindKey) ?? new Map<string, KubernetesObject>();
-      ofKind.set(sharedKey, kept);
-      this.sourcesByKind.set(kindKey, ofKind);
+      this.sourcesByKind.get(sourceKindKey(kept))?.set(sharedKey, kept);
     }
     if (constraints.length === 0) return;
     // Every indexed constraint carries its opaque reference, so views show it wherever they redact the name.
+    // Their texts are kept as templates filled from the source when read (constraint-texts.ts).
+    const share = <Value>(value: Value): Value => this.shared.share(value);
     const referenced = constraints.map((constraint) =>
-      this.shared.share({ ...constraint, ref: opaqueReference(this.opaqueReferenceKey, constraint.id) }),
+      templatedConstraint(
+        { ...constraint, ref: opaqueReference(this.opaqueReferenceKey, constraint.id) },
+        share,
+      ),
     );
-    this.byObject.set(this.shared.share(objectKey), referenced);
+    this.byObject.set(this.shared.share(objectKey), referenced.length === 1 ? referenced[0] : referenced);
     for (const constraint of referenced) {
       this.byReference.set(constraint.ref, constraint);
       if (constraint.scope.kind === 'namespace') {
@@ -194,14 +219,12 @@ export class ConstraintIndex {
     if (source) {
       this.sources.delete(objectKey);
       this.sourcesByReference.delete(sourceReferenceKey(source));
-      const ofKind = this.sourcesByKind.get(sourceKindKey(source));
-      ofKind?.delete(objectKey);
-      if (ofKind?.size === 0) this.sourcesByKind.delete(sourceKindKey(source));
+      this.sourcesByKind.get(sourceKindKey(source))?.delete(objectKey);
     }
     const existing = this.byObject.get(objectKey);
     if (!existing) return;
     this.byObject.delete(objectKey);
-    for (const constraint of existing) {
+    for (const constraint of constraintsOf(existing)) {
       if (constraint.ref !== undefined) this.byReference.delete(constraint.ref);
       if (constraint.scope.kind === 'namespace') {
         const namespaceConstraints = this.byNamespace.get(constraint.scope.namespace);
@@ -349,6 +372,7 @@ export class ConstraintIndex {
   }
 
   constraintsOfObject(objectKey: string): readonly Constraint[] {
-    return this.byObject.get(objectKey) ?? [];
+    const entry = this.byObject.get(objectKey);
+    return entry === undefined ? [] : constraintsOf(entry);
   }
 }

@@ -135,3 +135,71 @@ describe('the index with shared values', () => {
     expect(index.sourceOfConstraint(second)).toBe(source);
   });
 });
+
+describe('the index keeps a lone constraint of an object without an array', () => {
+  it('answers, replaces and removes objects of one and of two constraints alike', () => {
+    const index = new ConstraintIndex();
+    const ingestor = new Ingestor(index, new AdapterRegistry(), new ParseErrorCounter());
+    const networkPolicy = (name: string, policyTypes: string[]) => ({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: { name, namespace: 'team-1', uid: `uid-${name}` },
+      spec: { podSelector: {}, policyTypes },
+    });
+    ingestor.upsert(networkPolicy('one', ['Ingress']));
+    ingestor.upsert(networkPolicy('two', ['Ingress', 'Egress']));
+    expect(index.constraintsOfObject('uid:uid-one')).toHaveLength(1);
+    expect(index.constraintsOfObject('uid:uid-two')).toHaveLength(2);
+    expect(index.allConstraints()).toHaveLength(3);
+    expect(index.totalConstraints()).toBe(3);
+    // One becomes two, two becomes one: both forms are replaced and removed whole.
+    ingestor.upsert(networkPolicy('one', ['Ingress', 'Egress']));
+    ingestor.upsert(networkPolicy('two', ['Egress']));
+    expect(index.constraintsOfObject('uid:uid-one').map((constraint) => constraint.id)).toEqual([
+      'uid:uid-one#ingress',
+      'uid:uid-one#egress',
+    ]);
+    expect(index.constraintsOfObject('uid:uid-two').map((constraint) => constraint.id)).toEqual([
+      'uid:uid-two#egress',
+    ]);
+    expect(index.constraintsForNamespace('team-1')).toHaveLength(3);
+    index.removeObject('uid:uid-two');
+    index.removeObject('uid:uid-one');
+    expect(index.allConstraints()).toEqual([]);
+    expect(index.constraintsForNamespace('team-1')).toEqual([]);
+    expect(index.totalConstraints()).toBe(0);
+  });
+});
+
+describe('kept sources of a kind, tracked from the first request for them', () => {
+  it('answers paramsOfKind alike for objects kept before and after the first request', () => {
+    const index = new ConstraintIndex();
+    const ingestor = new Ingestor(index, new AdapterRegistry(), new ParseErrorCounter());
+    const quota = (name: string, namespace: string) => ({
+      apiVersion: 'v1',
+      kind: 'ResourceQuota',
+      metadata: { name, namespace, uid: `uid-${namespace}-${name}` },
+      spec: { hard: { pods: '10' } },
+    });
+    const names = (group: string, kind: string) =>
+      index.paramsOfKind(group, kind)?.objects.map((object) => object.metadata?.name) ?? [];
+    ingestor.upsert(quota('first', 'team-1'));
+    ingestor.upsert(quota('second', 'team-2'));
+    ingestor.upsert({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: { name: 'deny', namespace: 'team-1', uid: 'uid-deny' },
+      spec: { podSelector: {}, policyTypes: ['Ingress'] },
+    });
+    expect(names('', 'ResourceQuota')).toEqual(['first', 'second']);
+    expect(index.paramsOfKind('', 'ResourceQuota')?.namespaced).toBe(true);
+    // Kept up to date after the first request: added, replaced (moved to the end, as before), removed.
+    ingestor.upsert(quota('third', 'team-1'));
+    ingestor.upsert({ ...quota('first', 'team-1'), spec: { hard: { pods: '20' } } });
+    expect(names('', 'ResourceQuota')).toEqual(['second', 'third', 'first']);
+    index.removeObject('uid:uid-team-2-second');
+    expect(names('', 'ResourceQuota')).toEqual(['third', 'first']);
+    expect(names('networking.k8s.io', 'NetworkPolicy')).toEqual(['deny']);
+    expect(index.paramsOfKind('example.com', 'Unknown')).toBeUndefined();
+  });
+});

@@ -25,9 +25,11 @@ export function redactedReference(
 }
 
 export function renderRemediation(constraint: Constraint, viewer: Viewer): Remediation {
+  // Read once: the index fills an indexed constraint's texts from a template on every read.
+  const remediation = constraint.remediation;
   return {
-    summary: renderReadableLine(constraint.remediation.summary, viewer),
-    steps: constraint.remediation.steps.map((step) => {
+    summary: renderReadableLine(remediation.summary, viewer),
+    steps: remediation.steps.map((step) => {
       const rendered: RemediationStep = {
         type: step.type,
         description: renderReadableLine(step.description, viewer),
