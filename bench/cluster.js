@@ -14,7 +14,7 @@ const { startProcess } = require('./lib/processes');
 
 const MiB = 2 ** 20;
 /** The controller's default memory limit (infra/args.ts) and the heap limit derived from it. */
-const DEFAULT_MEMORY_LIMIT_MIB = 768;
+const DEFAULT_MEMORY_LIMIT_MIB = 512;
 const DEPLOYED_HEAP_LIMIT_MEGABYTES = (DEFAULT_MEMORY_LIMIT_MIB * 3) / 4;
 
 /**
@@ -41,7 +41,7 @@ async function runClusterBenchmark({
       'servers/cluster-controller.js',
       [JSON.stringify({ kubeConfigYaml: apiServer.info.kubeConfigYaml })],
       // The heap limit the Pulumi component gives the controller by default (infra/controller.ts:
-      // three quarters of the 768Mi limit). FOREWARN_BENCH_CONTROLLER_FLAGS: Node flags to try
+      // three quarters of the 512Mi limit). FOREWARN_BENCH_CONTROLLER_FLAGS: Node flags to try
       // instead or besides (the last of a flag wins), e.g. --max-semi-space-size=2.
       {
         execArgv: [

@@ -133,7 +133,7 @@ export interface ControllerArgs {
   contact?: pulumi.Input<string>;
   /** Period of API discovery and CRD rescans (`--rescan-interval`, e.g. `5m`). Default: the controller's own (5m). */
   rescanInterval?: string;
-  /** Requests and limits. Default: requests cpu 100m / memory 256Mi, limits cpu 500m / memory 768Mi. */
+  /** Requests and limits. Default: requests cpu 100m / memory 256Mi, limits cpu 500m / memory 512Mi. */
   resources?: ResourceRequirements;
   /**
    * Custom resources whose objects ValidatingAdmissionPolicies use as params (`spec.paramKind`), each
@@ -269,7 +269,7 @@ export const DEFAULTS = {
     // Measured (docs/operations.md, issue 26): ~150 MiB resident idle, ~210 MiB at 10,000 constraints
     // with their inventory, ~450-480 MiB settled and a 600 MiB peak during the first sync at 100,000.
     // The request covers the common cluster; the limit holds the first sync of a 100,000-constraint one.
-    resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '500m', memory: '768Mi' } },
+    resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '500m', memory: '512Mi' } },
     networkPolicy: { enabled: true },
   },
   admissionWebhook: {

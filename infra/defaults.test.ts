@@ -97,10 +97,10 @@ describe('Forewarn with default arguments', () => {
     expect(at(controller, 'readinessProbe', 'httpGet')).toEqual({ path: '/readyz', port: 'http' });
     expect(controller.resources).toEqual({
       requests: { cpu: '100m', memory: '256Mi' },
-      limits: { cpu: '500m', memory: '768Mi' },
+      limits: { cpu: '500m', memory: '512Mi' },
     });
     // V8 collects before the container's limit: three quarters of it for the heap.
-    expect(controller.env).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=576' }]);
+    expect(controller.env).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=384' }]);
     expect(at(deployment, 'spec', 'template', 'spec', 'serviceAccountName')).toBe('forewarn-controller');
   });
 
