@@ -16,20 +16,12 @@ const { parseAllDocuments } = require('yaml');
 const { AdapterRegistry } = require('../dist/services/controller/adapters/registry');
 const { ConstraintIndex } = require('../dist/services/controller/index/constraint-index');
 const { Ingestor, ParseErrorCounter } = require('../dist/services/controller/index/ingest');
-const { evaluateVerdicts } = require('../dist/services/controller/verdicts/evaluate');
-const { verdictIndexOf } = require('../dist/services/controller/verdicts/admission-check');
-const { matchingConstraints } = require('../dist/services/controller/views/constraint-list');
 const { regoEngine } = require('../dist/services/controller/verdicts/gatekeeper/rego-engine');
 const {
   compileTemplateOnArrival,
 } = require('../dist/services/controller/verdicts/gatekeeper/template-preparation');
-const {
-  namespaceObject,
-  policyObjects,
-  deploymentReview,
-  WORKLOAD_LABELS,
-} = require('./lib/cluster-objects');
-const { cpuMicrosPerCall } = require('./lib/cpu-per-call');
+const { namespaceObject, policyObjects } = require('./lib/cluster-objects');
+const { admittedDeployment, evaluateCpuMicros, verdictCounts } = require('./lib/admitted-deployment');
 
 const NAMESPACE = 'bench';
 const ITERATIONS = Number(process.argv[2] || 3000);
@@ -106,35 +98,10 @@ async function main() {
   const compileMilliseconds = performance.now() - compileStarted;
   delay.disable();
 
-  const object = deploymentReview(NAMESPACE).request.object;
-  const constraints = matchingConstraints(
-    index,
-    {
-      namespace: NAMESPACE,
-      resource: { group: 'apps', resource: 'deployments' },
-      labels: WORKLOAD_LABELS,
-      object,
-    },
-    [],
-  );
-  const context = {
-    admitted: {
-      object,
-      operation: /** @type {const} */ ('CREATE'),
-      namespace: NAMESPACE,
-      namespaceLabels: index.labelsOfNamespace(NAMESPACE),
-    },
-    index: verdictIndexOf(index),
-  };
-  const evaluateMicros = cpuMicrosPerCall(
-    (copy) => evaluateVerdicts(constraints, { ...context, admitted: { ...context.admitted, object: copy } }),
-    object,
-    ITERATIONS,
-  );
-  /** @type {Record<string, number>} */
-  const counts = {};
-  for (const { verdict } of evaluateVerdicts(constraints, context))
-    counts[verdict.verdict] = (counts[verdict.verdict] || 0) + 1;
+  const admitted = admittedDeployment(index, NAMESPACE);
+  const { constraints } = admitted;
+  const evaluateMicros = evaluateCpuMicros(admitted, ITERATIONS);
+  const counts = verdictCounts(admitted);
   /** @type {GatekeeperOutput} */
   const output = {
     constraints: constraints.length,

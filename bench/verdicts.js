@@ -14,20 +14,11 @@
 const { AdapterRegistry } = require('../dist/services/controller/adapters/registry');
 const { ConstraintIndex } = require('../dist/services/controller/index/constraint-index');
 const { Ingestor, ParseErrorCounter } = require('../dist/services/controller/index/ingest');
-const { evaluateVerdicts } = require('../dist/services/controller/verdicts/evaluate');
-const {
-  buildAdmissionCheck,
-  verdictIndexOf,
-} = require('../dist/services/controller/verdicts/admission-check');
-const { matchingConstraints } = require('../dist/services/controller/views/constraint-list');
+const { buildAdmissionCheck } = require('../dist/services/controller/verdicts/admission-check');
 const { withServerDefaults } = require('../dist/services/controller/verdicts/defaulting');
-const {
-  namespaceObject,
-  policyObjects,
-  deploymentReview,
-  WORKLOAD_LABELS,
-} = require('./lib/cluster-objects');
+const { namespaceObject, policyObjects } = require('./lib/cluster-objects');
 const { cpuMicrosPerCall } = require('./lib/cpu-per-call');
+const { admittedDeployment, evaluateCpuMicros, verdictCounts } = require('./lib/admitted-deployment');
 
 const NAMESPACE = 'bench';
 const ITERATIONS = Number(process.argv[2] || 5000);
@@ -85,37 +76,10 @@ const ingestor = new Ingestor(index, new AdapterRegistry(), new ParseErrorCounte
 for (const object of [namespaceObject(NAMESPACE), ...policyObjects(NAMESPACE, 19), ...admissionPolicy()])
   ingestor.upsert(object);
 
-const object = deploymentReview(NAMESPACE).request.object;
-const constraints = matchingConstraints(
-  index,
-  {
-    namespace: NAMESPACE,
-    resource: { group: 'apps', resource: 'deployments' },
-    labels: WORKLOAD_LABELS,
-    object,
-  },
-  [],
-);
-/** @type {Omit<import('../dist/services/controller/verdicts/types').VerdictContext, 'guard'>} */
-const context = {
-  admitted: {
-    object,
-    operation: 'CREATE',
-    namespace: NAMESPACE,
-    namespaceLabels: index.labelsOfNamespace(NAMESPACE),
-  },
-  index: verdictIndexOf(index),
-};
-const verdicts = evaluateVerdicts(constraints, context);
-/** @type {VerdictsOutput['verdicts']} */
-const counts = {};
-for (const { verdict } of verdicts) counts[verdict.verdict] = (counts[verdict.verdict] || 0) + 1;
-
-const evaluateMicros = cpuMicrosPerCall(
-  (copy) => evaluateVerdicts(constraints, { ...context, admitted: { ...context.admitted, object: copy } }),
-  object,
-  ITERATIONS,
-);
+const admitted = admittedDeployment(index, NAMESPACE);
+const { object, constraints } = admitted;
+const counts = verdictCounts(admitted);
+const evaluateMicros = evaluateCpuMicros(admitted, ITERATIONS);
 // The API server's defaults, applied once per admitted object before the verdicts (a copy).
 const defaultingMicros = cpuMicrosPerCall((copy) => withServerDefaults(copy), object, ITERATIONS);
 const checkMicros = cpuMicrosPerCall(

@@ -87,8 +87,7 @@ export function verdictIndexOf(index: ConstraintIndex): VerdictIndex {
           );
         lists.set(key, list);
       }
-      // Callers may append (the LimitRange being evaluated): hand out a copy.
-      return [...list];
+      return list;
     },
   };
 }

@@ -56,7 +56,7 @@ export interface VerdictIndex {
   /** Any indexed source object by group, kind, namespace (null: cluster-scoped) and name. */
   find(group: string, kind: string, namespace: string | null, name: string): KubernetesObject | undefined;
   /** Indexed source objects of one kind in a namespace (LimitRanges for defaulting). */
-  listInNamespace(group: string, kind: string, namespace: string): KubernetesObject[];
+  listInNamespace(group: string, kind: string, namespace: string): readonly KubernetesObject[];
   /** Every known namespace with its labels (Gatekeeper's synced Namespaces); absent: none known. */
   namespaces?(): Array<{ name: string; labels: Labels }>;
   /** ValidatingAdmissionPolicy params of a kind; undefined when the index reads no object of it. */
