@@ -8,12 +8,11 @@ import {
   type LookedUpConstraint,
   type ManifestCheckReport,
 } from '../controller/check/manifest-check';
-import { indexLookup } from '../controller/check/index-lookup';
 import { parseManifest } from '../controller/sources/manifest-parsing';
 import { constraintQueryPath } from '../model/admission-query';
 import type { ControllerApi } from './controller-api';
 import { checkExitCode, unavailableError, usageError, type ExitCode, type FailOn } from './exit-codes';
-import { loadOfflineCluster } from './offline-index';
+import { lazy } from './lazy-modules';
 import { webhookQueryFor } from './webhook-query';
 import { errorMessage } from '../model/error-message';
 import type { ParamKindResource } from '../model/param-kinds';
@@ -41,6 +40,8 @@ export interface CheckCommandResult {
   /** Problems of the --manifests directory: the check ran, but without these objects. */
   clusterProblems: string[];
   exitCode: ExitCode;
+  /** The text of every checked file by its report's name: the CI formats point at its lines. */
+  contents: Map<string, string>;
 }
 
 const MANIFEST_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
@@ -136,6 +137,9 @@ export async function runCheck(options: CheckCommandOptions): Promise<CheckComma
   let lookup: ConstraintLookup;
   let clusterProblems: string[] = [];
   if (options.manifests !== undefined) {
+    // The engines and the index load only for an offline check (start-up time, docs/benchmarks.md).
+    const { loadOfflineCluster } = lazy.offlineIndex();
+    const { indexLookup } = lazy.indexLookup();
     const cluster = await loadOfflineCluster(options.manifests, options.paramKinds ?? []);
     // Namespaces created by the checked manifests carry the labels cluster-wide policies select on.
     cluster.add(
@@ -153,5 +157,10 @@ export async function runCheck(options: CheckCommandOptions): Promise<CheckComma
   // Exit 3 only for what will be rejected; every other warning (Critical ones included) counts as a warning.
   const rejections = reports.reduce((sum, report) => sum + report.rejectionCount, 0);
   const warnings = reports.reduce((sum, report) => sum + report.criticalCount + report.warningCount, 0);
-  return { reports, clusterProblems, exitCode: checkExitCode(rejections, warnings, options.failOn) };
+  return {
+    reports,
+    clusterProblems,
+    exitCode: checkExitCode(rejections, warnings, options.failOn),
+    contents: new Map(parsed.map(({ file, content }) => [file, content])),
+  };
 }

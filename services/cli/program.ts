@@ -1,36 +1,36 @@
-import { Command, CommanderError, Option } from 'commander';
+import { Argument, Command, CommanderError, Option } from 'commander';
 import { addFlags, applyEnvironment, flag, flagValues, UsageError } from '../flags/command-line';
 import { isDns1123Label } from '../model/kubernetes';
 import { packageVersion } from '../model/package-version';
-import { runCheck } from './check-command';
-import { createControllerApi, parseControllerUrl, type ControllerApi } from './controller-api';
+import type { ControllerApi } from './controller-api';
 import { CliError, EXIT_CODES, FAIL_ON_LEVELS, usageError, type ExitCode, type FailOn } from './exit-codes';
+import type { OutputStream, Style } from './output';
 import {
-  createStyle,
-  wrapWidth,
-  formatData,
+  CHECK_OUTPUT_FORMATS,
+  isCheckOutputFormat,
   OUTPUT_FORMATS,
-  shouldColour,
+  type CheckOutputFormat,
   type OutputFormat,
-  type OutputStream,
-} from './output';
-import { renderCheckTable } from './render-check';
-import { parseConstraintView, parseReferencedConstraint, parseReport } from './wire-schemas';
-import { renderConstraintTable, renderReferenceTable, renderReportTable } from './render-views';
-import { isOpaqueReference } from '../model/opaque-reference';
+} from './output-formats';
+import { COLOUR_MODES, decideColour, type ColourMode } from './colour-mode';
+import { COMPLETION_SHELLS, type CompletionShell } from './completion';
 import { errorMessage } from '../model/error-message';
 import { parseBoolean } from '../flags/values';
-import { currentContextToken, requireSafeUrlForCredentials } from './kube-credentials';
+import { lazy } from './lazy-modules';
 import { ParamKindError, parseParamKinds, type ParamKindResource } from '../model/param-kinds';
 
 // `forewarn`: the command line of Forewarn (docs/cli.md). Runs against an injected environment
-// (argv, streams, env) and returns the exit code, so tests and main.ts share one path.
+// (argv, streams, env) and returns the exit code, so tests and main.ts share one path. Engines,
+// parsers, schemas and the HTTP client are loaded inside the actions that use them (lazy-modules.ts):
+// `--help` and `--version` load commander and little else (docs/benchmarks.md, start-up).
 
 export interface CliEnvironment {
   stdout: OutputStream;
   stderr: OutputStream;
   env: NodeJS.ProcessEnv;
   readStdin(): Promise<string>;
+  /** How help and errors name the program: `kubectl forewarn` when run as a kubectl plugin. */
+  programName?: string;
 }
 
 /** The global flags of every subcommand. */
@@ -44,8 +44,14 @@ const GLOBAL_FLAGS = {
   output: flag({
     flags: '-o, --output <format>',
     help: 'output format',
-    choices: OUTPUT_FORMATS,
-    default: 'table' as OutputFormat,
+    choices: [...OUTPUT_FORMATS, ...CHECK_OUTPUT_FORMATS],
+    default: 'table' as OutputFormat | CheckOutputFormat,
+  }),
+  color: flag({
+    flags: '--color <when>',
+    help: 'colour tables: auto (on a terminal, unless NO_COLOR is set; FORCE_COLOR forces it), always or never',
+    choices: COLOUR_MODES,
+    default: 'auto' as ColourMode,
   }),
   timeout: flag({ flags: '--timeout <seconds>', help: 'how long to wait for the controller', default: '10' }),
   asMe: flag({
@@ -78,7 +84,8 @@ interface ProgramContext {
   environment: CliEnvironment;
   controller: () => ControllerApi;
   print: (value: unknown, table: () => string) => void;
-  style: () => ReturnType<typeof createStyle>;
+  style: () => Style;
+  outputFormat: () => OutputFormat | CheckOutputFormat;
   setExitCode: (code: ExitCode) => void;
 }
 
@@ -126,6 +133,7 @@ function addCheckCommand(program: Command, context: ProgramContext): void {
           );
         if (options.paramKinds !== undefined && options.manifests === undefined)
           throw usageError('--param-kinds goes with --manifests (a controller has its own --param-kinds)');
+        const { runCheck } = lazy.checkCommand();
         const result = await runCheck({
           filenames: options.filename,
           manifests: options.manifests,
@@ -137,59 +145,41 @@ function addCheckCommand(program: Command, context: ProgramContext): void {
         });
         for (const problem of result.clusterProblems)
           context.environment.stderr.write(`warning: ${problem} (its objects are not part of the check)\n`);
+        const format = context.outputFormat();
+        if (isCheckOutputFormat(format)) {
+          const { renderCheckFormat } = lazy.ciFormats();
+          context.environment.stdout.write(renderCheckFormat(format, result, packageVersion()));
+          context.setExitCode(result.exitCode);
+          return;
+        }
         const critical = result.reports.reduce((sum, report) => sum + report.criticalCount, 0);
         const warnings = result.reports.reduce((sum, report) => sum + report.warningCount, 0);
         context.print({ reports: result.reports, criticalCount: critical, warningCount: warnings }, () =>
-          renderCheckTable(
-            result.reports,
-            context.style(),
-            wrapWidth(context.environment.stdout, context.environment.env),
-          ),
+          lazy
+            .renderCheck()
+            .renderCheckTable(
+              result.reports,
+              context.style(),
+              lazy.output().wrapWidth(context.environment.stdout, context.environment.env),
+            ),
         );
         context.setExitCode(result.exitCode);
       },
     );
 }
 
-function buildProgram(environment: CliEnvironment, setExitCode: (code: ExitCode) => void): Command {
-  const program = new Command('forewarn')
-    .description(
-      'Shows the policies that constrain a Kubernetes namespace and the admission warnings a manifest would get.',
-    )
-    .version(packageVersion(), '--version', 'print the version');
-  addFlags(program, GLOBAL_FLAGS)
-    .showSuggestionAfterError()
-    .addHelpText(
-      'after',
-      `
-Exit codes: 0 success (check: nothing at or above --fail-on), 1 check found warnings,
-3 check found critical warnings, 2 invalid command line or manifest, 4 controller or file
-system could not answer (unreachable, not ready, not found). See docs/cli.md.`,
-    );
-
-  // The environment given to runCli, not process.env, sets the global flags the command line left out.
-  program.hook('preAction', () => applyEnvironment(program, GLOBAL_FLAGS, environment.env));
-  const globals = () => flagValues(program, GLOBAL_FLAGS);
-  const style = () => createStyle(shouldColour(environment.stdout, environment.env));
-  const controller = () => {
-    const url = parseControllerUrl(globals().url);
-    if (globals().asMe) requireSafeUrlForCredentials(url);
-    const bearerToken = globals().asMe ? () => currentContextToken(environment.env) : undefined;
-    return createControllerApi(url, parseTimeoutSeconds(globals().timeout), bearerToken);
-  };
-  const print = (value: unknown, table: () => string) => {
-    const format = globals().output;
-    environment.stdout.write(format === 'table' ? table() : formatData(value, format));
-  };
-
+/** `report` and `get`: views of the controller's index. */
+function addViewCommands(program: Command, context: ProgramContext): void {
+  const { controller, print, style } = context;
   program
     .command('report')
     .description('list every constraint that applies to a namespace')
     .option('-n, --namespace <namespace>', 'namespace', 'default')
     .action(async (options: { namespace: string }) => {
       const namespace = requireNamespace(options.namespace);
+      const { parseReport } = lazy.wireSchemas();
       const report = parseReport(await controller().getJson(`resources/reports/${namespace}`));
-      print(report, () => renderReportTable(report, style()));
+      print(report, () => lazy.renderViews().renderReportTable(report, style()));
     });
 
   program
@@ -205,6 +195,9 @@ system could not answer (unreachable, not ready, not found). See docs/cli.md.`,
     )
     .action(
       async (namespaceArgument: string | undefined, name: string | undefined, options: { ref?: string }) => {
+        const { parseConstraintView, parseReferencedConstraint } = lazy.wireSchemas();
+        const { renderConstraintTable, renderReferenceTable } = lazy.renderViews();
+        const { isOpaqueReference } = lazy.opaqueReference();
         if (options.ref !== undefined) {
           if (namespaceArgument !== undefined)
             throw usageError('--ref names the constraint by itself: give no namespace or name with it');
@@ -213,9 +206,9 @@ system could not answer (unreachable, not ready, not found). See docs/cli.md.`,
               `--ref ${JSON.stringify(options.ref)} is not a reference; expected fw- and 16 hex digits`,
             );
           const referenced = parseReferencedConstraint(
-            await controller().getJson(`resources/references/${options.ref}`),
+            await context.controller().getJson(`resources/references/${options.ref}`),
           );
-          print(referenced, () => renderReferenceTable(referenced, style()));
+          context.print(referenced, () => renderReferenceTable(referenced, context.style()));
           return;
         }
         if (namespaceArgument === undefined || name === undefined)
@@ -223,14 +216,82 @@ system could not answer (unreachable, not ready, not found). See docs/cli.md.`,
         const namespace = requireNamespace(namespaceArgument);
         const encodedName = name.split('/').map(encodeURIComponent).join('/');
         const view = parseConstraintView(
-          await controller().getJson(`resources/constraints/${namespace}/${encodedName}`),
+          await context.controller().getJson(`resources/constraints/${namespace}/${encodedName}`),
         );
-        print(view, () => renderConstraintTable(view, style()));
+        context.print(view, () => renderConstraintTable(view, context.style()));
       },
     );
+}
 
-  addCheckCommand(program, { environment, controller, print, style, setExitCode });
+function buildProgram(environment: CliEnvironment, setExitCode: (code: ExitCode) => void): Command {
+  const program = new Command(environment.programName ?? 'forewarn')
+    .description(
+      'Shows the policies that constrain a Kubernetes namespace and the admission warnings a manifest would get.',
+    )
+    .version(packageVersion(), '--version', 'print the version');
+  addFlags(program, GLOBAL_FLAGS)
+    .addOption(new Option('--no-color', 'same as --color=never'))
+    .showSuggestionAfterError()
+    .addHelpText(
+      'after',
+      `
+Exit codes: 0 success (check: nothing at or above --fail-on), 1 check found warnings,
+3 check found critical warnings, 2 invalid command line or manifest, 4 controller or file
+system could not answer (unreachable, not ready, not found). See docs/cli.md.`,
+    );
+
+  // The environment given to runCli, not process.env, sets the global flags the command line left out.
+  program.hook('preAction', (_program, action) => {
+    applyEnvironment(program, GLOBAL_FLAGS, environment.env);
+    const format = flagValues(program, GLOBAL_FLAGS).output;
+    // Refused before any request: the CI formats describe findings, which only check has.
+    if (isCheckOutputFormat(format) && action.name() !== 'check')
+      throw usageError(`-o ${format} is a format of check; ${action.name()} prints table, json or yaml`);
+  });
+  const globals = () => flagValues(program, GLOBAL_FLAGS);
+  // `--no-color` sets the value false; otherwise one of COLOUR_MODES.
+  const colourMode = (): ColourMode =>
+    program.getOptionValue('color') === false ? 'never' : globals().color;
+  const style = () =>
+    lazy.output().createStyle(decideColour(colourMode(), environment.stdout, environment.env));
+  const controller = (): ControllerApi => {
+    const { createControllerApi, parseControllerUrl } = lazy.controllerApi();
+    const url = parseControllerUrl(globals().url);
+    if (!globals().asMe) return createControllerApi(url, parseTimeoutSeconds(globals().timeout));
+    const { currentContextToken, requireSafeUrlForCredentials } = lazy.kubeCredentials();
+    requireSafeUrlForCredentials(url);
+    return createControllerApi(url, parseTimeoutSeconds(globals().timeout), () =>
+      currentContextToken(environment.env),
+    );
+  };
+  const outputFormat = () => globals().output;
+  const print = (value: unknown, table: () => string) => {
+    const format = outputFormat();
+    if (isCheckOutputFormat(format)) throw new Error(`-o ${format} reached print`);
+    const { formatData } = lazy.output();
+    environment.stdout.write(format === 'table' ? table() : formatData(value, format));
+  };
+
+  const context: ProgramContext = { environment, controller, print, style, outputFormat, setExitCode };
+  addViewCommands(program, context);
+  addCheckCommand(program, context);
+  addCompletionCommand(program, environment);
   return program;
+}
+
+/** `completion bash|zsh|fish`: made from the program's own commands and flags (completion.ts). */
+function addCompletionCommand(program: Command, environment: CliEnvironment): void {
+  program
+    .command('completion')
+    .description('print a shell completion script (bash: source <(forewarn completion bash); docs/cli.md)')
+    .addArgument(new Argument('<shell>', 'the shell').choices(COMPLETION_SHELLS))
+    .action((shell: CompletionShell) => {
+      const { completionScript, completionSpecOf } = lazy.completion();
+      const spec = completionSpecOf(program, ['forewarn', 'kubectl-forewarn'], {
+        completion: COMPLETION_SHELLS,
+      });
+      environment.stdout.write(completionScript(shell, spec));
+    });
 }
 
 export async function runCli(argv: readonly string[], environment: CliEnvironment): Promise<ExitCode> {
