@@ -29,7 +29,7 @@ const { runClusterBenchmark, clusterVerdicts } = require('./cluster');
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
   // Any other argument still starts the benchmarks: `--help` must not be the one that does.
   console.log(
-    'node bench/run.js [--only=admission,apiserver,reads,scale,cluster,watch,verdicts,gatekeeper,hostile] [--duration=<seconds per measured run, default 4>] [--churn=<seconds of churn in cluster, default 60>]',
+    'node bench/run.js [--only=admission,apiserver,reads,scale,cluster,watch,verdicts,gatekeeper,hostile,startup] [--duration=<seconds per measured run, default 4>] [--churn=<seconds of churn in cluster, default 60>]',
   );
   process.exit(0);
 }
@@ -41,7 +41,7 @@ const options = Object.fromEntries(
   }),
 );
 const selected = (
-  options.only || 'admission,apiserver,reads,scale,cluster,watch,verdicts,gatekeeper,hostile'
+  options.only || 'admission,apiserver,reads,scale,cluster,watch,verdicts,gatekeeper,hostile,startup'
 ).split(',');
 // Churn of the cluster benchmark; the issue's 10 minutes: --churn=600.
 const churnSeconds = Number(options.churn || 60);
@@ -100,6 +100,7 @@ function throughputAndLatencyCells(result) {
 
 /** @type {Record<string, (verdicts: Verdict[]) => Promise<unknown>>} */
 const BENCHMARKS = {
+  startup: (verdicts) => require('./lib/startup-report').runStartupBenchmark(runJsonScript, verdicts),
   verdicts: async (verdicts) => {
     const figures = await runVerdicts();
     printTable(
