@@ -105,7 +105,7 @@ export function parseListedConstraints(body: unknown): LookedUpConstraint[] {
   );
 }
 
-function controllerLookup(api: ControllerApi): ConstraintLookup {
+export function controllerLookup(api: ControllerApi): ConstraintLookup {
   // The webhook's own request: the object as the review would carry it, to the admission check.
   return async (query) => {
     // Not a request the webhook makes (it sees namespaced objects only): the object as it is.
