@@ -12,7 +12,7 @@ import { parseManifest } from '../controller/sources/manifest-parsing';
 import { constraintQueryPath } from '../model/admission-query';
 import type { ControllerApi } from './controller-api';
 import { checkExitCode, unavailableError, usageError, type ExitCode, type FailOn } from './exit-codes';
-import { lazy } from './lazy-modules';
+import { offlineEngines } from './offline-engines';
 import { webhookQueryFor } from './webhook-query';
 import { errorMessage } from '../model/error-message';
 import type { ParamKindResource } from '../model/param-kinds';
@@ -138,8 +138,7 @@ export async function runCheck(options: CheckCommandOptions): Promise<CheckComma
   let clusterProblems: string[] = [];
   if (options.manifests !== undefined) {
     // The engines and the index load only for an offline check (start-up time, docs/benchmarks.md).
-    const { loadOfflineCluster } = lazy.offlineIndex();
-    const { indexLookup } = lazy.indexLookup();
+    const { loadOfflineCluster, indexLookup } = offlineEngines();
     const cluster = await loadOfflineCluster(options.manifests, options.paramKinds ?? []);
     // Namespaces created by the checked manifests carry the labels cluster-wide policies select on.
     cluster.add(

@@ -12,9 +12,6 @@ export const lazy = {
   completion: () => require('./completion') as typeof import('./completion'),
   controllerApi: () => require('./controller-api') as typeof import('./controller-api'),
   kubeCredentials: () => require('./kube-credentials') as typeof import('./kube-credentials'),
-  offlineIndex: () => require('./offline-index') as typeof import('./offline-index'),
-  indexLookup: () =>
-    require('../controller/check/index-lookup') as typeof import('../controller/check/index-lookup'),
   opaqueReference: () => require('../model/opaque-reference') as typeof import('../model/opaque-reference'),
   output: () => require('./output') as typeof import('./output'),
   renderCheck: () => require('./render-check') as typeof import('./render-check'),

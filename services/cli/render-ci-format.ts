@@ -1,4 +1,4 @@
-import type { CheckCommandResult } from './check-command';
+import type { ManifestCheckReport } from '../controller/check/manifest-check';
 import type { CheckOutputFormat } from './output-formats';
 import { renderGithubAnnotations } from './render-github';
 import { renderJunit } from './render-junit';
@@ -8,7 +8,11 @@ import { renderSarif } from './render-sarif';
 
 export function renderCheckFormat(
   format: CheckOutputFormat,
-  result: Pick<CheckCommandResult, 'reports' | 'contents' | 'clusterProblems'>,
+  result: {
+    reports: readonly ManifestCheckReport[];
+    contents: ReadonlyMap<string, string>;
+    clusterProblems: readonly string[];
+  },
   toolVersion: string,
 ): string {
   if (format === 'sarif')

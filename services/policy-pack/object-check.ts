@@ -1,9 +1,9 @@
-import { checkManifest, type ConstraintLookup } from '../../services/controller/check/manifest-check';
-import { indexLookup } from '../../services/controller/check/index-lookup';
-import { controllerLookup } from '../../services/cli/check-command';
-import { createControllerApi, parseControllerUrl } from '../../services/cli/controller-api';
-import { loadOfflineCluster } from '../../services/cli/offline-index';
-import { errorMessage } from '../../services/model/error-message';
+import { checkManifest, type ConstraintLookup } from '../controller/check/manifest-check';
+import { indexLookup } from '../controller/check/index-lookup';
+import { controllerLookup } from '../cli/check-command';
+import { createControllerApi, parseControllerUrl } from '../cli/controller-api';
+import { loadOfflineCluster } from '../cli/offline-index';
+import { errorMessage } from '../model/error-message';
 import type { CheckObject } from './verdict-policies';
 
 // Where the policy pack's checks come from: the controller's admission check (POST

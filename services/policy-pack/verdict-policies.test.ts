@@ -151,7 +151,7 @@ describe('the verdict policies', () => {
       { runtime: 'nodejs' },
     );
     expect(readFileSync(path.join(REPOSITORY, 'policy-pack/index.js'), 'utf8')).toContain(
-      "require('../dist/infra/policy-pack/pack')",
+      "require('../dist/services/policy-pack/pack')",
     );
   });
 });

@@ -1,7 +1,7 @@
 import type { ReportViolation, ResourceValidationArgs, ResourceValidationPolicy } from '@pulumi/policy';
-import type { CheckedObject } from '../../services/controller/check/manifest-check';
-import type { KubernetesObject } from '../../services/model/kubernetes';
-import { findingLevel, findingText, objectLabel } from '../../services/cli/ci-findings';
+import type { CheckedObject } from '../controller/check/manifest-check';
+import type { KubernetesObject } from '../model/kubernetes';
+import { findingLevel, findingText, objectLabel } from '../cli/ci-findings';
 
 // Forewarn's verdicts as Pulumi policies (docs/deploy.md, policy pack). The Kubernetes provider
 // drops API-server warnings (`rest.NoWarnings{}` in 4.25.0), so a `pulumi preview` never shows
