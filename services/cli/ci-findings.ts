@@ -35,11 +35,14 @@ export function findingText(finding: CheckFinding): string {
   const lines = [summary];
   const hint = singleLine(finding.remediationHint);
   if (hint) lines.push(`fix: ${hint}`);
-  for (const item of finding.evidence ?? []) {
+  const evidence = finding.evidence ?? [];
+  for (const item of evidence) {
     const message = singleLine(item.message);
+    // As the table (render-check.ts): a lone failing field whose message the summary quotes shows its path only.
+    const quoted = evidence.length === 1 && summary.includes(message);
     if (item.path === '') {
-      if (!summary.includes(message)) lines.push(message);
-    } else lines.push(summary.includes(message) ? `at ${item.path}` : `at ${item.path}: ${message}`);
+      if (!quoted) lines.push(message);
+    } else lines.push(quoted ? `at ${item.path}` : `at ${item.path}: ${message}`);
   }
   if (finding.verdict === 'unknown' && finding.reason)
     lines.push(`not evaluated: ${singleLine(finding.reason)}`);
