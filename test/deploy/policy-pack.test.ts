@@ -5,7 +5,7 @@
 // controller watching it; a small program with a Deployment that violates both. The preview must
 // show the denial under the mandatory policy and the warning under the advisory one, each with its
 // fix, and fail on the mandatory one, as the API server would on `pulumi up`.
-import { chmod, mkdir, mkdtemp, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startCluster, waitFor, type Cluster } from '../e2e/harness';
@@ -82,16 +82,6 @@ new k8s.apps.v1.Deployment('web', {
 });
 `;
 
-/**
- * Pulumi's CLI distribution ships \`pulumi-analyzer-policy\`, the plugin that starts a Node.js
- * policy pack: it resolves @pulumi/pulumi's run-policy-pack from the pack's folder and runs it. The
- * tier builds the CLI from Go modules, which do not carry that script, so the test writes the same.
- */
-const ANALYZER_SHIM = `#!/bin/sh
-entry=$(node -e "console.log(require.resolve('@pulumi/pulumi/cmd/run-policy-pack', { paths: [process.cwd()] }))") || exit 1
-exec node "$entry" "$@"
-`;
-
 let cluster: Cluster;
 let controller: ManagedProcess;
 let controllerUrl: string;
@@ -127,11 +117,6 @@ beforeAll(async () => {
   const api = new ControllerApi(controllerUrl);
   await waitFor(() => api.isReady(), 90_000, { description: 'controller /readyz', intervalMs: 200 });
 
-  const shimDir = path.join(workDir, 'analyzer');
-  await mkdir(shimDir);
-  await writeFile(path.join(shimDir, 'pulumi-analyzer-policy'), ANALYZER_SHIM);
-  await chmod(path.join(shimDir, 'pulumi-analyzer-policy'), 0o755);
-
   program = path.join(workDir, 'program');
   await mkdir(program);
   await writeFile(path.join(program, 'Pulumi.yaml'), 'name: shop\nruntime: nodejs\n');
@@ -153,7 +138,8 @@ beforeAll(async () => {
   pulumi = new PulumiWorkspace({
     workDir,
     kubeconfig: cluster.kubeconfigPath,
-    binDirs: [...deployToolDirs(), shimDir],
+    // The tier's language host runs the pack too (RunPlugin of kind analyzer, test/deploy/langhost).
+    binDirs: deployToolDirs(),
     passphrase: 'deploy-tier-policy-pack-passphrase',
   });
   await pulumi.init();
