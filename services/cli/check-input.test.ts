@@ -1,4 +1,5 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runCli, type CliEnvironment } from './program';
@@ -6,6 +7,14 @@ import { namespaceMismatches, nearestName, notAManifestReason } from './manifest
 import { unknownNamespacesOf } from './check-command';
 import { parseManifest } from '../controller/sources/manifest-parsing';
 import { readYamlDocuments } from '../controller/sources/yaml-documents';
+import { createControllerApp } from '../controller/http/app';
+import { silentLogger } from '../logging/logger';
+import {
+  demoClusterObjects,
+  FIXED_NOW,
+  indexObjects,
+  runtimeStateFor,
+} from '../../test/support/controller-fixtures';
 
 // `forewarn check` takes its input as `kubectl apply` does (issue 31): kubectl's refusal of a
 // namespace mismatch, nothing checked is an error, an unknown namespace is said, folders of real
@@ -244,5 +253,51 @@ describe('check into a namespace the cluster does not have', () => {
     expect((JSON.parse(stdout.text) as { unknownNamespaces: unknown[] }).unknownNamespaces).toEqual([
       expect.objectContaining({ namespace: 'shpo', suggestion: 'shop' }),
     ]);
+  });
+});
+
+describe('check against a controller, of kinds the webhook is not registered for', () => {
+  it('checks a PersistentVolumeClaim against the storage quota: a rejection, exit 3', async () => {
+    const cluster = indexObjects([
+      ...demoClusterObjects(),
+      {
+        apiVersion: 'v1',
+        kind: 'ResourceQuota',
+        metadata: { name: 'storage', namespace: 'shop' },
+        spec: { hard: { 'requests.storage': '1Gi' } },
+      },
+    ]);
+    const server = createServer(
+      createControllerApp({
+        index: cluster.index,
+        runtimeState: () => runtimeStateFor(cluster),
+        configuredDetailLevel: 'summary',
+        clock: () => FIXED_NOW,
+        logger: silentLogger(),
+      }),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const address = server.address();
+      const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+      const { cli, stdout } = environment(APP_IN_SHOP.replace('1Gi', '5Gi'));
+      expect(await runCli(['check', '-f', '-', '--url', url, '-o', 'json'], cli)).toBe(3);
+      const output = JSON.parse(stdout.text) as {
+        reports: Array<{
+          objects: Array<{
+            kind: string;
+            skipped?: string;
+            findings: Array<{ name: string; verdict?: string }>;
+          }>;
+        }>;
+      };
+      const claim = output.reports[0].objects.find((object) => object.kind === 'PersistentVolumeClaim');
+      expect(claim?.skipped).toBeUndefined();
+      expect(claim?.findings).toContainEqual(
+        expect.objectContaining({ name: 'storage', verdict: 'violates' }),
+      );
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });
