@@ -170,6 +170,13 @@ describe('check of a repository folder', () => {
     }
   });
 
+  it('sets aside a chart template that happens to read as an object', () => {
+    const content =
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: { name: x }\ndata: { image: "{{ .Values.image }}" }\n';
+    const input = { file: path.join('chart', 'templates', 'cm.yaml'), content, fromFolder: true };
+    expect(notAManifestReason(input, parseManifest(input.file, content))).toMatch(/^template markup/);
+  });
+
   it('checks a ConfigMap holding {{ }} (an alerting template): it reads as an object', () => {
     const content =
       'apiVersion: v1\nkind: ConfigMap\nmetadata: { name: alerts }\ndata: { text: "{{ .Labels.job }}" }\n';

@@ -92,7 +92,9 @@ export function notAManifestReason(input: ManifestInput, parsed: ParsedManifest)
     return `a Helm chart's Chart.yaml, not a Kubernetes object; ${RENDER_CHART}`;
   if (/^values([.-][^/]*)?\.(ya?ml|json)$/.test(name) || name === 'values.schema.json')
     return `Helm chart values, not a Kubernetes object; ${RENDER_CHART}`;
-  if (parsed.problems.length > 0 && input.content.includes('{{'))
+  // A chart's template may read as objects (`image: "{{ .Values.image }}"`), yet is not what applies.
+  const inChartTemplates = input.fromFolder && input.file.split(path.sep).includes('templates');
+  if (input.content.includes('{{') && (parsed.problems.length > 0 || inChartTemplates))
     return `template markup ({{ }}) that does not read as Kubernetes objects; ${RENDER_CHART}`;
   const kustomizeKinds = parsed.objects.filter((object) => groupOf(object.apiVersion) === KUSTOMIZE_GROUP);
   if (kustomizeKinds.length > 0 && kustomizeKinds.length === parsed.objects.length)
