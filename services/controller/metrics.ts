@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { collectProcessMetrics } from '../metrics/process-metrics';
+import { collectProcessMetrics } from '../logging/process-metrics';
 import { ADAPTER_NAMES, CONSTRAINT_TYPES, SEVERITIES, type HealthStatus } from '../model/api';
 import type { ConstraintIndex } from './index/constraint-index';
 import type { WatchObserver } from './sources/cluster/reflector';

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { collectProcessMetrics } from '../metrics/process-metrics';
+import { collectProcessMetrics } from '../logging/process-metrics';
 import type { Severity } from '../model/api';
 import type { ConstraintQueryFailure } from './controller-client';
 
