@@ -108,6 +108,35 @@ function writeCheckNotes(result: CheckCommandResult, stderr: OutputStream): void
   for (const unknown of result.unknownNamespaces) stderr.write(`warning: ${unknown.message}\n`);
 }
 
+/** `check`'s output: notes on stderr, then the CI format, or the table/JSON/YAML, and the exit code. */
+function printCheckResult(result: CheckCommandResult, context: ProgramContext): void {
+  writeCheckNotes(result, context.environment.stderr);
+  const format = context.outputFormat();
+  if (isCheckOutputFormat(format)) {
+    const { renderCheckFormat } = lazy.ciFormats();
+    context.environment.stdout.write(renderCheckFormat(format, result, packageVersion()));
+    return;
+  }
+  const critical = result.reports.reduce((sum, report) => sum + report.criticalCount, 0);
+  const warnings = result.reports.reduce((sum, report) => sum + report.warningCount, 0);
+  const data = {
+    reports: result.reports,
+    criticalCount: critical,
+    warningCount: warnings,
+    skippedFiles: result.skippedFiles,
+    unknownNamespaces: result.unknownNamespaces,
+  };
+  context.print(data, () =>
+    lazy
+      .renderCheck()
+      .renderCheckTable(
+        result.reports,
+        context.style(),
+        lazy.output().wrapWidth(context.environment.stdout, context.environment.env),
+      ),
+  );
+}
+
 function addCheckCommand(program: Command, context: ProgramContext): void {
   program
     .command('check')
@@ -169,32 +198,7 @@ function addCheckCommand(program: Command, context: ProgramContext): void {
           controller: context.controller,
           readStdin: context.environment.readStdin,
         });
-        writeCheckNotes(result, context.environment.stderr);
-        const format = context.outputFormat();
-        if (isCheckOutputFormat(format)) {
-          const { renderCheckFormat } = lazy.ciFormats();
-          context.environment.stdout.write(renderCheckFormat(format, result, packageVersion()));
-          context.setExitCode(result.exitCode);
-          return;
-        }
-        const critical = result.reports.reduce((sum, report) => sum + report.criticalCount, 0);
-        const warnings = result.reports.reduce((sum, report) => sum + report.warningCount, 0);
-        const data = {
-          reports: result.reports,
-          criticalCount: critical,
-          warningCount: warnings,
-          skippedFiles: result.skippedFiles,
-          unknownNamespaces: result.unknownNamespaces,
-        };
-        context.print(data, () =>
-          lazy
-            .renderCheck()
-            .renderCheckTable(
-              result.reports,
-              context.style(),
-              lazy.output().wrapWidth(context.environment.stdout, context.environment.env),
-            ),
-        );
+        printCheckResult(result, context);
         context.setExitCode(result.exitCode);
       },
     );
