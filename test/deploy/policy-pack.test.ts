@@ -157,7 +157,7 @@ test('pulumi preview --policy-pack shows the rejection as mandatory and the warn
   // The controller has indexed both policies for the namespace before the preview asks.
   await waitFor(
     async () => {
-      const response = await fetch(`${controllerUrl}/api/v1/resources/reports/${NAMESPACE}`);
+      const response = await fetch(`${controllerUrl}/resources/reports/${NAMESPACE}`);
       const text = await response.text();
       return text.includes('require-limits') && text.includes('require-readiness-probe');
     },
