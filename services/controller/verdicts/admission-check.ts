@@ -92,7 +92,8 @@ export function verdictIndexOf(index: ConstraintIndex): VerdictIndex {
   };
 }
 
-function denies(constraint: ConstraintDraft): boolean {
+/** A violation of this constraint is a rejection (Critical), not a warning or an audit entry. */
+export function denies(constraint: ConstraintDraft): boolean {
   return constraint.effect === 'deny' || constraint.effect === 'limit';
 }
 
@@ -147,7 +148,8 @@ function renderEvidencePath(
   return isNameVisible(constraint.source.namespace, viewer) ? path : pathWithinObject(object, path);
 }
 
-function checkedEntry(
+/** One constraint's entry of an admission check for the viewer; workloads at risk render theirs with it too. */
+export function checkedEntry(
   constraint: ConstraintDraft,
   verdict: Verdict,
   object: KubernetesObject,
@@ -268,6 +270,28 @@ export function buildAdmissionCheck(
   request: AdmissionCheckRequest,
   options: AdmissionCheckOptions | AdmissionWarningsOptions = {},
 ): AdmissionCheck | AdmissionCheckWarnings {
+  const evaluated = evaluateAdmission(index, request, options.prospective ?? []);
+  return renderedCheck(evaluated, options);
+}
+
+/** The verdicts of an admission check before rendering: what workloads at risk keep (risks/). */
+export interface EvaluatedAdmission {
+  /** The request with its objects defaulted as the API server defaults them. */
+  request: AdmissionCheckRequest;
+  /** The namespace the rules see ('' for a cluster-scoped object other than a Namespace). */
+  namespace: string;
+  verdicts: ReturnType<typeof evaluateVerdicts>;
+}
+
+/**
+ * Matches and evaluates the constraints of the request: the one evaluation behind the admission
+ * check, `check` and the workloads at risk, under one guard per object.
+ */
+export function evaluateAdmission(
+  index: ConstraintIndex,
+  request: AdmissionCheckRequest,
+  prospective: readonly ConstraintDraft[] = [],
+): EvaluatedAdmission {
   // The server defaults the object before any admission sees it (defaulting/index.ts): matching
   // (a Job takes its template's labels) and every verdict use the defaulted copy, once per object.
   // The object's guard starts here, so that its deadline bounds the copy too: a huge object's
@@ -276,7 +300,7 @@ export function buildAdmissionCheck(
   const defaulted = withDefaultsUnderGuard(request, guard);
   if (defaulted.clusterScoped) {
     const scoped = clusterScopedCheck(index, defaulted.object);
-    return checkedConstraints(index, defaulted, scoped, options, guard);
+    return evaluateScope(index, defaulted, scoped, guard);
   }
   const { object } = defaulted;
   const namespace = namespaceOfObject(object);
@@ -292,14 +316,13 @@ export function buildAdmissionCheck(
       labels,
       object,
     },
-    options.prospective ?? [],
+    prospective,
   );
   const namespaceLabels = index.labelsOfNamespace(namespace);
-  return checkedConstraints(
+  return evaluateScope(
     index,
     defaulted,
     { constraints, namespace, namespaceLabels: isStringRecord(namespaceLabels) ? namespaceLabels : {} },
-    options,
     guard,
   );
 }
@@ -320,14 +343,12 @@ function withDefaultsUnderGuard(
   }
 }
 
-/** Verdicts on the object for the constraints that apply, rendered for the viewer and ordered. */
-function checkedConstraints(
+function evaluateScope(
   index: ConstraintIndex,
   request: AdmissionCheckRequest,
   scope: { constraints: ConstraintDraft[]; namespace: string; namespaceLabels: Record<string, string> },
-  options: AdmissionCheckOptions,
   guard: EvaluationGuard,
-): AdmissionCheck | AdmissionCheckWarnings {
+): EvaluatedAdmission {
   const { namespace } = scope;
   const verdicts = evaluateVerdicts(scope.constraints, {
     guard,
@@ -340,6 +361,14 @@ function checkedConstraints(
     },
     index: verdictIndexOf(index),
   });
+  return { request, namespace, verdicts };
+}
+
+/** Verdicts on the object for the constraints that apply, rendered for the viewer and ordered. */
+function renderedCheck(
+  { request, namespace, verdicts }: EvaluatedAdmission,
+  options: AdmissionCheckOptions,
+): AdmissionCheck | AdmissionCheckWarnings {
   // Unredacted (`full`) for the webhook; other callers see the level they are allowed, constraint
   // by constraint where their own RBAC was asked (`levelOf`).
   const viewer: Viewer = { level: options.viewer?.level ?? 'full', namespace };
