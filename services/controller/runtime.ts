@@ -26,6 +26,7 @@ import { createCallerReadAccess, type CallerReadAccess } from './http/caller-rea
 import { kubernetesTokenReviewer } from './http/token-review';
 import { regoEngine } from './verdicts/gatekeeper/rego-engine';
 import { compileTemplateOnArrival } from './verdicts/gatekeeper/template-preparation';
+import { DEFAULT_RISK_SETTINGS, RiskTracker } from './risks/risk-tracker';
 
 // Wires one controller: index, ingestion, a source, the HTTP server. I/O pieces are created here
 // (or injected by tests) so everything below stays pure.
@@ -33,6 +34,8 @@ import { compileTemplateOnArrival } from './verdicts/gatekeeper/template-prepara
 export interface RunningController {
   index: ConstraintIndex;
   missingResources: MissingResourceTracker;
+  /** The workloads at risk, evaluated in the background after the first sync (issue 35). */
+  risks: RiskTracker;
   source: ObjectSource;
   httpServer: Server;
   /** The port actually bound (useful with port 0 in tests). */
@@ -112,6 +115,25 @@ export function createSource(
     extraCandidates: [...COMPANION_CANDIDATES, ...paramKindCandidates(config.paramKinds)],
     watchObserver,
   });
+}
+
+/**
+ * The workloads at risk, fed by every ingested change: a change of an adapter's retained kind
+ * (a policy its bindings use, a template) re-derives other objects' constraints, so it reaches
+ * every workload.
+ */
+function trackRisks(index: ConstraintIndex, ingestor: Ingestor, registry: AdapterRegistry): RiskTracker {
+  const rederivingKinds = new Set(
+    registry.adapters.flatMap((adapter) =>
+      (adapter.retainedKinds ?? []).map(({ group, kind }) => `${group}/${kind}`),
+    ),
+  );
+  const risks = new RiskTracker(index, {
+    ...DEFAULT_RISK_SETTINGS,
+    rederivesOthers: (group, kind) => rederivingKinds.has(`${group}/${kind}`) || rederivingKinds.has(`${group}/*`),
+  });
+  ingestor.onChange((object, removed) => risks.observe(object, removed));
+  return risks;
 }
 
 /** Health lists the companion-resource rules as the `missingresource` adapter. */
@@ -321,11 +343,13 @@ export async function startController(
   const metrics = createControllerMetrics(index, () => runtimeState(), {
     mcpSessions: () => mcpService?.sessionCounts(),
     callerReviews: () => callerReadAccess?.reviewCounts(),
+    risks: () => risks.countsByNamespace(),
   });
   const source = overrides.source
     ? overrides.source(ingestor, registry, metrics.watchObserver)
     : createSource(config, ingestor, registry, logger, metrics.watchObserver);
   const missingResources = trackMissingResources(config, ingestor, index, source, clock);
+  const risks = trackRisks(index, ingestor, registry);
   const flowObserver = await startFlowObserver(config, logger);
   const mcp: McpState = { enabled: false, transport: 'sse', port: config.mcpPort };
   const runtimeState = (): RuntimeState => ({
@@ -342,6 +366,7 @@ export async function startController(
     configuredDetailLevel: config.detailLevel,
     clock,
     logger,
+    risks,
     prospectiveFindings: (workload) => prospectiveFindings(missingResources, workload),
     prospectiveRevision: () => missingResources.inventory.revision,
     metricsHandler: metrics.handler,
@@ -360,6 +385,7 @@ export async function startController(
       runtimeState,
       configuredDetailLevel: config.detailLevel,
       clock,
+      risks,
       findMissingCompanions: (object, namespace) =>
         prospectiveFindingsForObject(missingResources, object, namespace),
     },
@@ -369,10 +395,13 @@ export async function startController(
   );
   await source.start();
   logger.info({ constraints: index.totalConstraints() }, 'first sync complete; ready');
+  // Every workload is evaluated once the index is complete, in the background (risks/risk-tracker.ts).
+  risks.start();
 
   return {
     index,
     missingResources,
+    risks,
     source,
     httpServer,
     port,
@@ -382,6 +411,7 @@ export async function startController(
       await mcpService?.close();
       flowObserver.monitor.stop();
       missingResources.stop();
+      risks.stop();
       await source.stop();
       await new Promise<void>((resolve) => {
         httpServer.close(() => resolve());

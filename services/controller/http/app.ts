@@ -217,6 +217,12 @@ function registerResourceRoutes(app: Express, dependencies: ControllerAppDepende
       params: { namespace: request.params.namespace },
     }),
   );
+  readOnlyRoute(app, '/resources/risks/:namespace', 'GET', (request, response, next) =>
+    resource(request, response, next, {
+      resource: 'risks',
+      params: { namespace: request.params.namespace },
+    }),
+  );
   readOnlyRoute(app, '/resources/constraints/:namespace/*name', 'GET', (request, response, next) => {
     const segments = (request.params as unknown as { name: string[] }).name;
     resource(request, response, next, {

@@ -8,6 +8,8 @@ import { buildNamespaceReport } from '../views/report';
 import { buildReferencedConstraint } from '../views/constraint-reference';
 import { isOpaqueReference } from '../../model/opaque-reference';
 import type { Constraint } from '../../model/constraint';
+import type { RiskTracker } from '../risks/risk-tracker';
+import { buildRisksReport, constraintsOfRisks } from '../risks/risk-view';
 
 /** Whether the caller may read a constraint's source (caller-read-access.ts); absent: no caller rights. */
 export type ReadableConstraint = (constraint: Constraint) => boolean;
@@ -43,6 +45,8 @@ export interface ResourceDependencies {
   /** The level set by `--detail-level`: the most any caller can see. */
   configuredDetailLevel: DetailLevel;
   clock(): Date;
+  /** The workloads at risk (issue 35); absent, `risks` answers 404 and reports carry no count. */
+  risks?: Pick<RiskTracker, 'risksInNamespace' | 'objectOf' | 'status' | 'atRiskCount'>;
 }
 
 export interface ResourceAnswer {
@@ -50,9 +54,10 @@ export interface ResourceAnswer {
   body: unknown;
 }
 
-export type ResourceName = 'reports' | 'constraints' | 'references' | 'health' | 'capabilities';
+export type ResourceName = 'reports' | 'risks' | 'constraints' | 'references' | 'health' | 'capabilities';
 export const RESOURCE_NAMES: readonly ResourceName[] = [
   'reports',
+  'risks',
   'constraints',
   'references',
   'health',
@@ -138,6 +143,8 @@ export function constraintsToReview(
   if (typeof namespace !== 'string' || !isDns1123Label(namespace)) return [];
   const constraints = dependencies.index.constraintsForNamespace(namespace);
   if (request.resource === 'reports') return [...constraints];
+  if (request.resource === 'risks' && dependencies.risks)
+    return constraintsOfRisks(dependencies.risks.risksInNamespace(namespace));
   if (request.resource === 'constraints')
     return constraints.filter((constraint) => constraint.name === params.name);
   return [];
@@ -194,10 +201,26 @@ export function answerResourceRequest(
       const problem = namespaceProblem(params.namespace);
       if (problem) return problem;
       if (!state.source.synced) return notSynced();
+      const report = buildNamespaceReport(
+        dependencies.index,
+        params.namespace as string,
+        level,
+        dependencies.clock(),
+        readable ? levelOf : undefined,
+      );
+      // Addition to schema 1 (docs/api.md): how many of the namespace's workloads would be rejected.
+      const atRiskCount = dependencies.risks?.atRiskCount(params.namespace as string);
+      return { status: 200, body: atRiskCount === undefined ? report : { ...report, atRiskCount } };
+    }
+    case 'risks': {
+      const problem = namespaceProblem(params.namespace);
+      if (problem) return problem;
+      if (!dependencies.risks) return error(404, 'workloads at risk are not tracked by this controller');
+      if (!state.source.synced) return notSynced();
       return {
         status: 200,
-        body: buildNamespaceReport(
-          dependencies.index,
+        body: buildRisksReport(
+          dependencies.risks,
           params.namespace as string,
           level,
           dependencies.clock(),

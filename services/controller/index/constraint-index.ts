@@ -120,6 +120,14 @@ export class ConstraintIndex {
     this.params = new ParamObjects(options.paramKinds);
   }
 
+  /**
+   * What an overlay of this index (index-overlay.ts) is made with: the same reference key, so that
+   * a constraint it re-derives has the opaque reference this index gives it.
+   */
+  overlayOptions(): ConstraintIndexOptions {
+    return { opaqueReferenceKey: this.opaqueReferenceKey };
+  }
+
   /** Param objects of the configured param kinds (`--param-kinds`), filled by the ingest layer. */
   private readonly params: ParamObjects;
 

@@ -1,5 +1,5 @@
 import { SCHEMA_VERSION, type CheckedConstraint, type DetailLevel } from '../../model/api';
-import type { ConstraintDraft } from '../../model/constraint';
+import type { Constraint, ConstraintDraft } from '../../model/constraint';
 import type { KubernetesObject } from '../../model/kubernetes';
 import type { Viewer } from '../../model/text';
 import { checkedEntry, compareChecked } from '../verdicts/admission-check';
@@ -47,7 +47,7 @@ export interface RisksSource {
 }
 
 /** The constraints a namespace's findings name: whose source the caller's RBAC is asked about. */
-export function constraintsOfRisks(risks: readonly WorkloadRisk[]): ConstraintDraft[] {
+export function constraintsOfRisks(risks: readonly WorkloadRisk[]): Constraint[] {
   return [...new Set(risks.flatMap((risk) => risk.findings.map((finding) => finding.constraint)))];
 }
 
@@ -88,11 +88,11 @@ export function buildRisksReport(
   namespace: string,
   level: DetailLevel,
   now: Date,
-  levelOf?: (constraint: ConstraintDraft) => DetailLevel,
+  levelOf?: (constraint: Constraint) => DetailLevel,
 ): RisksReport {
   const viewer: Viewer = { level, namespace };
   const viewerOf = levelOf
-    ? (constraint: ConstraintDraft): Viewer => ({ level: levelOf(constraint), namespace })
+    ? (constraint: ConstraintDraft): Viewer => ({ level: levelOf(constraint as Constraint), namespace })
     : () => viewer;
   const workloads = source.risksInNamespace(namespace).flatMap((risk) => {
     const object = source.objectOf(risk.workload);

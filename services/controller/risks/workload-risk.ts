@@ -1,4 +1,4 @@
-import type { ConstraintDraft } from '../../model/constraint';
+import type { Constraint, ConstraintDraft } from '../../model/constraint';
 import { groupOf, isRecord, readPath, referenceKey, type KubernetesObject } from '../../model/kubernetes';
 import { COMPANION_KINDS } from '../../model/watched-kinds';
 import { isRepresentedByOwner, workloadKind } from '../../model/workload-kinds';
@@ -26,7 +26,7 @@ export type RiskOutcome = 'rejected' | 'warned';
 
 /** One constraint the workload violates, as evaluated: rendered per viewer when read (risk-view.ts). */
 export interface RiskFinding {
-  constraint: ConstraintDraft;
+  constraint: Constraint;
   verdict: Verdict;
   outcome: RiskOutcome;
 }
@@ -151,7 +151,12 @@ export function evaluateWorkload(index: ConstraintIndex, workload: KeptWorkload)
   const findings: RiskFinding[] = [];
   for (const { constraint, verdict } of evaluated.verdicts)
     if (verdict.verdict === 'violates')
-      findings.push({ constraint, verdict, outcome: denies(constraint) ? 'rejected' : 'warned' });
+      findings.push({
+        // Without companion findings every constraint evaluated is one of the index's.
+        constraint: constraint as Constraint,
+        verdict,
+        outcome: denies(constraint) ? 'rejected' : 'warned',
+      });
   return { workload: workload.identity, findings };
 }
 
