@@ -27,6 +27,8 @@ import { kubernetesTokenReviewer } from './http/token-review';
 import { regoEngine } from './verdicts/gatekeeper/rego-engine';
 import { compileTemplateOnArrival } from './verdicts/gatekeeper/template-preparation';
 import { DEFAULT_RISK_SETTINGS, RiskTracker } from './risks/risk-tracker';
+import { computeImpact } from './risks/impact';
+import type { KubernetesObject } from '../model/kubernetes';
 
 // Wires one controller: index, ingestion, a source, the HTTP server. I/O pieces are created here
 // (or injected by tests) so everything below stays pure.
@@ -130,7 +132,8 @@ function trackRisks(index: ConstraintIndex, ingestor: Ingestor, registry: Adapte
   );
   const risks = new RiskTracker(index, {
     ...DEFAULT_RISK_SETTINGS,
-    rederivesOthers: (group, kind) => rederivingKinds.has(`${group}/${kind}`) || rederivingKinds.has(`${group}/*`),
+    rederivesOthers: (group, kind) =>
+      rederivingKinds.has(`${group}/${kind}`) || rederivingKinds.has(`${group}/*`),
   });
   ingestor.onChange((object, removed) => risks.observe(object, removed));
   return risks;
@@ -360,6 +363,18 @@ export async function startController(
     startedAt,
   });
 
+  const answerImpact = (objects: readonly KubernetesObject[]) =>
+    computeImpact(
+      {
+        index,
+        ingestor,
+        workloads: (namespaces) => risks.keptWorkloads(namespaces),
+        objectOf: (workload) => risks.objectOf(workload),
+        yieldToRequests: () => new Promise<void>((resolve) => setImmediate(resolve)),
+        sliceBudgetMs: DEFAULT_RISK_SETTINGS.sliceBudgetMs,
+      },
+      objects,
+    );
   const app = createControllerApp({
     index,
     runtimeState,
@@ -374,6 +389,7 @@ export async function startController(
     observeAdmissionMemo: metrics.admissionMemoObserver,
     apiAccess,
     callerReadAccess,
+    impact: answerImpact,
   });
   const { httpServer, port } = await startHttpServer(config, logger, app);
   mcpService = await startMcpIfEnabled(
@@ -386,6 +402,7 @@ export async function startController(
       configuredDetailLevel: config.detailLevel,
       clock,
       risks,
+      impact: answerImpact,
       findMissingCompanions: (object, namespace) =>
         prospectiveFindingsForObject(missingResources, object, namespace),
     },
