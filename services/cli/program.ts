@@ -22,6 +22,7 @@ import { errorMessage } from '../model/error-message';
 import { parseBoolean } from '../flags/values';
 import { currentContextToken, requireSafeUrlForCredentials } from './kube-credentials';
 import { ParamKindError, parseParamKinds, type ParamKindResource } from '../model/param-kinds';
+import { addImpactCommand, addRisksCommand } from './risks-command';
 
 // `forewarn`: the command line of Forewarn (docs/cli.md). Runs against an injected environment
 // (argv, streams, env) and returns the exit code, so tests and main.ts share one path.
@@ -230,6 +231,8 @@ system could not answer (unreachable, not ready, not found). See docs/cli.md.`,
     );
 
   addCheckCommand(program, { environment, controller, print, style, setExitCode });
+  addRisksCommand(program, { environment, controller, print, style, setExitCode });
+  addImpactCommand(program, { environment, controller, print, style, setExitCode });
   return program;
 }
 
