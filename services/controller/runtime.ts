@@ -119,12 +119,20 @@ export function createSource(
   });
 }
 
+/** A request within this window counts as the API serving (risks/risk-tracker.ts `serving`). */
+const SERVING_WINDOW_MS = 100;
+
 /**
  * The workloads at risk, fed by every ingested change: a change of an adapter's retained kind
  * (a policy its bindings use, a template) re-derives other objects' constraints, so it reaches
  * every workload.
  */
-function trackRisks(index: ConstraintIndex, ingestor: Ingestor, registry: AdapterRegistry): RiskTracker {
+function trackRisks(
+  index: ConstraintIndex,
+  ingestor: Ingestor,
+  registry: AdapterRegistry,
+  serving: () => boolean,
+): RiskTracker {
   const rederivingKinds = new Set(
     registry.adapters.flatMap((adapter) =>
       (adapter.retainedKinds ?? []).map(({ group, kind }) => `${group}/${kind}`),
@@ -132,6 +140,7 @@ function trackRisks(index: ConstraintIndex, ingestor: Ingestor, registry: Adapte
   );
   const risks = new RiskTracker(index, {
     ...DEFAULT_RISK_SETTINGS,
+    serving,
     rederivesOthers: (group, kind) =>
       rederivingKinds.has(`${group}/${kind}`) || rederivingKinds.has(`${group}/*`),
   });
@@ -352,7 +361,14 @@ export async function startController(
     ? overrides.source(ingestor, registry, metrics.watchObserver)
     : createSource(config, ingestor, registry, logger, metrics.watchObserver);
   const missingResources = trackMissingResources(config, ingestor, index, source, clock);
-  const risks = trackRisks(index, ingestor, registry);
+  // When the HTTP server last received a request: the background evaluation makes way while it serves.
+  let lastRequestAt = -Infinity;
+  const risks = trackRisks(
+    index,
+    ingestor,
+    registry,
+    () => performance.now() - lastRequestAt < SERVING_WINDOW_MS,
+  );
   const flowObserver = await startFlowObserver(config, logger);
   const mcp: McpState = { enabled: false, transport: 'sse', port: config.mcpPort };
   const runtimeState = (): RuntimeState => ({
@@ -392,6 +408,7 @@ export async function startController(
     impact: answerImpact,
   });
   const { httpServer, port } = await startHttpServer(config, logger, app);
+  httpServer.on('request', () => (lastRequestAt = performance.now()));
   mcpService = await startMcpIfEnabled(
     config,
     logger,
