@@ -46,7 +46,7 @@ export const DEFAULT_RISK_SETTINGS: RiskTrackerSettings = {
   debounceMs: 200,
   sliceBudgetMs: 0.5,
   maxWorkloadsPerSlice: 32,
-  pauseWhileServingMs: 5,
+  pauseWhileServingMs: 50,
 };
 
 export interface RiskTrackerStatus {
@@ -312,10 +312,10 @@ export class RiskTracker implements RisksSource {
     }
     if (this.pending.size > 0) {
       this.sliceScheduled = true;
-      // While requests are being answered, slices are spaced out (about a tenth of the CPU goes to
+      // While requests are being answered, slices are spaced out (about a hundredth of the CPU goes to
       // this work then); otherwise they follow each other, yielding to I/O in between.
       if (this.settings.serving?.()) {
-        const pause = setTimeout(() => this.runSlice(), this.settings.pauseWhileServingMs ?? 5);
+        const pause = setTimeout(() => this.runSlice(), this.settings.pauseWhileServingMs ?? 50);
         pause.unref();
       } else setImmediate(() => this.runSlice());
       return;
