@@ -13,6 +13,41 @@ const { startProcess } = require('./lib/processes');
 const { WORKLOAD_LABELS } = require('./lib/cluster-objects');
 
 /**
+ * Admission checks of distinct Deployments spread over the namespaces (the memo answers none).
+ * @param {number} port
+ * @param {number} namespaces
+ */
+function admissionSide(port, namespaces) {
+  let sequence = 0;
+  return {
+    url: `http://127.0.0.1:${port}/api/v1/admission-check`,
+    method: /** @type {const} */ ('POST'),
+    headers: { 'content-type': 'application/json' },
+    nextBody: () =>
+      JSON.stringify({
+        operation: 'CREATE',
+        object: {
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          metadata: {
+            name: `web-${sequence++}`,
+            namespace: `bench-${sequence % namespaces}`,
+            labels: WORKLOAD_LABELS,
+          },
+          spec: {
+            replicas: 2,
+            selector: { matchLabels: WORKLOAD_LABELS },
+            template: {
+              metadata: { labels: WORKLOAD_LABELS },
+              spec: { containers: [{ name: 'web', image: `registry.example.com/web:${sequence}` }] },
+            },
+          },
+        },
+      }),
+  };
+}
+
+/**
  * @param {{namespaces?: number, constraints?: number, deployments?: number, connections?: number, durationSeconds?: number}} options
  */
 async function runRisksBenchmark({
@@ -28,33 +63,7 @@ async function runRisksBenchmark({
     { timeoutMs: 10 * 60_000 },
   );
   try {
-    let sequence = 0;
-    const side = {
-      url: `http://127.0.0.1:${controller.info.port}/api/v1/admission-check`,
-      method: /** @type {const} */ ('POST'),
-      headers: { 'content-type': 'application/json' },
-      nextBody: () =>
-        JSON.stringify({
-          operation: 'CREATE',
-          object: {
-            apiVersion: 'apps/v1',
-            kind: 'Deployment',
-            metadata: {
-              name: `web-${sequence++}`,
-              namespace: `bench-${sequence % namespaces}`,
-              labels: WORKLOAD_LABELS,
-            },
-            spec: {
-              replicas: 2,
-              selector: { matchLabels: WORKLOAD_LABELS },
-              template: {
-                metadata: { labels: WORKLOAD_LABELS },
-                spec: { containers: [{ name: 'web', image: `registry.example.com/web:${sequence}` }] },
-              },
-            },
-          },
-        }),
-    };
+    const side = admissionSide(controller.info.port, namespaces);
     await loadTest({ ...side, connections, durationSeconds: 1 });
     /** @type {{rest: number[], busy: number[]}} */
     const p99 = { rest: [], busy: [] };

@@ -26,9 +26,8 @@ import { createCallerReadAccess, type CallerReadAccess } from './http/caller-rea
 import { kubernetesTokenReviewer } from './http/token-review';
 import { regoEngine } from './verdicts/gatekeeper/rego-engine';
 import { compileTemplateOnArrival } from './verdicts/gatekeeper/template-preparation';
-import { DEFAULT_RISK_SETTINGS, RiskTracker } from './risks/risk-tracker';
-import { computeImpact } from './risks/impact';
-import type { KubernetesObject } from '../model/kubernetes';
+import type { RiskTracker } from './risks/risk-tracker';
+import { wireRisks } from './risk-wiring';
 
 // Wires one controller: index, ingestion, a source, the HTTP server. I/O pieces are created here
 // (or injected by tests) so everything below stays pure.
@@ -117,35 +116,6 @@ export function createSource(
     extraCandidates: [...COMPANION_CANDIDATES, ...paramKindCandidates(config.paramKinds)],
     watchObserver,
   });
-}
-
-/** A request within this window counts as the API serving (risks/risk-tracker.ts `serving`). */
-const SERVING_WINDOW_MS = 100;
-
-/**
- * The workloads at risk, fed by every ingested change: a change of an adapter's retained kind
- * (a policy its bindings use, a template) re-derives other objects' constraints, so it reaches
- * every workload.
- */
-function trackRisks(
-  index: ConstraintIndex,
-  ingestor: Ingestor,
-  registry: AdapterRegistry,
-  serving: () => boolean,
-): RiskTracker {
-  const rederivingKinds = new Set(
-    registry.adapters.flatMap((adapter) =>
-      (adapter.retainedKinds ?? []).map(({ group, kind }) => `${group}/${kind}`),
-    ),
-  );
-  const risks = new RiskTracker(index, {
-    ...DEFAULT_RISK_SETTINGS,
-    serving,
-    rederivesOthers: (group, kind) =>
-      rederivingKinds.has(`${group}/${kind}`) || rederivingKinds.has(`${group}/*`),
-  });
-  ingestor.onChange((object, removed) => risks.observe(object, removed));
-  return risks;
 }
 
 /** Health lists the companion-resource rules as the `missingresource` adapter. */
@@ -347,6 +317,7 @@ export async function startController(
   const clock = overrides.clock ?? (() => new Date());
   const startedAt = clock();
   const { registry, index, parseErrors, ingestor } = createIngestion(config, logger, clock);
+  const { start: startRisks, ...riskServing } = wireRisks(index, ingestor, registry);
   // Set once MCP is up; the metrics read it at scrape time, which may come before.
   let mcpService: RunningMcpService | undefined = undefined;
   // Created before the source so its watch counters see the first list; read only at scrape time.
@@ -355,20 +326,12 @@ export async function startController(
   const metrics = createControllerMetrics(index, () => runtimeState(), {
     mcpSessions: () => mcpService?.sessionCounts(),
     callerReviews: () => callerReadAccess?.reviewCounts(),
-    risks: () => risks.countsByNamespace(),
+    risks: () => riskServing.risks.countsByNamespace(),
   });
   const source = overrides.source
     ? overrides.source(ingestor, registry, metrics.watchObserver)
     : createSource(config, ingestor, registry, logger, metrics.watchObserver);
   const missingResources = trackMissingResources(config, ingestor, index, source, clock);
-  // When the HTTP server last received a request: the background evaluation makes way while it serves.
-  let lastRequestAt = -Infinity;
-  const risks = trackRisks(
-    index,
-    ingestor,
-    registry,
-    () => performance.now() - lastRequestAt < SERVING_WINDOW_MS,
-  );
   const flowObserver = await startFlowObserver(config, logger);
   const mcp: McpState = { enabled: false, transport: 'sse', port: config.mcpPort };
   const runtimeState = (): RuntimeState => ({
@@ -378,26 +341,10 @@ export async function startController(
     mcp,
     startedAt,
   });
-
-  const answerImpact = (objects: readonly KubernetesObject[]) =>
-    computeImpact(
-      {
-        index,
-        ingestor,
-        workloads: (namespaces) => risks.keptWorkloads(namespaces),
-        objectOf: (workload) => risks.objectOf(workload),
-        yieldToRequests: () => new Promise<void>((resolve) => setImmediate(resolve)),
-        sliceBudgetMs: DEFAULT_RISK_SETTINGS.sliceBudgetMs,
-      },
-      objects,
-    );
+  const served = { index, runtimeState, configuredDetailLevel: config.detailLevel, clock, ...riskServing };
   const app = createControllerApp({
-    index,
-    runtimeState,
-    configuredDetailLevel: config.detailLevel,
-    clock,
+    ...served,
     logger,
-    risks,
     prospectiveFindings: (workload) => prospectiveFindings(missingResources, workload),
     prospectiveRevision: () => missingResources.inventory.revision,
     metricsHandler: metrics.handler,
@@ -405,21 +352,14 @@ export async function startController(
     observeAdmissionMemo: metrics.admissionMemoObserver,
     apiAccess,
     callerReadAccess,
-    impact: answerImpact,
   });
   const { httpServer, port } = await startHttpServer(config, logger, app);
-  httpServer.on('request', () => (lastRequestAt = performance.now()));
   mcpService = await startMcpIfEnabled(
     config,
     logger,
     mcp,
     {
-      index,
-      runtimeState,
-      configuredDetailLevel: config.detailLevel,
-      clock,
-      risks,
-      impact: answerImpact,
+      ...served,
       findMissingCompanions: (object, namespace) =>
         prospectiveFindingsForObject(missingResources, object, namespace),
     },
@@ -429,13 +369,11 @@ export async function startController(
   );
   await source.start();
   logger.info({ constraints: index.totalConstraints() }, 'first sync complete; ready');
-  // Every workload is evaluated once the index is complete, in the background (risks/risk-tracker.ts).
-  risks.start();
-
+  startRisks(httpServer);
   return {
     index,
     missingResources,
-    risks,
+    risks: riskServing.risks,
     source,
     httpServer,
     port,
@@ -445,7 +383,7 @@ export async function startController(
       await mcpService?.close();
       flowObserver.monitor.stop();
       missingResources.stop();
-      risks.stop();
+      riskServing.risks.stop();
       await source.stop();
       await new Promise<void>((resolve) => {
         httpServer.close(() => resolve());

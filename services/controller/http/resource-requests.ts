@@ -166,6 +166,32 @@ function requestLevels(
   };
 }
 
+/**
+ * A namespace's report (with `atRiskCount`, an addition to schema 1) or its workloads at risk
+ * (issue 35), at the request's level, per constraint where the caller's RBAC was asked.
+ */
+function answerNamespaceResource(
+  dependencies: ResourceDependencies,
+  resource: 'reports' | 'risks',
+  params: Record<string, unknown>,
+  level: DetailLevel,
+  levelOf: ((constraint: Constraint) => DetailLevel) | undefined,
+): ResourceAnswer {
+  const problem = namespaceProblem(params.namespace);
+  if (problem) return problem;
+  const namespace = params.namespace as string;
+  const { risks } = dependencies;
+  if (resource === 'risks' && !risks)
+    return error(404, 'workloads at risk are not tracked by this controller');
+  if (!dependencies.runtimeState().source.synced) return notSynced();
+  if (resource === 'risks' && risks)
+    return { status: 200, body: buildRisksReport(risks, namespace, level, dependencies.clock(), levelOf) };
+  const report = buildNamespaceReport(dependencies.index, namespace, level, dependencies.clock(), levelOf);
+  // How many of the namespace's workloads would be rejected if applied again (docs/api.md).
+  const atRiskCount = risks?.atRiskCount(namespace);
+  return { status: 200, body: atRiskCount === undefined ? report : { ...report, atRiskCount } };
+}
+
 export function answerResourceRequest(
   dependencies: ResourceDependencies,
   request: unknown,
@@ -197,37 +223,15 @@ export function answerResourceRequest(
     case 'capabilities':
       if (!state.source.synced) return notSynced();
       return { status: 200, body: buildCapabilities(dependencies.index, state) };
-    case 'reports': {
-      const problem = namespaceProblem(params.namespace);
-      if (problem) return problem;
-      if (!state.source.synced) return notSynced();
-      const report = buildNamespaceReport(
-        dependencies.index,
-        params.namespace as string,
+    case 'reports':
+    case 'risks':
+      return answerNamespaceResource(
+        dependencies,
+        request.resource,
+        params,
         level,
-        dependencies.clock(),
         readable ? levelOf : undefined,
       );
-      // Addition to schema 1 (docs/api.md): how many of the namespace's workloads would be rejected.
-      const atRiskCount = dependencies.risks?.atRiskCount(params.namespace as string);
-      return { status: 200, body: atRiskCount === undefined ? report : { ...report, atRiskCount } };
-    }
-    case 'risks': {
-      const problem = namespaceProblem(params.namespace);
-      if (problem) return problem;
-      if (!dependencies.risks) return error(404, 'workloads at risk are not tracked by this controller');
-      if (!state.source.synced) return notSynced();
-      return {
-        status: 200,
-        body: buildRisksReport(
-          dependencies.risks,
-          params.namespace as string,
-          level,
-          dependencies.clock(),
-          readable ? levelOf : undefined,
-        ),
-      };
-    }
     case 'constraints': {
       const problem = namespaceProblem(params.namespace);
       if (problem) return problem;

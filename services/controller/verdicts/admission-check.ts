@@ -21,7 +21,10 @@ import { withServerDefaults } from './defaulting';
 import { evaluateVerdicts } from './evaluate';
 import { EvaluationAborted, EvaluationGuard } from './guard/evaluation-guard';
 import { pathWithinObject } from './evidence-path';
-import type { AdmissionOperation, Verdict, VerdictIndex } from './types';
+import type { AdmissionOperation, Verdict } from './types';
+import { verdictIndexOf } from './verdict-index';
+
+export { verdictIndexOf } from './verdict-index';
 
 // `POST /api/v1/admission-check` (DESIGN.md 7b): the constraints the list query would return for the
 // object, each with the verdict on the object itself. A violation's summary starts with what fails,
@@ -57,40 +60,6 @@ export interface AdmissionWarningsOptions extends AdmissionCheckOptions {
 }
 
 const VERDICT_RANK: Record<VerdictName, number> = { violates: 0, applies: 1, unknown: 1, passes: 2 };
-
-/**
- * Where constraints and their sources come from, as the evaluators see the index. Made per
- * admitted object: lists by kind are kept for the object's evaluation (quotas read the namespace's
- * LimitRanges too).
- */
-export function verdictIndexOf(index: ConstraintIndex): VerdictIndex {
-  const lists = new Map<string, KubernetesObject[]>();
-  return {
-    sourceOf: (constraint) => index.sourceOfConstraint(constraint),
-    find: (group, kind, namespace, name) => index.findSource(group, kind, namespace, name),
-    namespaces: () =>
-      index.knownNamespaces().map((name) => ({ name, labels: index.labelsOfNamespace(name) })),
-    paramsOfKind: (group, kind) => index.paramsOfKind(group, kind),
-    listInNamespace: (group, kind, namespace) => {
-      const key = `${group}/${kind}/${namespace}`;
-      let list = lists.get(key);
-      if (!list) {
-        list = index
-          .constraintsForNamespace(namespace)
-          .filter(
-            (constraint) => constraint.source.kind === kind && constraint.source.namespace === namespace,
-          )
-          .map((constraint) => index.sourceOfConstraint(constraint))
-          .filter(
-            (source): source is KubernetesObject =>
-              source !== undefined && groupOf(source.apiVersion) === group,
-          );
-        lists.set(key, list);
-      }
-      return list;
-    },
-  };
-}
 
 /** A violation of this constraint is a rejection (Critical), not a warning or an audit entry. */
 export function denies(constraint: ConstraintDraft): boolean {
