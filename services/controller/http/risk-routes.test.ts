@@ -9,6 +9,8 @@ import {
 import { RiskTracker } from '../risks/risk-tracker';
 import { computeImpact, type ImpactReport } from '../risks/impact';
 import type { RisksReport } from '../risks/risk-view';
+import { createControllerMetrics } from '../metrics';
+import { runtimeStateFor } from '../../../test/support/controller-fixtures';
 
 // `GET /resources/risks/{namespace}`, `atRiskCount` in the report and `POST /api/v1/impact` (issue 35)
 // on the demo cluster (examples/manifests).
@@ -137,5 +139,23 @@ describe('workloads at risk over HTTP', () => {
       .send({ objects: [requireTeamLabel] });
     expect(refused.status).toBe(403);
     expect(refused.body.error).toMatch(/full detail level/);
+  });
+});
+
+describe('workloads at risk in the metrics', () => {
+  it('exports a gauge per namespace at risk and severity, agreeing with the risks report', async () => {
+    const { cluster, risks } = await demoWithRisks();
+    const metrics = createControllerMetrics(cluster.index, () => runtimeStateFor(cluster), {
+      processMetrics: false,
+      risks: () => risks.countsByNamespace(),
+    });
+    const text = await metrics.registry.metrics();
+    for (const namespace of cluster.index.knownNamespaces()) {
+      const rejected = risks.atRiskCount(namespace);
+      const line = `forewarn_workloads_at_risk{namespace="${namespace}",severity="Critical"} ${rejected}`;
+      if (risks.risksInNamespace(namespace).length > 0) expect(text).toContain(line);
+      else expect(text).not.toContain(`namespace="${namespace}"`);
+    }
+    expect(text).toContain('forewarn_workloads_at_risk{namespace="payments",severity="Critical"} 1');
   });
 });
