@@ -142,9 +142,11 @@ test('a policy bound in force puts exactly the workloads the API server would re
   expect(await atRisk('risky')).toEqual(['Deployment/unlabelled:rejected']);
   expect(await atRisk('calm')).toEqual([]);
   const [entry] = (await risksOf('risky')).workloads;
-  expect(entry?.findings).toEqual([
-    expect.objectContaining({ name: 'require-team', verdict: 'violates', evidence: expect.any(Array) }),
+  // Compared field by field: fetch's JSON arrays come from another realm than `expect.any(Array)`'s.
+  expect(entry?.findings.map((finding) => [finding.name, finding.verdict])).toEqual([
+    ['require-team', 'violates'],
   ]);
+  expect(entry?.findings[0]?.evidence.length).toBeGreaterThan(0);
   // The server agrees on each workload, re-applied as it runs (once the policy is in force there).
   const dryRun = async (namespace: string, name: string) => {
     const current = await kubectlOk(['get', 'deployment', name, '-n', namespace, '-o', 'json']);
