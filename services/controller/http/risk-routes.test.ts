@@ -85,6 +85,33 @@ describe('workloads at risk over HTTP', () => {
     expect(seen).toBeGreaterThan(0);
   });
 
+  it('names no policy of another namespace below full: the same workloads, their findings redacted', async () => {
+    const { cluster, risks } = await demoWithRisks();
+    const app = fixtureControllerApp(cluster, { risks, configuredDetailLevel: 'full' });
+    let hidden = 0;
+    for (const namespace of cluster.index.knownNamespaces()) {
+      const full = (await request(app).get(`/resources/risks/${namespace}`).expect(200)).body as RisksReport;
+      const foreign = full.workloads
+        .flatMap((workload) => workload.findings)
+        .filter((finding) => finding.sourceNamespace !== namespace)
+        .map((finding) => finding.sourceName);
+      for (const level of ['summary', 'detailed']) {
+        const lower = await request(app)
+          .get(`/resources/risks/${namespace}?detail_level=${level}`)
+          .expect(200);
+        const body = lower.body as RisksReport;
+        expect(body.workloads.map((workload) => workload.name)).toEqual(
+          full.workloads.map((workload) => workload.name),
+        );
+        for (const name of foreign) expect(lower.text).not.toContain(`"${name}"`);
+        for (const finding of body.workloads.flatMap((workload) => workload.findings))
+          if (finding.name === 'redacted') expect(finding.ref).toMatch(/^fw-[0-9a-f]{16}$/);
+        hidden += foreign.length;
+      }
+    }
+    expect(hidden).toBeGreaterThan(0);
+  });
+
   it('answers bad namespaces with 400, other methods with 405, and without a tracker 404', async () => {
     const { cluster, risks } = await demoWithRisks();
     const app = fixtureControllerApp(cluster, { risks });
