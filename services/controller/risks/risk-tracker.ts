@@ -185,20 +185,10 @@ export class RiskTracker implements RisksSource {
     );
   }
 
-  /** The current risk of a kept workload, when it has been evaluated and fails something. */
-  riskOf(key: string): WorkloadRisk | undefined {
-    return this.risks.get(key);
-  }
-
   /** The kept object of a workload, parsed (rendering cuts evidence paths back to its fields). */
   objectOf(workload: WorkloadIdentity): KubernetesObject | undefined {
     const kept = this.kept.get(referenceKey(workload));
     return kept ? (JSON.parse(kept.json) as KubernetesObject) : undefined;
-  }
-
-  /** Whether a workload's stored result may be stale (a change is waiting to be evaluated). */
-  isPending(key: string): boolean {
-    return this.pending.has(key) || !this.firstPassDone;
   }
 
   private observeWorkload(object: KubernetesObject, removed: boolean): void {
