@@ -143,6 +143,9 @@ describe('admission-check fast path: the same answers as the express route', () 
     const bodies = [
       JSON.stringify({ object: deployment }),
       JSON.stringify({ object: deployment, operation: 'UPDATE', oldObject: deployment }),
+      JSON.stringify({ object: deployment, userInfo: { username: 'alice', groups: ['devs'] } }),
+      JSON.stringify({ object: deployment, userInfo: { groups: ['devs'] } }),
+      JSON.stringify({ object: deployment, userInfo: { username: 'alice', groups: 'devs' } }),
       '{"object": ',
       JSON.stringify({ operation: 'CREATE' }),
       JSON.stringify({ object: { ...deployment, metadata: { namespace: 'Not A Namespace' } } }),
