@@ -1,4 +1,5 @@
 import { isRecord } from '../../../model/kubernetes';
+import { KYVERNO_AUTOGEN_KINDS } from '../../../model/workload-kinds';
 
 // Whether Kyverno 1.19 auto-generates a kyverno.io policy's Pod rules for pod controllers
 // (pkg/autogen/v1/autogen.go CanAutoGen, rule.go generateRuleForControllers). The decision is the
@@ -55,13 +56,7 @@ function patchesJson6902(rule: Fields): boolean {
  */
 const AUTOGEN_LITERAL_KINDS: ReadonlySet<string> = new Set([
   'Pod',
-  'DaemonSet',
-  'Deployment',
-  'Job',
-  'StatefulSet',
-  'ReplicaSet',
-  'ReplicationController',
-  'CronJob',
+  ...KYVERNO_AUTOGEN_KINDS.map((entry) => entry.kind),
 ]);
 
 /**
