@@ -163,6 +163,11 @@ describe('admission-check fast path: the same answers as the express route', () 
       }
     }
     synced = true;
+    const badRequester = await request(app)
+      .post('/api/v1/admission-check')
+      .send({ object: deployment, userInfo: { username: 'alice', groups: 'devs' } })
+      .expect(400);
+    expect(badRequester.body).toEqual({ error: 'userInfo.groups must be a list of strings' });
     const answer = await request(app)
       .post('/api/v1/admission-check')
       .send({ object: deployment })
