@@ -198,4 +198,39 @@ describe('Kyverno match and exclude, per request', () => {
       }),
     ).toBeUndefined();
   });
+
+  it("binds request.userInfo and the service account's name when the review says who asks", () => {
+    const byRequester: KubernetesObject = {
+      ...policy({ any: [pods] }),
+      spec: {
+        validationFailureAction: 'Enforce',
+        rules: [
+          {
+            name: 'no-latest',
+            match: { any: [pods] },
+            preconditions: {
+              all: [{ key: '{{ serviceAccountName }}', operator: 'NotEquals', value: 'release-bot' }],
+            },
+            validate: {
+              message: 'no latest tag for {{ request.userInfo.username }}',
+              deny: {
+                conditions: {
+                  all: [{ key: 'developers', operator: 'AnyIn', value: '{{ request.userInfo.groups }}' }],
+                },
+              },
+            },
+          },
+        ],
+      },
+    };
+    expect(verdictOf(byRequester, pod())).toEqual({
+      verdict: 'unknown',
+      reason: expect.stringMatching(/depends on who makes the request/) as string,
+    });
+    const developer = { username: 'dana', groups: ['developers'] };
+    expect(verdictOf(byRequester, pod(), { requester: developer })).toEqual({ verdict: 'violates' });
+    expect(verdictOf(byRequester, pod(), { requester: alice })).toEqual({ verdict: 'passes' });
+    const bot = { username: 'system:serviceaccount:ci:release-bot', groups: ['developers'] };
+    expect(verdictOf(byRequester, pod(), { requester: bot })).toBeUndefined();
+  });
 });
