@@ -37,7 +37,10 @@ export type LookedUpConstraint = Omit<ListedConstraint, 'detailLevel'> &
 /** Where constraints come from: an in-process index, or a controller's `POST /api/v1/admission-check`. */
 export type ConstraintLookup = (query: AdmissionQuery) => Promise<readonly LookedUpConstraint[]>;
 
-/** A constraint behind one of the warnings (Warning or Critical; Info never warns), or one passed. */
+/**
+ * A constraint behind one of the warnings (Warning or Critical; Info never warns), an audit-only one
+ * that could not be evaluated, or one passed.
+ */
 export type CheckFinding = Pick<
   LookedUpConstraint,
   | 'name'
@@ -138,7 +141,15 @@ async function checkObject(
     (constraint) => constraint.severity !== 'Info' && constraint.verdict !== 'passes',
   );
   const warnings = orderedWarnings(warned);
-  const findings = warned.map(findingOf);
+  // A constraint that only records (Gatekeeper dryrun: Info, audit) gives no warning, but when it
+  // could not be evaluated the check says so rather than leave it out: the object may fail it.
+  const findings = constraints
+    .filter(
+      (constraint) =>
+        warned.includes(constraint) ||
+        (constraint.severity === 'Info' && constraint.effect === 'audit' && constraint.verdict === 'unknown'),
+    )
+    .map(findingOf);
   const passed = constraints.filter((constraint) => constraint.verdict === 'passes').map(findingOf);
   return {
     checked: { ...checked, warnings: warnings.map((warning) => warning.text), findings, passed },

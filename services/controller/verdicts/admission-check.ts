@@ -22,7 +22,7 @@ import { withServerDefaults } from './defaulting';
 import { evaluateVerdicts } from './evaluate';
 import { EvaluationAborted, EvaluationGuard } from './guard/evaluation-guard';
 import { pathWithinObject } from './evidence-path';
-import type { AdmissionOperation, Verdict, VerdictIndex } from './types';
+import type { AdmissionOperation, Requester, Verdict, VerdictIndex } from './types';
 
 // `POST /api/v1/admission-check` (DESIGN.md 7b): the constraints the list query would return for the
 // object, each with the verdict on the object itself. A violation's summary starts with what fails,
@@ -32,6 +32,8 @@ export interface AdmissionCheckRequest {
   object: KubernetesObject;
   oldObject?: KubernetesObject;
   operation: AdmissionOperation;
+  /** Who makes the request (the webhook's AdmissionReview `userInfo`); absent offline. */
+  requester?: Requester;
   /**
    * The object is cluster-scoped (a Namespace, a ClusterRole): checked against the cluster-wide
    * constraints that intercept its resource, not a namespace's. Only `check` asks this; the webhook
@@ -346,6 +348,7 @@ function checkedConstraints(
       operation: request.operation,
       namespace,
       namespaceLabels: scope.namespaceLabels,
+      ...(request.requester ? { requester: request.requester } : {}),
     },
     index: verdictIndexOf(index),
   });
