@@ -108,6 +108,8 @@ export interface ConstraintIndexOptions {
 
 export class ConstraintIndex {
   private readonly opaqueReferenceKey: Uint8Array;
+  /** Options of an overlay (index-overlay.ts): this index's reference key, so that its refs agree. */
+  overlayOptions = (): ConstraintIndexOptions => ({ opaqueReferenceKey: this.opaqueReferenceKey });
   private readonly byReference = new Map<string, Constraint>();
   /** A source object's constraints; a lone one without an array around it (most objects have one). */
   private readonly byObject = new Map<string, Constraint | readonly Constraint[]>();
@@ -133,14 +135,6 @@ export class ConstraintIndex {
   constructor(options: ConstraintIndexOptions = {}) {
     this.opaqueReferenceKey = options.opaqueReferenceKey ?? generatedReferenceKey();
     this.params = new ParamObjects(options.paramKinds);
-  }
-
-  /**
-   * What an overlay of this index (index-overlay.ts) is made with: the same reference key, so that
-   * a constraint it re-derives has the opaque reference this index gives it.
-   */
-  overlayOptions(): ConstraintIndexOptions {
-    return { opaqueReferenceKey: this.opaqueReferenceKey };
   }
 
   /** Param objects of the configured param kinds (`--param-kinds`), filled by the ingest layer. */
