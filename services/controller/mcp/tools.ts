@@ -8,7 +8,7 @@ import { indexLookup, NO_MISSING_COMPANIONS, type FindMissingCompanions } from '
 import { MAX_MESSAGE_LENGTH } from './explain-facts';
 import { explainMessage } from './explain';
 import { queryCandidates, queryConstraints } from './query';
-import { readableConstraintsOf, viewerLevelOf } from './viewer-level';
+import { readableConstraintsOf, requestBudgetOf, viewerLevelOf } from './viewer-level';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { Constraint } from '../../model/constraint';
 
@@ -37,6 +37,11 @@ const namespaceSchema = z
 
 function jsonResult(value: unknown): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(value, null, 2) }] };
+}
+
+/** A call of a JSON-RPC batch whose request spent its CPU budget on the calls before it. */
+function overBudget(reason: string): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: reason }] };
 }
 
 function notSynced(): CallToolResult {
@@ -102,10 +107,14 @@ export function registerTools(server: McpServer, dependencies: ToolDependencies)
     },
     async (input, { authInfo }) => {
       if (!synced()) return notSynced();
-      const levelOf = await callerLevels(queryCandidates(dependencies.index, input), authInfo);
-      return jsonResult(
-        queryConstraints(dependencies.index, input, dependencies.configuredDetailLevel, levelOf),
-      );
+      const budget = requestBudgetOf(authInfo);
+      if (!(await budget.nextStep())) return overBudget(budget.reason);
+      return budget.measure(async () => {
+        const levelOf = await callerLevels(queryCandidates(dependencies.index, input), authInfo);
+        return jsonResult(
+          queryConstraints(dependencies.index, input, dependencies.configuredDetailLevel, levelOf),
+        );
+      });
     },
   );
 
@@ -123,15 +132,19 @@ export function registerTools(server: McpServer, dependencies: ToolDependencies)
     },
     async ({ message, namespace }, { authInfo }) => {
       if (!synced()) return notSynced();
-      const constraints = dependencies.index.constraintsForNamespace(namespace);
-      const levelOf = await callerLevels(constraints, authInfo);
-      const viewer = { level: dependencies.configuredDetailLevel, namespace };
-      return jsonResult(
-        explainMessage(constraints, message, viewer, undefined, (constraint) => ({
-          level: levelOf(constraint),
-          namespace,
-        })),
-      );
+      const budget = requestBudgetOf(authInfo);
+      if (!(await budget.nextStep())) return overBudget(budget.reason);
+      return budget.measure(async () => {
+        const constraints = dependencies.index.constraintsForNamespace(namespace);
+        const levelOf = await callerLevels(constraints, authInfo);
+        const viewer = { level: dependencies.configuredDetailLevel, namespace };
+        return jsonResult(
+          explainMessage(constraints, message, viewer, undefined, (constraint) => ({
+            level: levelOf(constraint),
+            namespace,
+          })),
+        );
+      });
     },
   );
 
@@ -152,7 +165,8 @@ export function registerTools(server: McpServer, dependencies: ToolDependencies)
     async ({ manifest, namespace }, { authInfo }) => {
       if (!synced()) return notSynced();
       const lookup = checkLookupFor(dependencies, authInfo);
-      return jsonResult(await checkManifest('manifest', manifest, lookup, { namespace }));
+      const budget = requestBudgetOf(authInfo);
+      return jsonResult(await checkManifest('manifest', manifest, lookup, { namespace, budget }));
     },
   );
 }
