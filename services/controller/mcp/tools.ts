@@ -44,6 +44,16 @@ function overBudget(reason: string): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: reason }] };
 }
 
+/** Runs a call once the event loop had a turn, within its HTTP request's CPU budget. */
+async function withinBudget(
+  authInfo: AuthInfo | undefined,
+  call: () => Promise<CallToolResult>,
+): Promise<CallToolResult> {
+  const budget = requestBudgetOf(authInfo);
+  if (!(await budget.nextStep())) return overBudget(budget.reason);
+  return budget.measure(call);
+}
+
 function notSynced(): CallToolResult {
   return {
     isError: true,
@@ -82,6 +92,18 @@ function checkLookupFor(dependencies: ToolDependencies, authInfo: AuthInfo | und
   );
 }
 
+/** The `check` tool's answer: one object at a time, within the HTTP request's CPU budget. */
+async function checkCall(
+  dependencies: ToolDependencies,
+  manifest: string,
+  namespace: string | undefined,
+  authInfo: AuthInfo | undefined,
+): Promise<CallToolResult> {
+  const options = { namespace, budget: requestBudgetOf(authInfo) };
+  const lookup = checkLookupFor(dependencies, authInfo);
+  return jsonResult(await checkManifest('manifest', manifest, lookup, options));
+}
+
 export function registerTools(server: McpServer, dependencies: ToolDependencies): void {
   const synced = () => dependencies.runtimeState().source.synced;
   const callerLevels = callerLevelsFor(dependencies);
@@ -107,9 +129,7 @@ export function registerTools(server: McpServer, dependencies: ToolDependencies)
     },
     async (input, { authInfo }) => {
       if (!synced()) return notSynced();
-      const budget = requestBudgetOf(authInfo);
-      if (!(await budget.nextStep())) return overBudget(budget.reason);
-      return budget.measure(async () => {
+      return withinBudget(authInfo, async () => {
         const levelOf = await callerLevels(queryCandidates(dependencies.index, input), authInfo);
         return jsonResult(
           queryConstraints(dependencies.index, input, dependencies.configuredDetailLevel, levelOf),
@@ -132,9 +152,7 @@ export function registerTools(server: McpServer, dependencies: ToolDependencies)
     },
     async ({ message, namespace }, { authInfo }) => {
       if (!synced()) return notSynced();
-      const budget = requestBudgetOf(authInfo);
-      if (!(await budget.nextStep())) return overBudget(budget.reason);
-      return budget.measure(async () => {
+      return withinBudget(authInfo, async () => {
         const constraints = dependencies.index.constraintsForNamespace(namespace);
         const levelOf = await callerLevels(constraints, authInfo);
         const viewer = { level: dependencies.configuredDetailLevel, namespace };
@@ -162,11 +180,7 @@ export function registerTools(server: McpServer, dependencies: ToolDependencies)
       },
       annotations: READ_ONLY,
     },
-    async ({ manifest, namespace }, { authInfo }) => {
-      if (!synced()) return notSynced();
-      const lookup = checkLookupFor(dependencies, authInfo);
-      const budget = requestBudgetOf(authInfo);
-      return jsonResult(await checkManifest('manifest', manifest, lookup, { namespace, budget }));
-    },
+    async ({ manifest, namespace }, { authInfo }) =>
+      synced() ? checkCall(dependencies, manifest, namespace, authInfo) : notSynced(),
   );
 }
