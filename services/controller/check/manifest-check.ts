@@ -223,22 +223,27 @@ export async function checkManifest(
   lookup: ConstraintLookup,
   options: ManifestCheckOptions = {},
 ): Promise<ManifestCheckReport> {
-  // Isolated: the MCP `check` tool takes up to 1 MiB and runs on the controller's event loop.
-  const parsed = await parseManifestIsolated(file, content, {
-    defaultNamespace: options.namespace ?? 'default',
-  });
+  const budget = options.budget ?? unlimitedRequestBudget();
+  // Isolated: the MCP `check` tool takes up to 1 MiB and runs on the controller's event loop. A
+  // step of the request too, so that the calls of a batch do not parse in the same turn.
+  const parsing = await budget.step(() =>
+    parseManifestIsolated(file, content, { defaultNamespace: options.namespace ?? 'default' }),
+  );
+  const parsed = parsing.ran
+    ? parsing.value
+    : { objects: [], problems: [{ file, line: 1, message: budget.reason }] };
   const objects: CheckedObject[] = [];
   const severities: Severity[] = [];
-  const budget = options.budget ?? unlimitedRequestBudget();
   // One at a time: against a controller this keeps the load of a large manifest to one request. In
   // the controller, the event loop gets a turn between objects, and once the request's budget is
   // spent the objects left are `unknown` instead of evaluated.
   for (const object of parsed.objects) {
-    if (!(await budget.nextStep())) {
+    const step = await budget.step(() => checkObject(object, lookup, options.namespace));
+    if (!step.ran) {
       objects.push(unevaluatedObject(object, budget.reason));
       continue;
     }
-    const { checked, warnings } = await budget.measure(() => checkObject(object, lookup, options.namespace));
+    const { checked, warnings } = step.value;
     objects.push(checked);
     severities.push(...warnings.map((warning) => warning.severity));
   }

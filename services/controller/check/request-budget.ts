@@ -25,6 +25,8 @@ function processCpuMilliseconds(): number {
 
 export class RequestBudget {
   private used = 0;
+  /** Ends when the request's current step ends (steps run one at a time). */
+  private queue: Promise<void> = Promise.resolve();
 
   constructor(
     readonly cpuMilliseconds: number = DEFAULT_REQUEST_CPU_BUDGET_MS,
@@ -33,19 +35,30 @@ export class RequestBudget {
   ) {}
 
   /**
-   * Gives the event loop a turn (probes, the webhook and other requests run), then says whether the
-   * request may start its next step.
+   * Runs one step of the request (one object, one call) once the event loop has had a turn and the
+   * request's previous step has ended, and counts the CPU it took; `ran: false` once the budget is
+   * spent. Steps of one request go one at a time, so the calls of a JSON-RPC batch take turns
+   * instead of each holding the loop for a step in the same turn.
    */
-  async nextStep(): Promise<boolean> {
-    await this.yieldTurn();
-    return !this.exhausted;
+  async step<T>(work: () => Promise<T> | T): Promise<{ ran: true; value: T } | { ran: false }> {
+    const previous = this.queue;
+    let release = (): void => undefined;
+    this.queue = new Promise<void>((resolve) => (release = resolve));
+    try {
+      await previous;
+      await this.yieldTurn();
+      if (this.exhausted) return { ran: false };
+      return { ran: true, value: await this.measure(work) };
+    } finally {
+      release();
+    }
   }
 
-  /** Runs one step of the request and counts the CPU it took. */
-  async measure<T>(step: () => Promise<T> | T): Promise<T> {
+  /** Counts the CPU a step took (its awaits included: see the note at the top). */
+  private async measure<T>(work: () => Promise<T> | T): Promise<T> {
     const started = this.cpuNow();
     try {
-      return await step();
+      return await work();
     } finally {
       this.used += Math.max(0, this.cpuNow() - started);
     }

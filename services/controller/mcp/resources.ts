@@ -121,10 +121,10 @@ export function registerResources(server: McpServer, dependencies: ResourceDepen
   // Each read of a JSON-RPC batch waits its turn and stops once the HTTP request's budget is spent.
   const read: ReadForCaller = async (request, extra) => {
     const budget = requestBudgetOf(extra.authInfo);
-    if (!(await budget.nextStep())) return { status: 429, body: { error: budget.reason } };
-    return budget.measure(() =>
+    const step = await budget.step(() =>
       answerResourceRequestFor(dependencies, request, [], readableConstraintsOf(extra.authInfo)),
     );
+    return step.ran ? step.value : { status: 429, body: { error: budget.reason } };
   };
 
   server.registerResource(

@@ -50,8 +50,8 @@ async function withinBudget(
   call: () => Promise<CallToolResult>,
 ): Promise<CallToolResult> {
   const budget = requestBudgetOf(authInfo);
-  if (!(await budget.nextStep())) return overBudget(budget.reason);
-  return budget.measure(call);
+  const step = await budget.step(call);
+  return step.ran ? step.value : overBudget(budget.reason);
 }
 
 function notSynced(): CallToolResult {
