@@ -12,6 +12,13 @@ export const lazy = {
   completion: () => require('./completion') as typeof import('./completion'),
   controllerApi: () => require('./controller-api') as typeof import('./controller-api'),
   kubeCredentials: () => require('./kube-credentials') as typeof import('./kube-credentials'),
+  offlineIndex: () => require('./offline-index') as typeof import('./offline-index'),
+  manifestParsing: () =>
+    require('../controller/sources/manifest-parsing') as typeof import('../controller/sources/manifest-parsing'),
+  impact: () => require('../controller/risks/impact') as typeof import('../controller/risks/impact'),
+  riskView: () => require('../controller/risks/risk-view') as typeof import('../controller/risks/risk-view'),
+  riskSchemas: () => require('./risks-schemas') as typeof import('./risks-schemas'),
+  renderRisks: () => require('./render-risks') as typeof import('./render-risks'),
   opaqueReference: () => require('../model/opaque-reference') as typeof import('../model/opaque-reference'),
   output: () => require('./output') as typeof import('./output'),
   renderCheck: () => require('./render-check') as typeof import('./render-check'),

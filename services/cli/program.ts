@@ -18,7 +18,9 @@ import { COMPLETION_SHELLS, type CompletionShell } from './completion';
 import { errorMessage } from '../model/error-message';
 import { parseBoolean } from '../flags/values';
 import { lazy } from './lazy-modules';
+import { withoutTerminalControls } from './terminal-text';
 import { ParamKindError, parseParamKinds, type ParamKindResource } from '../model/param-kinds';
+import { addImpactCommand, addRisksCommand } from './risks-command';
 
 // `forewarn`: the command line of Forewarn (docs/cli.md). Runs against an injected environment
 // (argv, streams, env) and returns the exit code, so tests and main.ts share one path. Engines,
@@ -311,6 +313,8 @@ system could not answer (unreachable, not ready, not found). See docs/cli.md.`,
   const context: ProgramContext = { environment, controller, print, style, outputFormat, setExitCode };
   addViewCommands(program, context);
   addCheckCommand(program, context);
+  addRisksCommand(program, context);
+  addImpactCommand(program, context);
   addCompletionCommand(program, environment);
   return program;
 }
@@ -345,10 +349,12 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.usage;
     if (error instanceof CliError || error instanceof UsageError) {
-      environment.stderr.write(`error: ${error.message.replace(/\n/g, '\nerror: ')}\n`);
+      const message = withoutTerminalControls(error.message);
+      environment.stderr.write(`error: ${message.replace(/\n/g, '\nerror: ')}\n`);
       return error.exitCode;
     }
-    environment.stderr.write(`error: ${errorMessage(error)} (this is a bug, please report it)\n`);
+    const message = withoutTerminalControls(errorMessage(error));
+    environment.stderr.write(`error: ${message} (this is a bug, please report it)\n`);
     return EXIT_CODES.unavailable;
   }
 }

@@ -112,6 +112,38 @@ describe('checkManifest', () => {
     ]);
   });
 
+  it('keeps a dryrun constraint it could not evaluate among the findings, without a warning', async () => {
+    const cluster = indexObjects([
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } },
+      {
+        apiVersion: 'constraints.gatekeeper.sh/v1beta1',
+        kind: 'K8sRequiredProbes',
+        metadata: { name: 'probes-dry-run' },
+        spec: {
+          enforcementAction: 'dryrun',
+          match: { kinds: [{ apiGroups: ['apps'], kinds: ['Deployment'] }] },
+        },
+      },
+    ]);
+    const report = await checkManifest(
+      'web.yaml',
+      deployment('  namespace: shop\n'),
+      indexLookup(cluster.index),
+    );
+    const [object] = report.objects;
+    expect(object.findings).toEqual([
+      expect.objectContaining({
+        name: 'probes-dry-run',
+        severity: 'Info',
+        effect: 'audit',
+        verdict: 'unknown',
+        reason: expect.stringMatching(/ConstraintTemplate/) as string,
+      }),
+    ]);
+    expect(object.warnings).toEqual([]);
+    expect(report.criticalCount + report.warningCount + report.rejectionCount).toBe(0);
+  });
+
   it('orders warnings Critical first, and within a severity what the object violates first (DESIGN 7)', async () => {
     const report = await checkManifest('web.yaml', deployment('  namespace: shop\n'), lookup);
     const warnings = report.objects[0].warnings;
