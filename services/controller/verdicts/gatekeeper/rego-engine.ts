@@ -3,8 +3,13 @@ import { accessSync, constants } from 'node:fs';
 import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import type { RegoCode } from '../../../model/gatekeeper';
-import { evaluationIsolate, type EvaluationIsolate } from '../guard/evaluation-isolate';
+import {
+  evaluationIsolate,
+  lateEvaluationIsolate,
+  type EvaluationIsolate,
+} from '../guard/evaluation-isolate';
 import type { WasmModule } from '../guard/isolate-protocol';
 import { fileInBundle } from './bundle-file';
 import { runOpaWatched, type OpaLimits } from './opa-watchdog';
@@ -152,11 +157,18 @@ export class RegoEngine {
     private opaPath: string | undefined = findOpa(),
     private readonly isolate: EvaluationIsolate = evaluationIsolate,
     private readonly limits: OpaLimits = OPA_LIMITS,
+    private readonly lateIsolate: EvaluationIsolate = lateEvaluationIsolate,
   ) {}
 
   /** The isolate that evaluates this engine's compiled policies. */
   get evaluator(): EvaluationIsolate {
     return this.isolate;
+  }
+
+  /** The isolate of policies that ran out of an object's time before (loaded there on demand). */
+  lateEvaluator(policy: string): EvaluationIsolate {
+    this.lateIsolate.loadFrom(this.isolate, policy);
+    return this.lateIsolate;
   }
 
   /** `--opa-path`; undefined: the image's opa, then PATH. */
@@ -206,6 +218,7 @@ export class RegoEngine {
       if (this.compiled.get(oldest)?.state !== 'compiling') {
         this.compiled.delete(oldest);
         this.isolate.forget(oldest);
+        this.lateIsolate.forget(oldest);
       }
     }
     const size = [code.rego, ...code.libs].reduce((total, source) => total + Buffer.byteLength(source), 0);

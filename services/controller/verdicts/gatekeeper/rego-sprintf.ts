@@ -82,8 +82,7 @@ export function goSprintf(format: unknown, values: unknown): string {
       const value: unknown = list[next++];
       const text = verb === 'T' ? typeof value : argumentText(verb, value, precision);
       return (
-        refused +
-        (text.length >= size ? text : flags.includes('-') ? text.padEnd(size) : text.padStart(size))
+        refused + (text.length >= size ? text : flags.includes('-') ? text.padEnd(size) : text.padStart(size))
       );
     },
   );

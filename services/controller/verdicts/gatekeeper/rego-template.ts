@@ -141,8 +141,21 @@ export interface RegoConstraint {
   code: RegoCode;
 }
 
-/** What the isolate answered for each constraint of the object; `stopped`: it ran out of time. */
-type RegoReplies = Map<KubernetesObject, RegoReply | 'stopped'>;
+/**
+ * What the isolate answered for each constraint of the object; `stopped`: it ran out of time;
+ * `starting`: the isolate was being replaced, nothing was evaluated.
+ */
+type RegoReplies = Map<KubernetesObject, RegoReply | 'stopped' | 'starting'>;
+
+/**
+ * Templates that ran out of an object's time (a loop, or quadratic in what an object holds): each
+ * is evaluated on its own afterwards, with at most LATE_TEMPLATE_MILLISECONDS, in an isolate of
+ * their own, so that it takes neither the time of the templates beside it nor their isolate. One
+ * that finishes in time is trusted again.
+ */
+const lateTemplates = new Set<string>();
+const LATE_TEMPLATES_KEPT = 1000;
+export const LATE_TEMPLATE_MILLISECONDS = 10;
 
 /**
  * Evaluates `batch` in the evaluation isolate, in one call: every Rego constraint of the object
@@ -153,6 +166,8 @@ function evaluateInIsolate(
   context: VerdictContext,
   engine: RegoEngine,
   replies: RegoReplies,
+  waitCap = Number.POSITIVE_INFINITY,
+  isolate = engine.evaluator,
 ): void {
   // The parameters are the same for every object, the review for every constraint: each is
   // serialized and encoded once, and the input is their bytes side by side (in the isolate).
@@ -180,12 +195,24 @@ function evaluateInIsolate(
     return { policy, parameters, inventory: { key, data: inventory } };
   });
   context.guard.checkDeadline();
-  const call = engine.evaluator.call(
+  const call = isolate.call(
     { kind: 'rego', review, items },
-    context.guard.remainingWallMilliseconds(Number.POSITIVE_INFINITY),
+    context.guard.remainingWallMilliseconds(waitCap),
   );
   for (const reply of call.replies)
-    if (reply.kind === 'rego-item') replies.set(batch[reply.index].source, reply.reply);
+    if (reply.kind === 'rego-item') {
+      replies.set(batch[reply.index].source, reply.reply);
+      lateTemplates.delete(batch[reply.index].policy);
+    }
+  if (call.starting) {
+    for (const { source } of batch) replies.set(source, 'starting');
+    return;
+  }
+  const late = batch.find(({ source }) => !replies.has(source));
+  if (late) {
+    if (lateTemplates.size >= LATE_TEMPLATES_KEPT) lateTemplates.clear();
+    lateTemplates.add(late.policy);
+  }
   for (const { source } of batch) if (!replies.has(source)) replies.set(source, 'stopped');
 }
 
@@ -218,17 +245,38 @@ export function evaluateRegoTemplate(
     (): RegoReplies => new Map(),
   );
   let reply = replies.get(constraint);
+  const wasLate = lateTemplates.has(compiled.policy);
   if (reply === undefined) {
-    // This constraint and the object's other Rego constraints that can be evaluated, together.
-    const batch = [{ source: constraint, code, policy: compiled.policy }];
+    // The object's other Rego constraints that can be evaluated, together with this one unless it
+    // was late: a late one runs after them, alone, so that its running out of time (and the isolate
+    // being replaced) costs them nothing.
+    const batch = wasLate ? [] : [{ source: constraint, code, policy: compiled.policy }];
     for (const other of otherRegoConstraints()) {
       if (other.source === constraint || replies.has(other.source) || cannotEvaluate(other.code)) continue;
       const otherCompiled = engine.policyFor(other.code);
-      if (otherCompiled.state === 'ready') batch.push({ ...other, policy: otherCompiled.policy });
+      if (otherCompiled.state === 'ready' && !lateTemplates.has(otherCompiled.policy))
+        batch.push({ ...other, policy: otherCompiled.policy });
     }
-    evaluateInIsolate(batch, context, engine, replies);
+    if (batch.length > 0) evaluateInIsolate(batch, context, engine, replies);
+    if (wasLate)
+      evaluateInIsolate(
+        [{ source: constraint, code, policy: compiled.policy }],
+        context,
+        engine,
+        replies,
+        LATE_TEMPLATE_MILLISECONDS,
+        engine.lateEvaluator(compiled.policy),
+      );
     reply = replies.get(constraint) ?? 'stopped';
   }
+  if (reply === 'starting')
+    return {
+      unknown: text`the evaluation isolate that runs Rego is restarting after an evaluation that ran out of time; ask again in a moment`,
+    };
+  if (reply === 'stopped' && wasLate)
+    return {
+      unknown: text`the template's Rego stopped at its deadline of ${String(LATE_TEMPLATE_MILLISECONDS)} ms, the time given to a template that ran out of an object's time before`,
+    };
   context.guard.checkDeadline();
   if (reply === 'stopped') context.guard.stopAtDeadline("the template's Rego did not finish in time");
   if ('error' in reply)

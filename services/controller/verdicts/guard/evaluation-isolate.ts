@@ -4,6 +4,7 @@ import { activeGuard } from './evaluation-guard';
 import {
   ISOLATE_HEAP_MEGABYTES,
   SIGNAL_DONE,
+  SIGNAL_STARTED,
   type IsolateReply,
   type IsolateRequest,
   type WasmModule,
@@ -18,8 +19,9 @@ import {
 // started, with every compiled policy loaded again (the Wasm modules are shared, not recompiled).
 // Its heap is limited, so an exploding value ends the isolate, not the controller; the values that
 // come back are plain data, refused there when their JSON would pass isolate-protocol's limit.
-// One warm isolate and one call per admitted object (all its Rego constraints together): measured,
-// a call costs 17-60 µs of CPU, a hundredth of what a second worker would save (docs/benchmarks.md).
+// One call per admitted object (all its Rego constraints together): a call costs 17-60 µs of CPU.
+// A second isolate stands by, started and with every policy loaded, and takes over the moment one
+// is replaced: the next object does not wait for an isolate to start (about 50 ms).
 
 /** The longest one call may block the event loop, whatever the guard allows. */
 const CALL_CAP_MILLISECONDS = 50;
@@ -39,10 +41,14 @@ interface Running {
   started: boolean;
 }
 
-/** The call's replies, and whether the isolate finished it in time. */
+/**
+ * The call's replies, and whether the isolate finished it in time; `starting`: no isolate had
+ * started yet (one replaced a moment ago), so nothing was evaluated and nothing waited.
+ */
 export interface IsolateCall {
   replies: IsolateReply[];
   finished: boolean;
+  starting?: boolean;
 }
 
 type Request = IsolateRequest extends infer Each
@@ -53,16 +59,33 @@ type Request = IsolateRequest extends infer Each
 
 export class EvaluationIsolate {
   private running: Running | undefined;
+  private standby: Running | undefined;
   private readonly policies = new Map<string, { module: WasmModule; entrypoint: string }>();
   private nextId = 0;
   private everStarted = false;
   /** Isolates replaced because a call ran out of time (metrics, tests). */
   replacements = 0;
 
+  /** `standby`: keep a second isolate started, to take over at once when one is replaced. */
+  constructor(private readonly withStandby = true) {}
+
+  /** Whether a policy is loaded (into this isolate and those replacing it). */
+  hasPolicy(policy: string): boolean {
+    return this.policies.has(policy);
+  }
+
+  /** Loads a policy another isolate holds into this one. */
+  loadFrom(other: EvaluationIsolate, policy: string): void {
+    const known = other.policies.get(policy);
+    if (known && !this.policies.has(policy)) this.load(policy, known.module, known.entrypoint);
+  }
+
   /** Loads a compiled policy into the isolate (and into every isolate that replaces it). */
   load(policy: string, module: WasmModule, entrypoint: string): void {
     this.policies.set(policy, { module, entrypoint });
-    this.isolate().port.postMessage({ kind: 'load', policy, module, entrypoint } satisfies IsolateRequest);
+    const message = { kind: 'load', policy, module, entrypoint } satisfies IsolateRequest;
+    this.isolate().port.postMessage(message);
+    this.standby?.port.postMessage(message);
   }
 
   /** Forgets a compiled policy (dropped from the engine's cache); a fresh isolate will not load it. */
@@ -77,15 +100,20 @@ export class EvaluationIsolate {
   call(request: Request, waitMilliseconds: number): IsolateCall {
     if (!this.everStarted) this.awaitFirstStart();
     const running = this.isolate();
+    // An isolate that replaced one a moment ago may still be loading its code: it is waited for
+    // within the same time, and when it has not started by then, nothing is evaluated.
+    let wait = Math.min(waitMilliseconds, CALL_CAP_MILLISECONDS);
+    if (Atomics.load(running.signal, SIGNAL_STARTED) === 0) {
+      const before = performance.now();
+      Atomics.wait(running.signal, SIGNAL_STARTED, 0, wait);
+      if (Atomics.load(running.signal, SIGNAL_STARTED) === 0)
+        return { replies: [], finished: false, starting: true };
+      wait = Math.max(1, wait - (performance.now() - before));
+    }
     const id = ++this.nextId;
     Atomics.store(running.signal, SIGNAL_DONE, 0);
     running.port.postMessage({ ...request, id } as IsolateRequest);
-    const outcome = Atomics.wait(
-      running.signal,
-      SIGNAL_DONE,
-      0,
-      Math.min(waitMilliseconds, CALL_CAP_MILLISECONDS),
-    );
+    const outcome = Atomics.wait(running.signal, SIGNAL_DONE, 0, wait);
     const replies: IsolateReply[] = [];
     for (
       let received = receiveMessageOnPort(running.port);
@@ -144,23 +172,37 @@ export class EvaluationIsolate {
 
   /** Ends the isolate (the process's exit ends it too; tests call this). */
   async stop(): Promise<void> {
-    const running = this.running;
-    this.running = undefined;
-    if (running) await running.worker.terminate();
+    const stopping = [this.running, this.standby];
+    this.running = this.standby = undefined;
+    for (const isolate of stopping) if (isolate) await isolate.worker.terminate();
   }
 
   private replace(running: Running): void {
     if (this.running === running) this.running = undefined;
     this.replacements++;
     void running.worker.terminate();
-    // Started now, so that it has loaded its code before the next object comes.
+    // The standby takes over, and a new standby starts now, to have loaded its code before it is needed.
+    if (this.standby && Atomics.load(this.standby.signal, SIGNAL_STARTED) === 1) {
+      this.running = this.standby;
+      this.running.started = true;
+      this.standby = undefined;
+    }
     this.isolate();
   }
 
   private isolate(): Running {
-    if (this.running) return this.running;
+    if (this.running) {
+      if (this.withStandby) this.standby ??= this.startIsolate();
+      return this.running;
+    }
+    this.running = this.standby ?? this.startIsolate();
+    this.standby = undefined;
+    return this.running;
+  }
+
+  private startIsolate(): Running {
     const { port1, port2 } = new MessageChannel();
-    const signal = new Int32Array(new SharedArrayBuffer(4));
+    const signal = new Int32Array(new SharedArrayBuffer(8));
     const entry = workerEntry(__dirname, 'isolate-worker');
     const worker = new Worker(entry.script, {
       eval: entry.eval,
@@ -177,15 +219,21 @@ export class EvaluationIsolate {
     const running: Running = { worker, port: port1, signal, started: false };
     const ended = () => {
       if (this.running === running) this.running = undefined;
+      if (this.standby === running) this.standby = undefined;
     };
     worker.on('error', ended);
     worker.on('exit', ended);
     for (const [policy, { module, entrypoint }] of this.policies)
       port1.postMessage({ kind: 'load', policy, module, entrypoint } satisfies IsolateRequest);
-    this.running = running;
     return running;
   }
 }
 
 /** The process's isolate. */
 export const evaluationIsolate = new EvaluationIsolate();
+
+/**
+ * The isolate of templates that ran out of an object's time before (gatekeeper/rego-template.ts):
+ * one that always runs out stops this isolate, never the one every other template runs in.
+ */
+export const lateEvaluationIsolate = new EvaluationIsolate(false);

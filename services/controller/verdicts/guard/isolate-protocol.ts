@@ -48,3 +48,5 @@ export type IsolateReply =
 
 /** Index in the shared Int32Array: set to 1 by the isolate when the call's replies are all posted. */
 export const SIGNAL_DONE = 0;
+/** Index in the shared Int32Array: set to 1 by the isolate once its code is loaded. */
+export const SIGNAL_STARTED = 1;

@@ -8,6 +8,7 @@ import {
   MAX_RESULT_LENGTH,
   REGO_MEMORY,
   SIGNAL_DONE,
+  SIGNAL_STARTED,
   type IsolateReply,
   type IsolateRequest,
   type RegoItem,
@@ -88,7 +89,7 @@ function evaluateJmesPath(id: number, expression: string, data: unknown): Isolat
         kind: 'jmespath-error',
         id,
         error: 'too-large',
-        message: `the value of ${expression} is larger than ${MAX_RESULT_LENGTH} characters of JSON`,
+        message: `the value of ${expression} is larger than the ${MAX_RESULT_LENGTH} characters of JSON a value may have here`,
       };
     return { kind: 'jmespath', id, value };
   } catch (error) {
@@ -125,3 +126,6 @@ port.on('message', (request: IsolateRequest) => {
       return;
   }
 });
+
+Atomics.store(done, SIGNAL_STARTED, 1);
+Atomics.notify(done, SIGNAL_STARTED);

@@ -303,12 +303,16 @@ function compiledExpression(expression: string): { ast: Expression; plainPath: b
 
 function queryInIsolate(expression: string, data: unknown): unknown {
   const guard = activeGuard();
-  const { replies, finished } = evaluationIsolate.call(
+  const { replies, finished, starting } = evaluationIsolate.call(
     { kind: 'jmespath', expression, data },
     guard ? guard.remainingWallMilliseconds(Number.POSITIVE_INFINITY) : Number.POSITIVE_INFINITY,
   );
   guard?.checkDeadline();
   const reply = replies[0];
+  if (starting)
+    throw new NotEvaluable(
+      'the evaluation isolate that runs JMESPath is restarting after an evaluation that ran out of time; ask again in a moment',
+    );
   if (!finished || reply === undefined) {
     if (guard) guard.stopAtDeadline('a JMESPath expression did not finish in time');
     throw new NotEvaluable('the JMESPath expression did not finish in the time an evaluation may take');
