@@ -25,7 +25,7 @@ import { kubernetesAccessReviewer, type ReviewAccess } from './http/access-revie
 import { createCallerReadAccess, type CallerReadAccess } from './http/caller-read-access';
 import { kubernetesTokenReviewer } from './http/token-review';
 import { regoEngine } from './verdicts/gatekeeper/rego-engine';
-import { evaluationIsolate } from './verdicts/guard/evaluation-isolate';
+import { evaluationIsolate, lateEvaluationIsolate } from './verdicts/guard/evaluation-isolate';
 import { compileTemplateOnArrival } from './verdicts/gatekeeper/template-preparation';
 
 // Wires one controller: index, ingestion, a source, the HTTP server. I/O pieces are created here
@@ -220,6 +220,7 @@ function createIngestion(config: ControllerConfig, logger: Logger, clock: () => 
   regoEngine.configure(config.opaPath);
   // The evaluation isolate (Rego, JMESPath) starts now, so that no admission waits for it to start.
   void evaluationIsolate.started();
+  void lateEvaluationIsolate.started();
   if (regoEngine.opa === undefined)
     logger.warn(
       { opaPath: config.opaPath ?? null },

@@ -201,6 +201,6 @@ describe('evaluators isolated and bounded, through the controller process (issue
     await expectBounded(controller, outcome);
     const entry = entryNamed(outcome, 'huge-cel');
     expect(entry.verdict).toBe('unknown');
-    expect(entry.reason).toMatch(/characters long, more than the 10240 compiled here/);
+    expect(entry.reason).toMatch(/characters long, more than the 4096 compiled here/);
   });
 });

@@ -7,7 +7,7 @@
 //   EvaluationAborted and the constraint, and every one after it, is `unknown`. The deadline is the
 //   process's CPU time, so that a verdict does not depend on how busy the machine is (the same object
 //   gets the same verdict on a quiet node and on an oversubscribed one), with a wall-clock backstop
-//   (80 ms by default), so that an evaluation starved of CPU still ends within the event-loop hold
+//   (60 ms by default), so that an evaluation starved of CPU still ends within the event-loop hold
 //   bound of 100 ms (issue 32: no request holds the loop longer, however busy the machine). Either
 //   clock stops it with a reason that names the budget; The CPU clock costs microseconds to
 //   read, so an ordinary evaluation (well under a millisecond) never reads it: it is read once the
@@ -36,7 +36,7 @@ export interface EvaluationLimits {
   deadlineMilliseconds: number;
   /**
    * Wall time it may take however little CPU it got (the longest it may hold the event loop, less
-   * a margin for the step in progress). Default: the larger of the CPU deadline and 80 ms.
+   * a margin for the step in progress). Default: the larger of the CPU deadline and 60 ms.
    */
   wallDeadlineMilliseconds?: number;
   /** Work units (CEL cost units) one admitted object's evaluation may take, all constraints together. */
@@ -76,10 +76,10 @@ const CPU_CLOCK_AFTER_MILLISECONDS = 5;
 
 /**
  * The longest one evaluation may hold the event loop, whatever its limits ask (issue 32), less a
- * margin of 20 ms for the step in progress when a clock is read: the wall-clock backstop.
+ * margin of 40 ms for the step in progress when a clock is read: the wall-clock backstop.
  */
 export const EVENT_LOOP_HOLD_MILLISECONDS = 100;
-const WALL_BACKSTOP_MILLISECONDS = 80;
+const WALL_BACKSTOP_MILLISECONDS = 60;
 
 // The guard of the evaluation in progress: evaluations run one at a time, synchronously (evaluate.ts),
 // so isolated evaluators (guard/evaluation-isolate.ts), which are reached through engine libraries

@@ -66,8 +66,17 @@ export class EvaluationIsolate {
   /** Isolates replaced because a call ran out of time (metrics, tests). */
   replacements = 0;
 
-  /** `standby`: keep a second isolate started, to take over at once when one is replaced. */
-  constructor(private readonly withStandby = true) {}
+  /**
+   * `standby`: keep a second isolate started, to take over at once when one is replaced.
+   * `waitForFirstStart`: the first call may wait for the isolate to start (the process's main
+   * isolate, for one-shot checks and tests); otherwise a call that finds it starting evaluates nothing.
+   */
+  constructor(
+    private readonly withStandby = true,
+    waitForFirstStart = true,
+  ) {
+    this.everStarted = !waitForFirstStart;
+  }
 
   /** Whether a policy is loaded (into this isolate and those replacing it). */
   hasPolicy(policy: string): boolean {
@@ -236,4 +245,4 @@ export const evaluationIsolate = new EvaluationIsolate();
  * The isolate of templates that ran out of an object's time before (gatekeeper/rego-template.ts):
  * one that always runs out stops this isolate, never the one every other template runs in.
  */
-export const lateEvaluationIsolate = new EvaluationIsolate(false);
+export const lateEvaluationIsolate = new EvaluationIsolate(false, false);
