@@ -32,4 +32,27 @@ const runHostile = (matcher) =>
     );
   });
 
-module.exports = { HOSTILE_MATCHERS, LINEAR_GROWTH_LIMIT, runHostile };
+/**
+ * Issue 32: per engine, the worst event-loop hold and heap growth (`node bench/hostile.js engines`).
+ * @returns {Promise<{engines: Record<string, {worstHoldMilliseconds: number, worstHeapGrowthMegabytes: number, verdicts: string[]}>} | {error: string}>}
+ */
+const runHostileEngines = () =>
+  new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [path.join(__dirname, '..', 'hostile.js'), 'engines'],
+      { maxBuffer: 16 * 1024 * 1024, timeout: 5 * HOSTILE_TIME_LIMIT_MS, killSignal: 'SIGKILL' },
+      (error, stdout) =>
+        resolve(
+          error
+            ? {
+                error: error.killed
+                  ? `not finished in ${(5 * HOSTILE_TIME_LIMIT_MS) / 1000} s`
+                  : error.message,
+              }
+            : JSON.parse(stdout),
+        ),
+    );
+  });
+
+module.exports = { HOSTILE_MATCHERS, LINEAR_GROWTH_LIMIT, runHostile, runHostileEngines };
