@@ -14,12 +14,7 @@ const { format, printTable } = require('./lib/table');
 const { runAdmissionBenchmark, admissionVerdicts } = require('./admission');
 const { runReadsBenchmark } = require('./reads');
 const { runWatchBenchmark } = require('./watch');
-const {
-  HOSTILE_MATCHERS,
-  LINEAR_GROWTH_LIMIT,
-  runHostile,
-  runHostileEngines,
-} = require('./lib/hostile-runner');
+const { HOSTILE_MATCHERS, LINEAR_GROWTH_LIMIT, runHostile } = require('./lib/hostile-runner');
 const { runApiServerBenchmark } = require('./apiserver');
 const { reportGatekeeper } = require('./lib/gatekeeper-report');
 const { runClusterBenchmark, clusterVerdicts } = require('./cluster');
@@ -162,33 +157,7 @@ const BENCHMARKS = {
         pass: worst < LINEAR_GROWTH_LIMIT,
       });
     }
-    const engines = await runHostileEngines();
-    if ('error' in engines)
-      verdicts.push({
-        benchmark: 'hostile engines',
-        target: 'finishes',
-        measured: engines.error,
-        pass: false,
-      });
-    else {
-      printTable(
-        'Hostile policies and objects per engine (issue 32): worst event-loop hold and heap growth of one check',
-        ['engine', 'worst hold ms', 'worst heap growth MiB', 'verdicts'],
-        Object.entries(engines.engines).map(([engine, figures]) => [
-          engine,
-          format(figures.worstHoldMilliseconds, 1),
-          format(figures.worstHeapGrowthMegabytes, 1),
-          figures.verdicts.join(','),
-        ]),
-      );
-      for (const [engine, figures] of Object.entries(engines.engines))
-        verdicts.push({
-          benchmark: `hostile ${engine}: event-loop hold / heap growth`,
-          target: '<= 100 ms / <= 64 MiB',
-          measured: `${format(figures.worstHoldMilliseconds, 1)} ms / ${format(figures.worstHeapGrowthMegabytes, 1)} MiB`,
-          pass: figures.worstHoldMilliseconds <= 100 && figures.worstHeapGrowthMegabytes <= 64,
-        });
-    }
+    await require('./lib/hostile-runner').reportHostileEngines(verdicts);
     return results;
   },
   admission: async (verdicts) => {
