@@ -200,15 +200,16 @@ function evaluateInIsolate(
     context.guard.remainingWallMilliseconds(waitCap),
   );
   for (const reply of call.replies)
-    if (reply.kind === 'rego-item') {
-      replies.set(batch[reply.index].source, reply.reply);
-      lateTemplates.delete(batch[reply.index].policy);
-    }
+    if (reply.kind === 'rego')
+      reply.replies.forEach((itemReply, index) => {
+        replies.set(batch[index].source, itemReply);
+        lateTemplates.delete(batch[index].policy);
+      });
   if (call.starting) {
     for (const { source } of batch) replies.set(source, 'starting');
     return;
   }
-  const late = batch.find(({ source }) => !replies.has(source));
+  const late = call.finished ? undefined : batch[call.itemInProgress ?? 0];
   if (late) {
     if (lateTemplates.size >= LATE_TEMPLATES_KEPT) lateTemplates.clear();
     lateTemplates.add(late.policy);

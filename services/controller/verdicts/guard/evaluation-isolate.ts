@@ -4,6 +4,7 @@ import { activeGuard } from './evaluation-guard';
 import {
   ISOLATE_HEAP_MEGABYTES,
   SIGNAL_DONE,
+  SIGNAL_ITEM,
   SIGNAL_STARTED,
   type IsolateReply,
   type IsolateRequest,
@@ -49,6 +50,8 @@ export interface IsolateCall {
   replies: IsolateReply[];
   finished: boolean;
   starting?: boolean;
+  /** The Rego item the isolate was evaluating when the call ran out of time. */
+  itemInProgress?: number;
 }
 
 type Request = IsolateRequest extends infer Each
@@ -121,6 +124,7 @@ export class EvaluationIsolate {
     }
     const id = ++this.nextId;
     Atomics.store(running.signal, SIGNAL_DONE, 0);
+    Atomics.store(running.signal, SIGNAL_ITEM, 0);
     running.port.postMessage({ ...request, id } as IsolateRequest);
     const outcome = Atomics.wait(running.signal, SIGNAL_DONE, 0, wait);
     const replies: IsolateReply[] = [];
@@ -133,9 +137,13 @@ export class EvaluationIsolate {
       if (reply.id === id) replies.push(reply);
     }
     const finished = outcome !== 'timed-out' || Atomics.load(running.signal, SIGNAL_DONE) === 1;
-    if (finished) running.started = this.everStarted = true;
-    else this.replace(running);
-    return { replies, finished };
+    if (finished) {
+      running.started = this.everStarted = true;
+      return { replies, finished };
+    }
+    const itemInProgress = Atomics.load(running.signal, SIGNAL_ITEM);
+    this.replace(running);
+    return { replies, finished, itemInProgress };
   }
 
   /**
@@ -211,7 +219,7 @@ export class EvaluationIsolate {
 
   private startIsolate(): Running {
     const { port1, port2 } = new MessageChannel();
-    const signal = new Int32Array(new SharedArrayBuffer(8));
+    const signal = new Int32Array(new SharedArrayBuffer(12));
     const entry = workerEntry(__dirname, 'isolate-worker');
     const worker = new Worker(entry.script, {
       eval: entry.eval,

@@ -8,6 +8,7 @@ import {
   MAX_RESULT_LENGTH,
   REGO_MEMORY,
   SIGNAL_DONE,
+  SIGNAL_ITEM,
   SIGNAL_STARTED,
   type IsolateReply,
   type IsolateRequest,
@@ -115,9 +116,14 @@ port.on('message', (request: IsolateRequest) => {
       }
       return;
     case 'rego':
-      request.items.forEach((item, index) =>
-        post({ kind: 'rego-item', id: request.id, index, reply: evaluateRego(request.review, item) }),
-      );
+      post({
+        kind: 'rego',
+        id: request.id,
+        replies: request.items.map((item, index) => {
+          Atomics.store(done, SIGNAL_ITEM, index);
+          return evaluateRego(request.review, item);
+        }),
+      });
       finish();
       return;
     case 'jmespath':
