@@ -2,7 +2,7 @@ import type { CheckedConstraint, ListedConstraint, Severity } from '../../model/
 import { formatResourceParameter } from '../../model/admission-query';
 import type { ResourceTarget } from '../../model/constraint';
 import { groupOf, type KubernetesObject, type Labels } from '../../model/kubernetes';
-import { pluralOfKind, WEBHOOK_RESOURCES } from '../../model/resources';
+import { pluralOfKind } from '../../model/resources';
 import { orderedWarnings, type AdmissionWarning } from '../../model/warnings';
 import { isOpaqueReference } from '../../model/opaque-reference';
 import { workloadLabels } from '../../model/workload-kinds';
@@ -37,7 +37,10 @@ export type LookedUpConstraint = Omit<ListedConstraint, 'detailLevel'> &
 /** Where constraints come from: an in-process index, or a controller's `POST /api/v1/admission-check`. */
 export type ConstraintLookup = (query: AdmissionQuery) => Promise<readonly LookedUpConstraint[]>;
 
-/** A constraint behind one of the warnings (Warning or Critical; Info never warns), or one passed. */
+/**
+ * A constraint behind one of the warnings (Warning or Critical; Info never warns), an audit-only one
+ * that could not be evaluated, or one passed.
+ */
 export type CheckFinding = Pick<
   LookedUpConstraint,
   | 'name'
@@ -62,7 +65,7 @@ export interface CheckedObject {
   namespace: string | null;
   /** `request.resource` as the webhook sees it, e.g. `apps/deployments` or `pods`. */
   resource: string;
-  /** Why the webhook would not see this object; absent when it was checked. */
+  /** Why the object was not checked (kubectl would refuse it); absent when it was checked. */
   skipped?: string;
   /** Exactly the admission warnings, Critical first. */
   warnings: string[];
@@ -87,22 +90,14 @@ export interface ManifestCheckOptions {
   namespace?: string;
 }
 
-function isInterceptedByWebhook(resource: ResourceTarget): boolean {
-  return WEBHOOK_RESOURCES.some(
-    (target) => target.group === resource.group && target.resource === resource.resource,
-  );
-}
-
-function skipReason(
-  object: KubernetesObject,
-  resource: ResourceTarget,
-  requestedNamespace: string | undefined,
-): string | undefined {
-  // Cluster-scoped objects are checked against the policies that target them (the API server
-  // enforces those whether or not Forewarn's webhook sees the object).
+/**
+ * Why an object is not checked. Every kind is checked against the constraints that can apply to it,
+ * whatever Forewarn's webhook is registered for: the API server enforces quotas, LimitRanges,
+ * ValidatingAdmissionPolicies and the policy engines' webhooks on Ingresses, Secrets and
+ * PersistentVolumeClaims as on workloads. Only an object kubectl itself would refuse is left out.
+ */
+function skipReason(object: KubernetesObject, requestedNamespace: string | undefined): string | undefined {
   if (isClusterScoped(object.apiVersion, object.kind)) return undefined;
-  if (!isInterceptedByWebhook(resource))
-    return `the webhook is not registered for ${formatResourceParameter(resource)}, so it never warns about it`;
   const namespace = object.metadata?.namespace;
   if (requestedNamespace !== undefined && namespace !== requestedNamespace)
     return `the manifest sets namespace ${namespace}, not ${requestedNamespace}; kubectl apply -n ${requestedNamespace} would refuse it`;
@@ -118,7 +113,7 @@ async function checkObject(
   const apiVersion = object.apiVersion ?? '';
   const group = groupOf(apiVersion);
   const resource: ResourceTarget = { group, resource: pluralOfKind(kind) };
-  const skipped = skipReason(object, resource, requestedNamespace);
+  const skipped = skipReason(object, requestedNamespace);
   const checked: CheckedObject = {
     kind,
     apiVersion,
@@ -146,7 +141,15 @@ async function checkObject(
     (constraint) => constraint.severity !== 'Info' && constraint.verdict !== 'passes',
   );
   const warnings = orderedWarnings(warned);
-  const findings = warned.map(findingOf);
+  // A constraint that only records (Gatekeeper dryrun: Info, audit) gives no warning, but when it
+  // could not be evaluated the check says so rather than leave it out: the object may fail it.
+  const findings = constraints
+    .filter(
+      (constraint) =>
+        warned.includes(constraint) ||
+        (constraint.severity === 'Info' && constraint.effect === 'audit' && constraint.verdict === 'unknown'),
+    )
+    .map(findingOf);
   const passed = constraints.filter((constraint) => constraint.verdict === 'passes').map(findingOf);
   return {
     checked: { ...checked, warnings: warnings.map((warning) => warning.text), findings, passed },

@@ -12,7 +12,7 @@ import { factOfEvaluation } from '../evaluation-memo';
 import { detail, objectName, text } from '../../../model/text';
 import { NOT_APPLICABLE, unknown, type VerdictContext, type VerdictOutcome } from '../types';
 import { evaluateCelTemplate } from './cel-template';
-import { constraintMatches } from './constraint-match';
+import { constraintSelects } from './constraint-match';
 import { regoEngine, type RegoEngine } from './rego-engine';
 import { evaluateRegoTemplate, type RegoConstraint } from './rego-template';
 
@@ -40,9 +40,12 @@ function templateCode(template: KubernetesObject): ConstraintTemplateCode | { er
 }
 
 /** Whether the constraint's match selects the object, decided once per object. */
-function matches(source: KubernetesObject, context: VerdictContext): boolean {
+function selectionOf(
+  source: KubernetesObject,
+  context: VerdictContext,
+): ReturnType<typeof constraintSelects> {
   return factOfEvaluation(context.guard, 'gatekeeper-match', source, () =>
-    constraintMatches(source, context),
+    constraintSelects(source, context),
   );
 }
 
@@ -56,7 +59,7 @@ function regoConstraintsOf(context: VerdictContext): RegoConstraint[] {
     )
       continue;
     const source = context.index.sourceOf(constraint);
-    if (!source || !matches(source, context)) continue;
+    if (!source || selectionOf(source, context) !== 'selected') continue;
     const template = context.index.find(
       GATEKEEPER_TEMPLATE_GROUP,
       'ConstraintTemplate',
@@ -75,7 +78,12 @@ export function evaluateGatekeeperConstraint(
   context: VerdictContext,
   engine: RegoEngine = regoEngine,
 ): VerdictOutcome {
-  if (!matches(source, context)) return NOT_APPLICABLE;
+  const selection = selectionOf(source, context);
+  if (selection === 'not-selected') return NOT_APPLICABLE;
+  if (selection === 'undecided')
+    return unknown(
+      text`its namespaceSelector decides whether it applies, and namespace "${context.admitted.namespace}" is not known here (its labels neither)`,
+    );
   const kind = source.kind ?? '';
   const templateName = templateNameOf(kind);
   const template = context.index.find(GATEKEEPER_TEMPLATE_GROUP, 'ConstraintTemplate', null, templateName);

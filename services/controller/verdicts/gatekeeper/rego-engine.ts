@@ -89,6 +89,12 @@ export function regoCodeHash(code: RegoCode): string {
 
 type OpaRun = { ok: true } | { ok: false; message: string; limit?: 'time' | 'memory' };
 
+// V8 compiles a Wasm module's functions lazily, on their first call: 40 ms for a template's first
+// evaluation here, on the evaluation's time (past the deadline on a busy machine, and again in every
+// isolate that replaces one). Compiled eagerly instead, by WebAssembly.compile on V8's background
+// threads, off the event loop; the isolates receive the compiled module.
+setFlagsFromString('--no-wasm-lazy-compilation');
+
 const webAssembly = (
   globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WasmModule> } }
 ).WebAssembly;

@@ -1,5 +1,6 @@
 import { workerData, type MessagePort } from 'node:worker_threads';
 import { loadPolicySync, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
+import { REGO_HOST_BUILTINS } from '../gatekeeper/rego-builtins';
 import { installGoSprintf } from '../gatekeeper/rego-sprintf';
 import { queryJmesPath } from '../kyverno/kyverno-jmespath';
 import { KyvernoRuleError, NotEvaluable } from '../kyverno/kyverno-errors';
@@ -108,7 +109,11 @@ port.on('message', (request: IsolateRequest) => {
     case 'load':
       try {
         policies.set(request.policy, {
-          policy: loadPolicySync(request.module as Parameters<typeof loadPolicySync>[0], { ...REGO_MEMORY }),
+          policy: loadPolicySync(
+            request.module as Parameters<typeof loadPolicySync>[0],
+            { ...REGO_MEMORY },
+            { ...REGO_HOST_BUILTINS },
+          ),
           entrypoint: request.entrypoint,
         });
       } catch {
