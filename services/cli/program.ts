@@ -21,7 +21,9 @@ import { isOpaqueReference } from '../model/opaque-reference';
 import { errorMessage } from '../model/error-message';
 import { parseBoolean } from '../flags/values';
 import { currentContextToken, requireSafeUrlForCredentials } from './kube-credentials';
+import { withoutTerminalControls } from './terminal-text';
 import { ParamKindError, parseParamKinds, type ParamKindResource } from '../model/param-kinds';
+import { addImpactCommand, addRisksCommand } from './risks-command';
 
 // `forewarn`: the command line of Forewarn (docs/cli.md). Runs against an injected environment
 // (argv, streams, env) and returns the exit code, so tests and main.ts share one path.
@@ -261,6 +263,8 @@ system could not answer (unreachable, not ready, not found). See docs/cli.md.`,
     );
 
   addCheckCommand(program, { environment, controller, print, style, setExitCode });
+  addRisksCommand(program, { environment, controller, print, style, setExitCode });
+  addImpactCommand(program, { environment, controller, print, style, setExitCode });
   return program;
 }
 
@@ -279,10 +283,12 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.usage;
     if (error instanceof CliError || error instanceof UsageError) {
-      environment.stderr.write(`error: ${error.message.replace(/\n/g, '\nerror: ')}\n`);
+      const message = withoutTerminalControls(error.message);
+      environment.stderr.write(`error: ${message.replace(/\n/g, '\nerror: ')}\n`);
       return error.exitCode;
     }
-    environment.stderr.write(`error: ${errorMessage(error)} (this is a bug, please report it)\n`);
+    const message = withoutTerminalControls(errorMessage(error));
+    environment.stderr.write(`error: ${message} (this is a bug, please report it)\n`);
     return EXIT_CODES.unavailable;
   }
 }

@@ -1,5 +1,5 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
-import { readFileSync } from 'node:fs';
+import { readReferenceKeyFile } from './reference-key-file';
 import { errorMessage } from '../model/error-message';
 import type { Logger } from '../logging/logger';
 import { AdapterRegistry } from './adapters/registry';
@@ -27,6 +27,8 @@ import { kubernetesTokenReviewer } from './http/token-review';
 import { regoEngine } from './verdicts/gatekeeper/rego-engine';
 import { evaluationIsolate, lateEvaluationIsolate } from './verdicts/guard/evaluation-isolate';
 import { compileTemplateOnArrival } from './verdicts/gatekeeper/template-preparation';
+import type { RiskTracker } from './risks/risk-tracker';
+import { wireRisks } from './risk-wiring';
 
 // Wires one controller: index, ingestion, a source, the HTTP server. I/O pieces are created here
 // (or injected by tests) so everything below stays pure.
@@ -34,6 +36,8 @@ import { compileTemplateOnArrival } from './verdicts/gatekeeper/template-prepara
 export interface RunningController {
   index: ConstraintIndex;
   missingResources: MissingResourceTracker;
+  /** The workloads at risk, evaluated in the background after the first sync (issue 35). */
+  risks: RiskTracker;
   source: ObjectSource;
   httpServer: Server;
   /** The port actually bound (useful with port 0 in tests). */
@@ -175,7 +179,7 @@ function referenceKeyOf(config: ControllerConfig, logger: Logger): Uint8Array | 
   }
   let key: Buffer;
   try {
-    key = Buffer.from(readFileSync(config.referenceKeyFile, 'utf8').trim(), 'utf8');
+    key = readReferenceKeyFile(config.referenceKeyFile);
   } catch (error) {
     throw new Error(`--reference-key-file ${config.referenceKeyFile} cannot be read: ${errorMessage(error)}`);
   }
@@ -317,6 +321,7 @@ export async function startController(
   const clock = overrides.clock ?? (() => new Date());
   const startedAt = clock();
   const { registry, index, parseErrors, ingestor } = createIngestion(config, logger, clock);
+  const { start: startRisks, ...riskServing } = wireRisks(index, ingestor, registry);
   // Set once MCP is up; the metrics read it at scrape time, which may come before.
   let mcpService: RunningMcpService | undefined = undefined;
   // Created before the source so its watch counters see the first list; read only at scrape time.
@@ -325,6 +330,7 @@ export async function startController(
   const metrics = createControllerMetrics(index, () => runtimeState(), {
     mcpSessions: () => mcpService?.sessionCounts(),
     callerReviews: () => callerReadAccess?.reviewCounts(),
+    risks: () => riskServing.risks.countsByNamespace(),
   });
   const source = overrides.source
     ? overrides.source(ingestor, registry, metrics.watchObserver)
@@ -339,12 +345,9 @@ export async function startController(
     mcp,
     startedAt,
   });
-
+  const served = { index, runtimeState, configuredDetailLevel: config.detailLevel, clock, ...riskServing };
   const app = createControllerApp({
-    index,
-    runtimeState,
-    configuredDetailLevel: config.detailLevel,
-    clock,
+    ...served,
     logger,
     prospectiveFindings: (workload) => prospectiveFindings(missingResources, workload),
     prospectiveRevision: () => missingResources.inventory.revision,
@@ -360,10 +363,7 @@ export async function startController(
     logger,
     mcp,
     {
-      index,
-      runtimeState,
-      configuredDetailLevel: config.detailLevel,
-      clock,
+      ...served,
       findMissingCompanions: (object, namespace) =>
         prospectiveFindingsForObject(missingResources, object, namespace),
     },
@@ -373,10 +373,11 @@ export async function startController(
   );
   await source.start();
   logger.info({ constraints: index.totalConstraints() }, 'first sync complete; ready');
-
+  startRisks(httpServer);
   return {
     index,
     missingResources,
+    risks: riskServing.risks,
     source,
     httpServer,
     port,
@@ -386,6 +387,7 @@ export async function startController(
       await mcpService?.close();
       flowObserver.monitor.stop();
       missingResources.stop();
+      riskServing.risks.stop();
       await source.stop();
       await new Promise<void>((resolve) => {
         httpServer.close(() => resolve());

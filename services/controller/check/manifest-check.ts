@@ -8,6 +8,7 @@ import { isOpaqueReference } from '../../model/opaque-reference';
 import { workloadLabels } from '../../model/workload-kinds';
 import { parseManifestIsolated } from '../sources/isolated-parsing';
 import { isClusterScoped, type ManifestProblem } from '../sources/manifest-parsing';
+import { unlimitedRequestBudget, type RequestBudget } from './request-budget';
 
 // `check`: the admission warnings a manifest would get, without applying it. Shared by the MCP
 // `check` tool and `forewarn check` (offline against a manifests directory, or against a running
@@ -67,6 +68,12 @@ export interface CheckedObject {
   resource: string;
   /** Why the object was not checked (kubectl would refuse it); absent when it was checked. */
   skipped?: string;
+  /**
+   * `unknown` when the request's CPU budget ran out before this object (request-budget.ts): it was
+   * not evaluated, `reason` says why, and its empty warnings mean nothing.
+   */
+  verdict?: 'unknown';
+  reason?: string;
   /** Exactly the admission warnings, Critical first. */
   warnings: string[];
   findings: CheckFinding[];
@@ -88,6 +95,11 @@ export interface ManifestCheckReport {
 export interface ManifestCheckOptions {
   /** Namespace for objects that set none (`kubectl apply -n`); default `default`. */
   namespace?: string;
+  /**
+   * The request's CPU budget, shared by every call of one HTTP request (the MCP `check` tool);
+   * default: none (the CLI checks the user's own files on the user's own machine).
+   */
+  budget?: RequestBudget;
 }
 
 /**
@@ -157,6 +169,24 @@ async function checkObject(
   };
 }
 
+/** An object the request's budget did not reach: named, with the reason, evaluated not at all. */
+function unevaluatedObject(object: KubernetesObject, reason: string): CheckedObject {
+  const kind = object.kind ?? '';
+  const apiVersion = object.apiVersion ?? '';
+  return {
+    kind,
+    apiVersion,
+    name: object.metadata?.name ?? '',
+    namespace: object.metadata?.namespace ?? null,
+    resource: formatResourceParameter({ group: groupOf(apiVersion), resource: pluralOfKind(kind) }),
+    verdict: 'unknown',
+    reason,
+    warnings: [],
+    findings: [],
+    passed: [],
+  };
+}
+
 function findingOf(constraint: LookedUpConstraint): CheckFinding {
   const finding: CheckFinding = {
     name: constraint.name,
@@ -196,15 +226,27 @@ export async function checkManifest(
   lookup: ConstraintLookup,
   options: ManifestCheckOptions = {},
 ): Promise<ManifestCheckReport> {
-  // Isolated: the MCP `check` tool takes up to 1 MiB and runs on the controller's event loop.
-  const parsed = await parseManifestIsolated(file, content, {
-    defaultNamespace: options.namespace ?? 'default',
-  });
+  const budget = options.budget ?? unlimitedRequestBudget();
+  // Isolated: the MCP `check` tool takes up to 1 MiB and runs on the controller's event loop. A
+  // step of the request too, so that the calls of a batch do not parse in the same turn.
+  const parsing = await budget.step(() =>
+    parseManifestIsolated(file, content, { defaultNamespace: options.namespace ?? 'default' }),
+  );
+  const parsed = parsing.ran
+    ? parsing.value
+    : { objects: [], problems: [{ file, line: 1, message: budget.reason }] };
   const objects: CheckedObject[] = [];
   const severities: Severity[] = [];
-  // One at a time: against a controller this keeps the load of a large manifest to one request.
+  // One at a time: against a controller this keeps the load of a large manifest to one request. In
+  // the controller, the event loop gets a turn between objects, and once the request's budget is
+  // spent the objects left are `unknown` instead of evaluated.
   for (const object of parsed.objects) {
-    const { checked, warnings } = await checkObject(object, lookup, options.namespace);
+    const step = await budget.step(() => checkObject(object, lookup, options.namespace));
+    if (!step.ran) {
+      objects.push(unevaluatedObject(object, budget.reason));
+      continue;
+    }
+    const { checked, warnings } = step.value;
     objects.push(checked);
     severities.push(...warnings.map((warning) => warning.severity));
   }
