@@ -4,11 +4,20 @@
 // printer (JSON.stringify, a message substitution) on such a value would run for minutes. The
 // walk visits each occurrence, so it stops after at most `limit` units of work.
 
-/** The value's JSON length, or undefined when it is over `limit` (the walk stops there). */
-export function jsonLengthWithin(value: unknown, limit: number): number | undefined {
+/**
+ * The value's JSON length, or undefined when it is over `limit` (the walk stops there). `checkpoint`
+ * is called every 64 values (the evaluation guard's, where there is one).
+ */
+export function jsonLengthWithin(
+  value: unknown,
+  limit: number,
+  checkpoint: () => void = () => undefined,
+): number | undefined {
   let length = 0;
+  let visited = 0;
   const pending: unknown[] = [value];
   while (pending.length > 0) {
+    if ((++visited & 63) === 0) checkpoint();
     const item = pending.pop();
     if (typeof item === 'string') length += item.length + 2;
     else if (Array.isArray(item)) {

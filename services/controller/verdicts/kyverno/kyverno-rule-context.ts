@@ -39,7 +39,7 @@ export function ruleContext(rule: Fields, base: JsonContext, checkpoint: () => v
     // A value that shares its parts (`value: ["{{v}}", "{{v}}"]` doubles at each variable) is
     // measured as the JSON it would print to: past the bound the rule is not evaluated.
     checkpoint();
-    if (jsonLengthWithin(value, MAX_SUBSTITUTED_LENGTH) === undefined)
+    if (jsonLengthWithin(value, MAX_SUBSTITUTED_LENGTH, checkpoint) === undefined)
       throw new NotEvaluable(
         `its context variable ${entry.name} is larger than the ${MAX_SUBSTITUTED_LENGTH} characters of JSON a value may have here`,
       );

@@ -35,12 +35,12 @@ function tooLong(): never {
 }
 
 /** The value as Kyverno prints it into text: strings as they are, the rest as JSON. */
-export function printedValue(value: unknown): string {
+export function printedValue(value: unknown, checkpoint?: () => void): string {
   if (typeof value === 'string') {
     if (value.length > MAX_SUBSTITUTED_LENGTH) tooLong();
     return value;
   }
-  if (jsonLengthWithin(value ?? null, MAX_SUBSTITUTED_LENGTH) === undefined) tooLong();
+  if (jsonLengthWithin(value ?? null, MAX_SUBSTITUTED_LENGTH, checkpoint) === undefined) tooLong();
   return JSON.stringify(value ?? null);
 }
 
@@ -115,7 +115,7 @@ export function substituteText(
   let last = 0;
   for (const match of template.matchAll(PLACEHOLDER)) {
     result += template.slice(last, match.index).replaceAll('\\{{', '{{');
-    result += printedValue(values[Number(match[1])]);
+    result += printedValue(values[Number(match[1])], checkpoint);
     if (result.length > MAX_SUBSTITUTED_LENGTH) tooLong();
     last = match.index + match[0].length;
   }
