@@ -13,7 +13,7 @@ const { format, printTable } = require('./lib/table');
 const { runAdmissionBenchmark, admissionVerdicts } = require('./admission');
 const { runReadsBenchmark } = require('./reads');
 const { runWatchBenchmark } = require('./watch');
-const { HOSTILE_MATCHERS, LINEAR_GROWTH_LIMIT, runHostile } = require('./lib/hostile-runner');
+const { HOSTILE_MATCHERS, runHostile } = require('./lib/hostile-runner');
 const { runApiServerBenchmark } = require('./apiserver');
 const { reportPeers } = require('./lib/peers-report');
 const { reportGatekeeper } = require('./lib/gatekeeper-report');
@@ -148,15 +148,8 @@ const BENCHMARKS = {
             ],
       ),
     );
-    for (const result of results) {
-      const worst = 'error' in result ? Number.POSITIVE_INFINITY : Math.max(...result.growthPerDoubling);
-      verdicts.push({
-        benchmark: `hostile ${result.matcher}: time growth per size doubling`,
-        target: `< ${LINEAR_GROWTH_LIMIT} (linear)`,
-        measured: 'error' in result ? result.error : format(worst),
-        pass: worst < LINEAR_GROWTH_LIMIT,
-      });
-    }
+    // The growth verdicts, then issue 32's engines (bench/lib/hostile-runner.js).
+    await require('./lib/hostile-runner').reportHostile(verdicts, results);
     return results;
   },
   admission: async (verdicts) => {
