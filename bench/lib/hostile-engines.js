@@ -56,7 +56,7 @@ const gatekeeper = (kind, rego) => [
   },
 ];
 
-/** @type {Record<string, {documents: object[], object: object}>} */
+/** @type {Record<string, {documents: import("../../dist/services/model/kubernetes").KubernetesObject[], object: import("../../dist/services/model/kubernetes").KubernetesObject}>} */
 const ENGINES = {
   'kyverno substitution': {
     documents: [
@@ -173,7 +173,7 @@ function opaPath() {
   return (output.trim().split('\n').pop() ?? '').replace(/^FOREWARN_OPA_BIN=/, '');
 }
 
-/** @param {object[]} documents */
+/** @param {import("../../dist/services/model/kubernetes").KubernetesObject[]} documents */
 function indexOf(documents) {
   const index = new ConstraintIndex();
   const ingestor = new Ingestor(index, new AdapterRegistry(), new ParseErrorCounter());

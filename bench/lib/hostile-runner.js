@@ -58,7 +58,7 @@ const runHostileEngines = () =>
 
 /**
  * Runs the engines benchmark, prints its table and adds one verdict per engine.
- * @param {Array<{benchmark: string, target: string, measured: string, pass: boolean}>} verdicts
+ * @param {Array<{benchmark: string, target: string, measured: string, pass: boolean | null}>} verdicts
  */
 async function reportHostileEngines(verdicts) {
   const engines = await runHostileEngines();
@@ -85,7 +85,26 @@ async function reportHostileEngines(verdicts) {
     });
 }
 
+/**
+ * The growth verdicts of the matchers (issue 27), then the engines' holds and heap growth (issue 32).
+ * @param {Array<{benchmark: string, target: string, measured: string, pass: boolean | null}>} verdicts
+ * @param {Array<{matcher: string, error: string} | {matcher: string, growthPerDoubling: number[]}>} results
+ */
+async function reportHostile(verdicts, results) {
+  for (const result of results) {
+    const worst = 'error' in result ? Number.POSITIVE_INFINITY : Math.max(...result.growthPerDoubling);
+    verdicts.push({
+      benchmark: `hostile ${result.matcher}: time growth per size doubling`,
+      target: `< ${LINEAR_GROWTH_LIMIT} (linear)`,
+      measured: 'error' in result ? result.error : format(worst),
+      pass: worst < LINEAR_GROWTH_LIMIT,
+    });
+  }
+  await reportHostileEngines(verdicts);
+}
+
 module.exports = {
+  reportHostile,
   HOSTILE_MATCHERS,
   LINEAR_GROWTH_LIMIT,
   runHostile,
