@@ -31,7 +31,8 @@ export async function loadOfflineCluster(
   directory: string,
   paramKinds: readonly ParamKindResource[] = [],
 ): Promise<OfflineCluster> {
-  const index = new ConstraintIndex({ paramKinds });
+  // Offline, every kind in DIR can be a ValidatingAdmissionPolicy param: the files are the caller's.
+  const index = new ConstraintIndex({ paramKinds, paramsOfEveryKind: true });
   const registry = new AdapterRegistry();
   const parseErrors = new ParseErrorCounter();
   const ingestor = new Ingestor(index, registry, parseErrors);

@@ -161,5 +161,7 @@ export function evaluateResourceQuota(
   )
     return NOT_APPLICABLE;
   if (evidence.length === 0) return { verdict: 'passes', evidence: [] };
-  return { verdict: 'violates', evidence, rejects: rejectsObject ? 'object' : 'pods' };
+  // A bare Pod is itself refused; a workload is admitted and its pods are refused.
+  const barePod = object.kind === 'Pod' && groupOf(object.apiVersion) === '';
+  return { verdict: 'violates', evidence, rejects: rejectsObject || barePod ? 'object' : 'pods' };
 }
