@@ -48,7 +48,6 @@ export function needsRequester(compiledPolicy: CompiledPolicy): boolean {
   return needed;
 }
 
-
 function operationsAllow(policy: KubernetesObject, operation: string): boolean {
   const spec = isRecord(policy.spec) ? policy.spec : {};
   const constraints = isRecord(spec.matchConstraints) ? spec.matchConstraints : {};

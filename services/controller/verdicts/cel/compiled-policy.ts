@@ -167,8 +167,7 @@ const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[
  */
 function paramKindProblem(paramKind: Record<string, unknown>): string | undefined {
   const { apiVersion, kind } = paramKind;
-  if (typeof apiVersion !== 'string' || apiVersion === '')
-    return 'spec.paramKind.apiVersion: Required value';
+  if (typeof apiVersion !== 'string' || apiVersion === '') return 'spec.paramKind.apiVersion: Required value';
   const parts = apiVersion.split('/');
   const [group, version] = parts.length === 2 ? parts : ['', parts[0]];
   if (parts.length > 2 || (group !== '' && (group.length > 253 || !DNS1123_SUBDOMAIN.test(group))))
