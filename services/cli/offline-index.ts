@@ -12,6 +12,7 @@ import { silentLogger } from '../logging/logger';
 import { usageError } from './exit-codes';
 import { errorMessage } from '../model/error-message';
 import { compileGatekeeperTemplates } from '../controller/check/gatekeeper-templates';
+import { ObjectsInFiles, type FindExistingObject } from '../controller/check/existing-objects';
 
 // `forewarn check --manifests DIR`: the cluster as a GitOps repository describes it, indexed in this
 // process with the controller's own source, adapters and index, read once (no file watching). The
@@ -23,6 +24,8 @@ export interface OfflineCluster {
   /** Adds objects that are not in DIR, e.g. the Namespaces of the manifest being checked. */
   add(objects: readonly KubernetesObject[]): void;
   findMissingCompanions: FindMissingCompanions;
+  /** The objects of DIR, as the cluster holds them: an object checked again is an UPDATE of it. */
+  findExisting: FindExistingObject;
   /** Files and objects under DIR that could not be read: their constraints are missing. */
   problems: string[];
 }
@@ -52,6 +55,12 @@ export async function loadOfflineCluster(
     canSee: (group, kind) => source.watchesKind(group, kind),
   });
   ingestor.onChange((object, removed) => companions.observe(object, removed));
+  // Only DIR's own objects: the Namespaces the checked manifests add (`add`) do not exist yet.
+  const stored = new ObjectsInFiles();
+  let readingDirectory = true;
+  ingestor.onChange((object, removed) => {
+    if (readingDirectory) stored.observe(object, removed);
+  });
   // Gatekeeper Rego templates: opa from FOREWARN_OPA_PATH, the image's path or PATH.
   const gatekeeperTemplates = compileGatekeeperTemplates(
     (listener) => ingestor.onChange(listener),
@@ -71,6 +80,7 @@ export async function loadOfflineCluster(
   companions.evaluate();
   const status = source.status();
   await source.stop();
+  readingDirectory = false;
   return {
     index,
     add: (objects) => {
@@ -78,6 +88,7 @@ export async function loadOfflineCluster(
       companions.evaluate();
     },
     findMissingCompanions: (object, namespace) => prospectiveFindingsForObject(companions, object, namespace),
+    findExisting: stored.find,
     problems: [
       ...status.problems.map(
         (problem) =>

@@ -9,11 +9,8 @@ import { createControllerApp } from './http/app';
 import { createControllerMetrics } from './metrics';
 import { ConstraintIndex } from './index/constraint-index';
 import { Ingestor, ParseErrorCounter } from './index/ingest';
-import { KubeConfig } from '@kubernetes/client-node';
-import { ClusterSource } from './sources/cluster/cluster-source';
-import { ManifestFileSource } from './sources/manifest-files';
 import type { ObjectSource, SourceStatus } from './sources/source';
-import { COMPANION_CANDIDATES, paramKindCandidates } from './sources/cluster/discovery';
+import { COMPANION_CANDIDATES } from './sources/cluster/discovery';
 import { MissingResourceTracker } from './missing/tracker';
 import { prospectiveFindings, prospectiveFindingsForObject } from './missing/prospective';
 import { startMcpService, type McpServiceOptions, type RunningMcpService } from './mcp/mcp-service';
@@ -25,6 +22,9 @@ import { kubernetesAccessReviewer, type ReviewAccess } from './http/access-revie
 import { createCallerReadAccess, type CallerReadAccess } from './http/caller-read-access';
 import { kubernetesTokenReviewer } from './http/token-review';
 import { regoEngine } from './verdicts/gatekeeper/rego-engine';
+import { loadKubeConfig, sourceOf } from './object-source';
+
+export { createSource, loadKubeConfig } from './object-source';
 import { compileTemplateOnArrival } from './verdicts/gatekeeper/template-preparation';
 
 // Wires one controller: index, ingestion, a source, the HTTP server. I/O pieces are created here
@@ -94,26 +94,6 @@ function callerReadAccessFor(
   });
 }
 
-export function createSource(
-  config: ControllerConfig,
-  sink: Ingestor,
-  registry: AdapterRegistry,
-  logger: Logger,
-  watchObserver?: WatchObserver,
-): ObjectSource {
-  if (config.manifests)
-    return new ManifestFileSource({ directory: config.manifests, sink, registry, logger });
-  return new ClusterSource({
-    kubeConfig: loadKubeConfig(config.kubeconfig),
-    sink,
-    registry,
-    logger,
-    rescanIntervalMs: config.rescanIntervalMs,
-    extraCandidates: [...COMPANION_CANDIDATES, ...paramKindCandidates(config.paramKinds)],
-    watchObserver,
-  });
-}
-
 /** Health lists the companion-resource rules as the `missingresource` adapter. */
 function withMissingResourceAdapter(status: SourceStatus, source: ObjectSource): SourceStatus {
   const watched = COMPANION_CANDIDATES.filter((candidate) =>
@@ -134,17 +114,6 @@ function withMissingResourceAdapter(status: SourceStatus, source: ObjectSource):
 }
 
 /** `--kubeconfig FILE`, else the in-cluster service account, else KUBECONFIG / ~/.kube/config. */
-export function loadKubeConfig(file: string | undefined): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  if (file) kubeConfig.loadFromFile(file);
-  else if (process.env.KUBERNETES_SERVICE_HOST) kubeConfig.loadFromCluster();
-  else kubeConfig.loadFromDefault();
-  if (!kubeConfig.getCurrentCluster())
-    throw new Error(
-      'no cluster configured: pass --kubeconfig FILE, run in a cluster, or use --manifests DIR',
-    );
-  return kubeConfig;
-}
 
 function listen(server: Server, port: number, address: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -322,9 +291,7 @@ export async function startController(
     mcpSessions: () => mcpService?.sessionCounts(),
     callerReviews: () => callerReadAccess?.reviewCounts(),
   });
-  const source = overrides.source
-    ? overrides.source(ingestor, registry, metrics.watchObserver)
-    : createSource(config, ingestor, registry, logger, metrics.watchObserver);
+  const { source, findExisting } = sourceOf(config, overrides, ingestor, registry, logger, metrics);
   const missingResources = trackMissingResources(config, ingestor, index, source, clock);
   const flowObserver = await startFlowObserver(config, logger);
   const mcp: McpState = { enabled: false, transport: 'sse', port: config.mcpPort };
@@ -349,6 +316,7 @@ export async function startController(
     observeAdmissionMemo: metrics.admissionMemoObserver,
     apiAccess,
     callerReadAccess,
+    findExisting,
   });
   const { httpServer, port } = await startHttpServer(config, logger, app);
   mcpService = await startMcpIfEnabled(
@@ -362,6 +330,7 @@ export async function startController(
       clock,
       findMissingCompanions: (object, namespace) =>
         prospectiveFindingsForObject(missingResources, object, namespace),
+      findExisting,
     },
     httpServer,
     (request) => apiAccess.levelFor(request),

@@ -1,0 +1,97 @@
+import { groupOf, referenceKey, withoutManagedFields, type KubernetesObject } from '../../model/kubernetes';
+import { pluralOfKind, targetsInclude } from '../../model/resources';
+import type { ResourceTarget } from '../../model/constraint';
+import type { AdmissionOperation } from '../verdicts/types';
+
+// The API server's view of a request (issue 31): applying an object that already exists is an
+// UPDATE, with the stored object as `oldObject`. A quota then charges only the increase, a
+// `count/...` key nothing, and policies see `request.operation` and `oldObject` as they will.
+// `check` and the MCP `check` tool do not know whether the object exists: they ask here. The
+// webhook knows (its AdmissionReview says), so its requests never come here.
+
+/** The stored object with the same kind, namespace and name, or undefined when there is none. */
+export type FindExistingObject = (object: KubernetesObject) => Promise<KubernetesObject | undefined>;
+
+export const NO_EXISTING_OBJECTS: FindExistingObject = () => Promise.resolve(undefined);
+
+export interface AppliedOperation {
+  operation: AdmissionOperation;
+  oldObject?: KubernetesObject;
+}
+
+/** CREATE, or UPDATE with the stored object as `oldObject` when one exists. */
+export async function operationOfApply(
+  object: KubernetesObject,
+  find: FindExistingObject,
+): Promise<AppliedOperation> {
+  const name = object.metadata?.name;
+  // An object without a name (generateName) is always created.
+  if (typeof name !== 'string' || name === '') return { operation: 'CREATE' };
+  const existing = await find(object);
+  return existing ? { operation: 'UPDATE', oldObject: existing } : { operation: 'CREATE' };
+}
+
+/** Kind, namespace and name; an object without a namespace counts as in `default` (kubectl's). */
+function identityKey(object: KubernetesObject): string {
+  const namespace = object.metadata?.namespace;
+  return referenceKey({
+    group: groupOf(object.apiVersion),
+    kind: object.kind ?? '',
+    namespace: typeof namespace === 'string' && namespace !== '' ? namespace : 'default',
+    name: object.metadata?.name ?? '',
+  });
+}
+
+/**
+ * Offline (`forewarn check --manifests DIR`): the objects of DIR are what the cluster holds. Kept
+ * by kind, namespace and name as they are seen (the last one seen wins, as `kubectl apply` of the
+ * directory would leave it).
+ */
+export class ObjectsInFiles {
+  private readonly objects = new Map<string, KubernetesObject>();
+
+  observe(object: KubernetesObject, removed: boolean): void {
+    const key = identityKey(object);
+    if (removed) this.objects.delete(key);
+    else this.objects.set(key, withoutManagedFields(object));
+  }
+
+  readonly find: FindExistingObject = (object) => Promise.resolve(this.objects.get(identityKey(object)));
+}
+
+/** GET of one object's path; undefined when the API server says it does not exist (404). */
+export type GetObject = (path: string) => Promise<KubernetesObject | undefined>;
+
+/** `/apis/apps/v1/namespaces/shop/deployments/web` (`/api/v1/...` for the core group). */
+export function objectPath(object: KubernetesObject, namespace: string | undefined): string {
+  const apiVersion = object.apiVersion ?? 'v1';
+  const prefix = groupOf(apiVersion) === '' ? `/api/${apiVersion}` : `/apis/${apiVersion}`;
+  const scope = namespace === undefined ? '' : `/namespaces/${encodeURIComponent(namespace)}`;
+  const name = encodeURIComponent(object.metadata?.name ?? '');
+  return `${prefix}${scope}/${pluralOfKind(object.kind ?? '')}/${name}`;
+}
+
+/**
+ * On a cluster: the stored object, read with the controller's own credentials for the kinds its
+ * ClusterRole lets it read (workloads, Services, Ingresses, ...; never Secrets or ConfigMaps, which it
+ * does not read, nor anything else). A kind it may not read, or a failed read, is checked as
+ * CREATE, as before: the quota answer may then be stricter than the server's, never laxer.
+ */
+export function objectsInCluster(
+  get: GetObject,
+  readable: readonly ResourceTarget[],
+  namespaceOf: (object: KubernetesObject) => string | undefined,
+  onFailure: (failure: unknown) => void = () => undefined,
+): FindExistingObject {
+  return async (object) => {
+    const target = { group: groupOf(object.apiVersion), resource: pluralOfKind(object.kind ?? '') };
+    if (!targetsInclude(readable, target)) return undefined;
+    try {
+      const stored = await get(objectPath(object, namespaceOf(object)));
+      return stored ? withoutManagedFields(stored) : undefined;
+    } catch (failure) {
+      onFailure(failure);
+      return undefined;
+    }
+  };
+}
