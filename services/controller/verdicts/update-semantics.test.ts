@@ -262,8 +262,28 @@ describe('ValidatingAdmissionPolicy the API server refuses to store', () => {
     const entry = policyEntry(objects, deployment(5, {}));
     expect(entry?.verdict).toBe('passes');
     expect(entry?.reason).toMatch(
-      /refuses to store this policy \(spec\.paramKind\.apiVersion: Required value\)/,
+      /refuses to store this policy \(strict decoding error: unknown field "spec\.paramKind\.group"/,
     );
+  });
+
+  it('is not enforced without an apiVersion', () => {
+    const objects = policy('replica-limit', {
+      paramKind: { kind: 'ReplicaLimit' },
+      validations: [{ expression: 'object.spec.replicas <= params.maxReplicas' }],
+    });
+    expect(policyEntry(objects, deployment(5, {}))?.reason).toMatch(
+      /spec\.paramKind\.apiVersion: Required value/,
+    );
+  });
+
+  it('rejects on a valid paramKind without paramRef: null params, "no such key" (kube-apiserver v1.34.4)', () => {
+    const objects = policy('replica-limit', {
+      paramKind: { apiVersion: 'rules.example.com/v1', kind: 'ReplicaLimit' },
+      validations: [{ expression: 'object.spec.replicas <= params.maxReplicas' }],
+    });
+    const entry = policyEntry(objects, deployment(5, {}));
+    expect(entry?.verdict).toBe('violates');
+    expect(entry?.evidence[0].message).toMatch(/maxReplicas.*fails closed/);
   });
 
   it('evaluates a valid paramKind without paramRef with null params, as the server does', () => {

@@ -163,10 +163,15 @@ const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[
  * The API server's validation of `spec.paramKind` (validateParamKind in
  * pkg/apis/admissionregistration/validation): `apiVersion` and `kind` are required, the group a DNS
  * subdomain, the version and the lowercased kind DNS labels. A paramKind written as `group`,
- * `version` (as in an old documentation example) has no apiVersion: the policy is refused.
+ * `version` (as in an old documentation example) is refused for its unknown fields (kube-apiserver
+ * v1.34.4: "strict decoding error: unknown field ..."), and without them it has no apiVersion.
  */
 function paramKindProblem(paramKind: Record<string, unknown>): string | undefined {
   const { apiVersion, kind } = paramKind;
+  // kubectl decodes strictly: a field v1 does not have is refused before validation.
+  const unknownFields = Object.keys(paramKind).filter((field) => field !== 'apiVersion' && field !== 'kind');
+  if (unknownFields.length > 0)
+    return `strict decoding error: ${unknownFields.map((field) => `unknown field "spec.paramKind.${field}"`).join(', ')}`;
   if (typeof apiVersion !== 'string' || apiVersion === '') return 'spec.paramKind.apiVersion: Required value';
   const parts = apiVersion.split('/');
   const [group, version] = parts.length === 2 ? parts : ['', parts[0]];
