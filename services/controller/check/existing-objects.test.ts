@@ -23,7 +23,10 @@ const deployment = (replicas: number, namespace?: string): KubernetesObject => (
 describe('the operation of an apply', () => {
   it('is an UPDATE of the stored object when there is one, else a CREATE', async () => {
     const files = new ObjectsInFiles();
-    files.observe({ ...deployment(3), metadata: { name: 'web', managedFields: [{}] } }, false);
+    files.observe(
+      { ...deployment(3), metadata: { name: 'web', managedFields: [{}] } } as KubernetesObject,
+      false,
+    );
     const update = await operationOfApply(deployment(5, 'default'), files.find);
     expect(update.operation).toBe('UPDATE');
     // Kept without field ownership; an object without a namespace is in `default`.
@@ -35,7 +38,7 @@ describe('the operation of an apply', () => {
 
   it('is a CREATE for an object without a name (generateName)', async () => {
     const find = jest.fn(() => Promise.resolve(deployment(3)));
-    const unnamed = { ...deployment(5), metadata: { generateName: 'web-' } };
+    const unnamed = { ...deployment(5), metadata: { generateName: 'web-' } } as KubernetesObject;
     expect(await operationOfApply(unnamed, find)).toEqual({ operation: 'CREATE' });
     expect(find).not.toHaveBeenCalled();
   });
