@@ -9,14 +9,23 @@ import type { AdmissionOperation } from '../verdicts/types';
 // `check` and the MCP `check` tool do not know whether the object exists: they ask here. The
 // webhook knows (its AdmissionReview says), so its requests never come here.
 
-/** The stored object with the same kind, namespace and name, or undefined when there is none. */
-export type FindExistingObject = (object: KubernetesObject) => Promise<KubernetesObject | undefined>;
+/**
+ * The stored object with the same kind, namespace and name; undefined when there is none;
+ * `CANNOT_TELL` when whether there is one cannot be known (a kind the controller does not read).
+ */
+export type FindExistingObject = (
+  object: KubernetesObject,
+) => Promise<KubernetesObject | undefined | typeof CANNOT_TELL>;
+
+export const CANNOT_TELL = 'cannot-tell';
 
 export const NO_EXISTING_OBJECTS: FindExistingObject = () => Promise.resolve(undefined);
 
 export interface AppliedOperation {
   operation: AdmissionOperation;
   oldObject?: KubernetesObject;
+  /** A CREATE of an object that may exist (see AdmittedObject.mayExist). */
+  mayExist?: true;
 }
 
 /** CREATE, or UPDATE with the stored object as `oldObject` when one exists. */
@@ -28,6 +37,7 @@ export async function operationOfApply(
   // An object without a name (generateName) is always created.
   if (typeof name !== 'string' || name === '') return { operation: 'CREATE' };
   const existing = await find(object);
+  if (existing === CANNOT_TELL) return { operation: 'CREATE', mayExist: true };
   return existing ? { operation: 'UPDATE', oldObject: existing } : { operation: 'CREATE' };
 }
 
@@ -74,8 +84,8 @@ export function objectPath(object: KubernetesObject, namespace: string | undefin
 /**
  * On a cluster: the stored object, read with the controller's own credentials for the kinds its
  * ClusterRole lets it read (workloads, Services, Ingresses, ...; never Secrets or ConfigMaps, which it
- * does not read, nor anything else). A kind it may not read, or a failed read, is checked as
- * CREATE, as before: the quota answer may then be stricter than the server's, never laxer.
+ * does not read, nor anything else). For a kind it may not read, or after a failed read, whether
+ * the object exists cannot be told: it is checked as a CREATE that may be an UPDATE.
  */
 export function objectsInCluster(
   get: GetObject,
@@ -85,13 +95,13 @@ export function objectsInCluster(
 ): FindExistingObject {
   return async (object) => {
     const target = { group: groupOf(object.apiVersion), resource: pluralOfKind(object.kind ?? '') };
-    if (!targetsInclude(readable, target)) return undefined;
+    if (!targetsInclude(readable, target)) return CANNOT_TELL;
     try {
       const stored = await get(objectPath(object, namespaceOf(object)));
       return stored ? withoutManagedFields(stored) : undefined;
     } catch (failure) {
       onFailure(failure);
-      return undefined;
+      return CANNOT_TELL;
     }
   };
 }

@@ -100,6 +100,7 @@ function readCheckRequest(body: unknown): Answer | CheckRequest {
     object,
     ...(isRecord(body.oldObject) ? { oldObject: body.oldObject as KubernetesObject } : {}),
     operation,
+    ...(operation === 'CREATE' && body.mayExist === true ? { mayExist: true } : {}),
     // `forewarn check` sends Namespaces and other cluster-scoped objects; the webhook never does.
     ...(isClusterScoped(object.apiVersion, object.kind) ? { clusterScoped: true } : {}),
     ...(view === undefined ? {} : { view: view as AdmissionCheckView }),

@@ -31,6 +31,8 @@ export interface AdmissionCheckRequest {
   object: KubernetesObject;
   oldObject?: KubernetesObject;
   operation: AdmissionOperation;
+  /** A CREATE of an object that may exist (`check` of a kind the controller does not read). */
+  mayExist?: boolean;
   /**
    * The object is cluster-scoped (a Namespace, a ClusterRole): checked against the cluster-wide
    * constraints that intercept its resource, not a namespace's. Only `check` asks this; the webhook
@@ -335,6 +337,7 @@ function checkedConstraints(
       object: request.object,
       ...(request.oldObject ? { oldObject: request.oldObject } : {}),
       operation: request.operation,
+      ...(request.mayExist ? { mayExist: true } : {}),
       namespace,
       namespaceLabels: scope.namespaceLabels,
     },

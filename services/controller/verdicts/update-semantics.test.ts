@@ -84,6 +84,17 @@ describe('ResourceQuota on UPDATE', () => {
       (entry) => entry.sourceKind === 'ResourceQuota',
     );
     expect(updated?.verdict ?? 'not listed').not.toBe('violates');
+    // Whether it exists unknown (a kind the controller does not read): undecided, not rejected.
+    const { index } = indexObjects([namespace, full]);
+    const [mayExist] = buildAdmissionCheck(index, {
+      object: configMap,
+      operation: 'CREATE',
+      mayExist: true,
+    }).constraints.filter((entry) => entry.sourceKind === 'ResourceQuota');
+    expect(mayExist.verdict).toBe('unknown');
+    expect(mayExist.reason).toMatch(
+      /count\/configmaps is used up: a new object is rejected, an update of an existing one is not counted/,
+    );
   });
 });
 
