@@ -305,3 +305,91 @@ describe('ValidatingAdmissionPolicy the API server refuses to store', () => {
     expect(policyEntry(objects, deployment(5, {}))?.verdict).toBe('passes');
   });
 });
+
+describe('Kyverno and Gatekeeper on UPDATE', () => {
+  it('Kyverno preconditions read request.operation and request.oldObject', () => {
+    const rule = {
+      name: 'no-scale-down',
+      match: { any: [{ resources: { kinds: ['Deployment'] } }] },
+      preconditions: { all: [{ key: '{{ request.operation }}', operator: 'Equals', value: 'UPDATE' }] },
+      validate: {
+        message: 'replicas may not go down',
+        deny: {
+          conditions: {
+            any: [
+              {
+                key: '{{ request.object.spec.replicas }}',
+                operator: 'LessThan',
+                value: '{{ request.oldObject.spec.replicas }}',
+              },
+            ],
+          },
+        },
+      },
+    };
+    const policy: KubernetesObject = {
+      apiVersion: 'kyverno.io/v1',
+      kind: 'ClusterPolicy',
+      metadata: { name: 'no-scale-down' },
+      spec: { validationFailureAction: 'Enforce', rules: [rule] },
+    };
+    const kyverno = (operation: AdmissionOperation, object: KubernetesObject, oldObject?: KubernetesObject) =>
+      check([policy], object, operation, oldObject)
+        .filter((entry) => entry.sourceKind === 'ClusterPolicy')
+        .map((entry) => entry.verdict);
+    // On CREATE the precondition fails: the rule is skipped (not listed or passes, never violates).
+    expect(kyverno('CREATE', deployment(2, {}))).not.toContain('violates');
+    expect(kyverno('UPDATE', deployment(2, {}), deployment(3, {}))).toEqual(['violates']);
+    expect(kyverno('UPDATE', deployment(3, {}), deployment(2, {}))).toEqual(['passes']);
+  });
+
+  it('Gatekeeper CEL templates read oldObject on an UPDATE', () => {
+    const template: KubernetesObject = {
+      apiVersion: 'templates.gatekeeper.sh/v1',
+      kind: 'ConstraintTemplate',
+      metadata: { name: 'noscaledown' },
+      spec: {
+        crd: { spec: { names: { kind: 'NoScaleDown' } } },
+        targets: [
+          {
+            target: 'admission.k8s.gatekeeper.sh',
+            code: [
+              {
+                engine: 'K8sNativeValidation',
+                source: {
+                  validations: [
+                    {
+                      expression:
+                        'oldObject == null || variables.anyObject.spec.replicas >= oldObject.spec.replicas',
+                      message: 'replicas may not go down',
+                    },
+                  ],
+                },
+              },
+            ],
+          },
+        ],
+      },
+    };
+    const constraint: KubernetesObject = {
+      apiVersion: 'constraints.gatekeeper.sh/v1beta1',
+      kind: 'NoScaleDown',
+      metadata: { name: 'no-scale-down' },
+      spec: {
+        enforcementAction: 'deny',
+        match: { kinds: [{ apiGroups: ['apps'], kinds: ['Deployment'] }] },
+      },
+    };
+    const gatekeeper = (
+      operation: AdmissionOperation,
+      object: KubernetesObject,
+      oldObject?: KubernetesObject,
+    ) =>
+      check([template, constraint], object, operation, oldObject)
+        .filter((entry) => entry.sourceKind === 'NoScaleDown')
+        .map((entry) => entry.verdict);
+    expect(gatekeeper('CREATE', deployment(2, {}))).toEqual(['passes']);
+    expect(gatekeeper('UPDATE', deployment(2, {}), deployment(3, {}))).toEqual(['violates']);
+    expect(gatekeeper('UPDATE', deployment(3, {}), deployment(2, {}))).toEqual(['passes']);
+  });
+});
