@@ -12,7 +12,7 @@ import { silentLogger } from '../logging/logger';
 import { usageError } from './exit-codes';
 import { errorMessage } from '../model/error-message';
 import { compileGatekeeperTemplates } from '../controller/check/gatekeeper-templates';
-import { ObjectsInFiles, type FindExistingObject } from '../controller/check/existing-objects';
+import { ObjectsInFiles, type FindExistingObject } from '../controller/check/objects-in-files';
 
 // `forewarn check --manifests DIR`: the cluster as a GitOps repository describes it, indexed in this
 // process with the controller's own source, adapters and index, read once (no file watching). The

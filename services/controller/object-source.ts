@@ -3,13 +3,19 @@ import type { Logger } from '../logging/logger';
 import type { AdapterRegistry } from './adapters/registry';
 import type { ControllerConfig } from './config';
 import type { Ingestor } from './index/ingest';
-import type { ControllerOverrides } from './runtime';
 import { ClusterSource } from './sources/cluster/cluster-source';
 import { COMPANION_CANDIDATES, paramKindCandidates } from './sources/cluster/discovery';
 import type { WatchObserver } from './sources/cluster/reflector';
 import { ManifestFileSource } from './sources/manifest-files';
 import type { ObjectSource } from './sources/source';
 import { storedObjectsFor } from './stored-objects';
+
+/** A ready-made source (tests): built from the ingestor, the registry and the watch observer. */
+export type SourceFactory = (
+  sink: Ingestor,
+  registry: AdapterRegistry,
+  watchObserver: WatchObserver,
+) => ObjectSource;
 
 // Where the controller's objects come from: a directory of manifests or the cluster (through the
 // kubeconfig), and where `check` finds the stored object an apply would update.
@@ -52,7 +58,7 @@ export function createSource(
  */
 export function sourceOf(
   config: ControllerConfig,
-  overrides: Pick<ControllerOverrides, 'source'>,
+  overrides: { source?: SourceFactory },
   ingestor: Ingestor,
   registry: AdapterRegistry,
   logger: Logger,

@@ -14,7 +14,6 @@ import { COMPANION_CANDIDATES } from './sources/cluster/discovery';
 import { MissingResourceTracker } from './missing/tracker';
 import { prospectiveFindings, prospectiveFindingsForObject } from './missing/prospective';
 import { startMcpService, type McpServiceOptions, type RunningMcpService } from './mcp/mcp-service';
-import type { WatchObserver } from './sources/cluster/reflector';
 import type { FlowObserverState, McpState, RuntimeState } from './views/health';
 import { answerClientErrorsAsJson } from '../net/client-error';
 import { createApiAccess, type ReviewToken } from './http/api-auth';
@@ -22,7 +21,7 @@ import { kubernetesAccessReviewer, type ReviewAccess } from './http/access-revie
 import { createCallerReadAccess, type CallerReadAccess } from './http/caller-read-access';
 import { kubernetesTokenReviewer } from './http/token-review';
 import { regoEngine } from './verdicts/gatekeeper/rego-engine';
-import { loadKubeConfig, sourceOf } from './object-source';
+import { loadKubeConfig, sourceOf, type SourceFactory } from './object-source';
 
 export { createSource, loadKubeConfig } from './object-source';
 import { compileTemplateOnArrival } from './verdicts/gatekeeper/template-preparation';
@@ -45,7 +44,7 @@ export interface RunningController {
 
 export interface ControllerOverrides {
   /** A ready-made source (tests); otherwise files or the cluster, from the config. */
-  source?: (sink: Ingestor, registry: AdapterRegistry, watchObserver: WatchObserver) => ObjectSource;
+  source?: SourceFactory;
   clock?: () => Date;
   /** The TokenReview call of `--api-auth=tokenreview` (tests); otherwise through the kubeconfig. */
   reviewToken?: ReviewToken;

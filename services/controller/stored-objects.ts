@@ -6,7 +6,8 @@ import type { ParamKindResource } from '../model/param-kinds';
 import { namespaceOfObject } from './verdicts/admission-check';
 import { isClusterScoped } from './sources/manifest-parsing';
 import { KubernetesApiError, KubernetesTransport } from './sources/cluster/api-transport';
-import { objectsInCluster, ObjectsInFiles, type FindExistingObject } from './check/existing-objects';
+import { objectsInCluster, type FindExistingObject } from './verdicts/existing-objects';
+import { ObjectsInFiles } from './check/objects-in-files';
 import type { Ingestor } from './index/ingest';
 import type { ControllerConfig } from './config';
 

@@ -2,13 +2,8 @@ import type { KubernetesObject } from '../../model/kubernetes';
 import { ConstraintIndex } from '../index/constraint-index';
 import { indexObjects } from '../../../test/support/controller-fixtures';
 import { indexLookup } from './index-lookup';
-import {
-  CANNOT_TELL,
-  objectPath,
-  objectsInCluster,
-  ObjectsInFiles,
-  operationOfApply,
-} from './existing-objects';
+import { ObjectsInFiles } from './objects-in-files';
+import { CANNOT_TELL, objectPath, objectsInCluster, operationOfApply } from '../verdicts/existing-objects';
 
 // Issue 31: an object that exists is checked as the UPDATE the API server will see.
 

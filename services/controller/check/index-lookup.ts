@@ -8,7 +8,7 @@ import {
   type AdmissionCheckRequest,
 } from '../verdicts/admission-check';
 import type { ConstraintLookup } from './manifest-check';
-import { NO_EXISTING_OBJECTS, operationOfApply, type FindExistingObject } from './existing-objects';
+import { NO_EXISTING_OBJECTS, operationOfApply, type FindExistingObject } from '../verdicts/existing-objects';
 
 // Answers `check` queries from an index in this process (the MCP server's live index, or the index
 // `forewarn check --manifests DIR` builds), exactly as `POST /api/v1/admission-check` would.

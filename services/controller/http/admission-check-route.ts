@@ -18,7 +18,7 @@ import { AdmissionCheckMemo } from './admission-check-memo';
 import { regoEngine } from '../verdicts/gatekeeper/rego-engine';
 import { apiViewLevel, bearerToken } from './api-auth';
 import type { CallerReadAccess } from './caller-read-access';
-import { operationOfApply, type FindExistingObject } from '../check/existing-objects';
+import { operationOfApply, type FindExistingObject } from '../verdicts/existing-objects';
 
 /** What the route needs of the app's dependencies (a subset, so this file does not import app.ts). */
 export interface AdmissionCheckDependencies extends Pick<ResourceDependencies, 'index' | 'runtimeState'> {

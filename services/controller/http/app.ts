@@ -29,7 +29,7 @@ import {
   securityHeadersExceptAdmissionCheck,
 } from './admission-check-route';
 import { admissionCheckFastPath } from './admission-check-fast-path';
-import type { FindExistingObject } from '../check/existing-objects';
+import type { FindExistingObject } from '../verdicts/existing-objects';
 import type { RequestObserver } from './request-observer';
 import { jsonBodyTypeProblem } from './json-body-type';
 import {

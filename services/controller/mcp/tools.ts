@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { CONSTRAINT_TYPES, SEVERITIES, type DetailLevel } from '../../model/api';
 import type { ResourceDependencies } from '../http/resource-requests';
 import { checkManifest } from '../check/manifest-check';
-import type { FindExistingObject } from '../check/existing-objects';
+import type { FindExistingObject } from '../verdicts/existing-objects';
 import { indexLookup, NO_MISSING_COMPANIONS, type FindMissingCompanions } from '../check/index-lookup';
 import { MAX_MESSAGE_LENGTH } from './explain-facts';
 import { explainMessage } from './explain';

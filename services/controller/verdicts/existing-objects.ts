@@ -1,7 +1,7 @@
-import { groupOf, referenceKey, withoutManagedFields, type KubernetesObject } from '../../model/kubernetes';
+import { groupOf, withoutManagedFields, type KubernetesObject } from '../../model/kubernetes';
 import { pluralOfKind, targetsInclude } from '../../model/resources';
 import type { ResourceTarget } from '../../model/constraint';
-import type { AdmissionOperation } from '../verdicts/types';
+import type { AdmissionOperation } from './types';
 
 // The API server's view of a request (issue 31): applying an object that already exists is an
 // UPDATE, with the stored object as `oldObject`. A quota then charges only the increase, a
@@ -39,34 +39,6 @@ export async function operationOfApply(
   const existing = await find(object);
   if (existing === CANNOT_TELL) return { operation: 'CREATE', mayExist: true };
   return existing ? { operation: 'UPDATE', oldObject: existing } : { operation: 'CREATE' };
-}
-
-/** Kind, namespace and name; an object without a namespace counts as in `default` (kubectl's). */
-function identityKey(object: KubernetesObject): string {
-  const namespace = object.metadata?.namespace;
-  return referenceKey({
-    group: groupOf(object.apiVersion),
-    kind: object.kind ?? '',
-    namespace: typeof namespace === 'string' && namespace !== '' ? namespace : 'default',
-    name: object.metadata?.name ?? '',
-  });
-}
-
-/**
- * Offline (`forewarn check --manifests DIR`): the objects of DIR are what the cluster holds. Kept
- * by kind, namespace and name as they are seen (the last one seen wins, as `kubectl apply` of the
- * directory would leave it).
- */
-export class ObjectsInFiles {
-  private readonly objects = new Map<string, KubernetesObject>();
-
-  observe(object: KubernetesObject, removed: boolean): void {
-    const key = identityKey(object);
-    if (removed) this.objects.delete(key);
-    else this.objects.set(key, withoutManagedFields(object));
-  }
-
-  readonly find: FindExistingObject = (object) => Promise.resolve(this.objects.get(identityKey(object)));
 }
 
 /** GET of one object's path; undefined when the API server says it does not exist (404). */
