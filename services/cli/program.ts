@@ -2,7 +2,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { addFlags, applyEnvironment, flag, flagValues, UsageError } from '../flags/command-line';
 import { isDns1123Label } from '../model/kubernetes';
 import { packageVersion } from '../model/package-version';
-import { runCheck } from './check-command';
+import { runCheck, type CheckCommandResult } from './check-command';
 import { createControllerApi, parseControllerUrl, type ControllerApi } from './controller-api';
 import { CliError, EXIT_CODES, FAIL_ON_LEVELS, usageError, type ExitCode, type FailOn } from './exit-codes';
 import {
@@ -21,6 +21,7 @@ import { isOpaqueReference } from '../model/opaque-reference';
 import { errorMessage } from '../model/error-message';
 import { parseBoolean } from '../flags/values';
 import { currentContextToken, requireSafeUrlForCredentials } from './kube-credentials';
+import { withoutTerminalControls } from './terminal-text';
 import { ParamKindError, parseParamKinds, type ParamKindResource } from '../model/param-kinds';
 
 // `forewarn`: the command line of Forewarn (docs/cli.md). Runs against an injected environment
@@ -91,13 +92,29 @@ function paramKindsOption(value: string): ParamKindResource[] {
   }
 }
 
+/** What the check ran without or is unsure of, on stderr: the report itself stays on stdout. */
+function writeCheckNotes(result: CheckCommandResult, stderr: OutputStream): void {
+  for (const problem of result.clusterProblems)
+    stderr.write(`warning: ${problem} (its objects are not part of the check)\n`);
+  for (const skipped of result.skippedFiles)
+    stderr.write(`note: ${skipped.file}: skipped, ${skipped.reason}\n`);
+  for (const unknown of result.unknownNamespaces) stderr.write(`warning: ${unknown.message}\n`);
+}
+
 function addCheckCommand(program: Command, context: ProgramContext): void {
   program
     .command('check')
     .description(
       'the admission warnings manifests would get, without applying them (exit 0 clean, 1 warnings, 3 critical)',
     )
-    .requiredOption('-f, --filename <path...>', 'manifest file or directory to check; - reads standard input')
+    .option(
+      '-f, --filename <path...>',
+      'manifest file or directory to check; - reads standard input (files of Helm and Kustomize in a directory are skipped with a note)',
+    )
+    .option(
+      '-k, --kustomize <dir>',
+      'not rendered here: pipe the rendering instead, kustomize build DIR | forewarn check -f -',
+    )
     .option(
       '--manifests <dir>',
       'check offline against this directory of cluster manifests instead of a controller',
@@ -114,7 +131,8 @@ function addCheckCommand(program: Command, context: ProgramContext): void {
     )
     .action(
       async (options: {
-        filename: string[];
+        filename?: string[];
+        kustomize?: string;
         manifests?: string;
         paramKinds?: string;
         namespace?: string;
@@ -126,6 +144,14 @@ function addCheckCommand(program: Command, context: ProgramContext): void {
           );
         if (options.paramKinds !== undefined && options.manifests === undefined)
           throw usageError('--param-kinds goes with --manifests (a controller has its own --param-kinds)');
+        // No kustomize library renders as kustomize does (generators, components, remote bases):
+        // the real tool's output, piped, is the only rendering the API server would see.
+        if (options.kustomize !== undefined)
+          throw usageError(
+            `forewarn does not render kustomizations; pipe kustomize's own rendering: kustomize build ${options.kustomize} | forewarn check -f -`,
+          );
+        if (options.filename === undefined)
+          throw usageError("required option '-f, --filename <path...>' not specified");
         const result = await runCheck({
           filenames: options.filename,
           manifests: options.manifests,
@@ -135,11 +161,17 @@ function addCheckCommand(program: Command, context: ProgramContext): void {
           controller: context.controller,
           readStdin: context.environment.readStdin,
         });
-        for (const problem of result.clusterProblems)
-          context.environment.stderr.write(`warning: ${problem} (its objects are not part of the check)\n`);
+        writeCheckNotes(result, context.environment.stderr);
         const critical = result.reports.reduce((sum, report) => sum + report.criticalCount, 0);
         const warnings = result.reports.reduce((sum, report) => sum + report.warningCount, 0);
-        context.print({ reports: result.reports, criticalCount: critical, warningCount: warnings }, () =>
+        const data = {
+          reports: result.reports,
+          criticalCount: critical,
+          warningCount: warnings,
+          skippedFiles: result.skippedFiles,
+          unknownNamespaces: result.unknownNamespaces,
+        };
+        context.print(data, () =>
           renderCheckTable(
             result.reports,
             context.style(),
@@ -248,10 +280,12 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.usage;
     if (error instanceof CliError || error instanceof UsageError) {
-      environment.stderr.write(`error: ${error.message.replace(/\n/g, '\nerror: ')}\n`);
+      const message = withoutTerminalControls(error.message);
+      environment.stderr.write(`error: ${message.replace(/\n/g, '\nerror: ')}\n`);
       return error.exitCode;
     }
-    environment.stderr.write(`error: ${errorMessage(error)} (this is a bug, please report it)\n`);
+    const message = withoutTerminalControls(errorMessage(error));
+    environment.stderr.write(`error: ${message} (this is a bug, please report it)\n`);
     return EXIT_CODES.unavailable;
   }
 }

@@ -2,12 +2,13 @@ import type { CheckedConstraint, ListedConstraint, Severity } from '../../model/
 import { formatResourceParameter } from '../../model/admission-query';
 import type { ResourceTarget } from '../../model/constraint';
 import { groupOf, type KubernetesObject, type Labels } from '../../model/kubernetes';
-import { pluralOfKind, WEBHOOK_RESOURCES } from '../../model/resources';
+import { pluralOfKind } from '../../model/resources';
 import { orderedWarnings, type AdmissionWarning } from '../../model/warnings';
 import { isOpaqueReference } from '../../model/opaque-reference';
 import { workloadLabels } from '../../model/workload-kinds';
 import { parseManifestIsolated } from '../sources/isolated-parsing';
 import { isClusterScoped, type ManifestProblem } from '../sources/manifest-parsing';
+import { unlimitedRequestBudget, type RequestBudget } from './request-budget';
 
 // `check`: the admission warnings a manifest would get, without applying it. Shared by the MCP
 // `check` tool and `forewarn check` (offline against a manifests directory, or against a running
@@ -37,7 +38,10 @@ export type LookedUpConstraint = Omit<ListedConstraint, 'detailLevel'> &
 /** Where constraints come from: an in-process index, or a controller's `POST /api/v1/admission-check`. */
 export type ConstraintLookup = (query: AdmissionQuery) => Promise<readonly LookedUpConstraint[]>;
 
-/** A constraint behind one of the warnings (Warning or Critical; Info never warns), or one passed. */
+/**
+ * A constraint behind one of the warnings (Warning or Critical; Info never warns), an audit-only one
+ * that could not be evaluated, or one passed.
+ */
 export type CheckFinding = Pick<
   LookedUpConstraint,
   | 'name'
@@ -62,8 +66,14 @@ export interface CheckedObject {
   namespace: string | null;
   /** `request.resource` as the webhook sees it, e.g. `apps/deployments` or `pods`. */
   resource: string;
-  /** Why the webhook would not see this object; absent when it was checked. */
+  /** Why the object was not checked (kubectl would refuse it); absent when it was checked. */
   skipped?: string;
+  /**
+   * `unknown` when the request's CPU budget ran out before this object (request-budget.ts): it was
+   * not evaluated, `reason` says why, and its empty warnings mean nothing.
+   */
+  verdict?: 'unknown';
+  reason?: string;
   /** Exactly the admission warnings, Critical first. */
   warnings: string[];
   findings: CheckFinding[];
@@ -85,24 +95,21 @@ export interface ManifestCheckReport {
 export interface ManifestCheckOptions {
   /** Namespace for objects that set none (`kubectl apply -n`); default `default`. */
   namespace?: string;
+  /**
+   * The request's CPU budget, shared by every call of one HTTP request (the MCP `check` tool);
+   * default: none (the CLI checks the user's own files on the user's own machine).
+   */
+  budget?: RequestBudget;
 }
 
-function isInterceptedByWebhook(resource: ResourceTarget): boolean {
-  return WEBHOOK_RESOURCES.some(
-    (target) => target.group === resource.group && target.resource === resource.resource,
-  );
-}
-
-function skipReason(
-  object: KubernetesObject,
-  resource: ResourceTarget,
-  requestedNamespace: string | undefined,
-): string | undefined {
-  // Cluster-scoped objects are checked against the policies that target them (the API server
-  // enforces those whether or not Forewarn's webhook sees the object).
+/**
+ * Why an object is not checked. Every kind is checked against the constraints that can apply to it,
+ * whatever Forewarn's webhook is registered for: the API server enforces quotas, LimitRanges,
+ * ValidatingAdmissionPolicies and the policy engines' webhooks on Ingresses, Secrets and
+ * PersistentVolumeClaims as on workloads. Only an object kubectl itself would refuse is left out.
+ */
+function skipReason(object: KubernetesObject, requestedNamespace: string | undefined): string | undefined {
   if (isClusterScoped(object.apiVersion, object.kind)) return undefined;
-  if (!isInterceptedByWebhook(resource))
-    return `the webhook is not registered for ${formatResourceParameter(resource)}, so it never warns about it`;
   const namespace = object.metadata?.namespace;
   if (requestedNamespace !== undefined && namespace !== requestedNamespace)
     return `the manifest sets namespace ${namespace}, not ${requestedNamespace}; kubectl apply -n ${requestedNamespace} would refuse it`;
@@ -118,7 +125,7 @@ async function checkObject(
   const apiVersion = object.apiVersion ?? '';
   const group = groupOf(apiVersion);
   const resource: ResourceTarget = { group, resource: pluralOfKind(kind) };
-  const skipped = skipReason(object, resource, requestedNamespace);
+  const skipped = skipReason(object, requestedNamespace);
   const checked: CheckedObject = {
     kind,
     apiVersion,
@@ -146,11 +153,37 @@ async function checkObject(
     (constraint) => constraint.severity !== 'Info' && constraint.verdict !== 'passes',
   );
   const warnings = orderedWarnings(warned);
-  const findings = warned.map(findingOf);
+  // A constraint that only records (Gatekeeper dryrun: Info, audit) gives no warning, but when it
+  // could not be evaluated the check says so rather than leave it out: the object may fail it.
+  const findings = constraints
+    .filter(
+      (constraint) =>
+        warned.includes(constraint) ||
+        (constraint.severity === 'Info' && constraint.effect === 'audit' && constraint.verdict === 'unknown'),
+    )
+    .map(findingOf);
   const passed = constraints.filter((constraint) => constraint.verdict === 'passes').map(findingOf);
   return {
     checked: { ...checked, warnings: warnings.map((warning) => warning.text), findings, passed },
     warnings,
+  };
+}
+
+/** An object the request's budget did not reach: named, with the reason, evaluated not at all. */
+function unevaluatedObject(object: KubernetesObject, reason: string): CheckedObject {
+  const kind = object.kind ?? '';
+  const apiVersion = object.apiVersion ?? '';
+  return {
+    kind,
+    apiVersion,
+    name: object.metadata?.name ?? '',
+    namespace: object.metadata?.namespace ?? null,
+    resource: formatResourceParameter({ group: groupOf(apiVersion), resource: pluralOfKind(kind) }),
+    verdict: 'unknown',
+    reason,
+    warnings: [],
+    findings: [],
+    passed: [],
   };
 }
 
@@ -193,15 +226,27 @@ export async function checkManifest(
   lookup: ConstraintLookup,
   options: ManifestCheckOptions = {},
 ): Promise<ManifestCheckReport> {
-  // Isolated: the MCP `check` tool takes up to 1 MiB and runs on the controller's event loop.
-  const parsed = await parseManifestIsolated(file, content, {
-    defaultNamespace: options.namespace ?? 'default',
-  });
+  const budget = options.budget ?? unlimitedRequestBudget();
+  // Isolated: the MCP `check` tool takes up to 1 MiB and runs on the controller's event loop. A
+  // step of the request too, so that the calls of a batch do not parse in the same turn.
+  const parsing = await budget.step(() =>
+    parseManifestIsolated(file, content, { defaultNamespace: options.namespace ?? 'default' }),
+  );
+  const parsed = parsing.ran
+    ? parsing.value
+    : { objects: [], problems: [{ file, line: 1, message: budget.reason }] };
   const objects: CheckedObject[] = [];
   const severities: Severity[] = [];
-  // One at a time: against a controller this keeps the load of a large manifest to one request.
+  // One at a time: against a controller this keeps the load of a large manifest to one request. In
+  // the controller, the event loop gets a turn between objects, and once the request's budget is
+  // spent the objects left are `unknown` instead of evaluated.
   for (const object of parsed.objects) {
-    const { checked, warnings } = await checkObject(object, lookup, options.namespace);
+    const step = await budget.step(() => checkObject(object, lookup, options.namespace));
+    if (!step.ran) {
+      objects.push(unevaluatedObject(object, budget.reason));
+      continue;
+    }
+    const { checked, warnings } = step.value;
     objects.push(checked);
     severities.push(...warnings.map((warning) => warning.severity));
   }
