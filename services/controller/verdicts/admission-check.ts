@@ -22,24 +22,19 @@ import { withServerDefaults } from './defaulting';
 import { evaluateVerdicts } from './evaluate';
 import { EvaluationAborted, EvaluationGuard } from './guard/evaluation-guard';
 import { pathWithinObject } from './evidence-path';
-import type { AdmissionOperation, Requester, Verdict, VerdictIndex } from './types';
+import type { AdmittedObject, Verdict, VerdictIndex } from './types';
 
 // `POST /api/v1/admission-check` (DESIGN.md 7b): the constraints the list query would return for the
 // object, each with the verdict on the object itself. A violation's summary starts with what fails,
 // so the admission warning reads "will be rejected: container "web" sets no memory limit (...)".
 
-export interface AdmissionCheckRequest {
-  object: KubernetesObject;
-  oldObject?: KubernetesObject;
-  operation: AdmissionOperation;
-  /** A CREATE of an object that may exist (`check` of a kind the controller does not read). */
-  mayExist?: boolean;
-  /** Who makes the request (the webhook's AdmissionReview `userInfo`); absent offline. */
-  requester?: Requester;
+/** The admitted object, its operation (and `mayExist`), and who asks (absent offline): types.ts. */
+type RequestFields = 'object' | 'oldObject' | 'operation' | 'mayExist' | 'requester';
+export interface AdmissionCheckRequest extends Pick<AdmittedObject, RequestFields> {
   /**
    * The object is cluster-scoped (a Namespace, a ClusterRole): checked against the cluster-wide
-   * constraints that intercept its resource, not a namespace's. Only `check` asks this; the webhook
-   * is registered for namespaced resources alone.
+   * constraints that intercept its resource, not a namespace's. Only `check` asks this (the webhook
+   * is registered for namespaced resources alone).
    */
   clusterScoped?: boolean;
 }
