@@ -64,7 +64,7 @@ function groupsOf(object: CheckedObject): FindingGroup[] {
 const SEVERITY_LABEL: Partial<Record<Severity, string>> = { Critical: '[CRITICAL]', Warning: '[WARNING]' };
 
 /** One finding: its severity and summary, the remediation, then every failing field or why it was not evaluated. */
-function findingLines(
+export function findingLines(
   finding: CheckFinding,
   width: number | undefined,
   style: Style,
@@ -104,7 +104,7 @@ function findingLines(
   return lines;
 }
 
-function objectLines(object: CheckedObject, width: number | undefined, style: Style): string[] {
+export function objectLines(object: CheckedObject, width: number | undefined, style: Style): string[] {
   const title = objectTitle(object);
   if (object.skipped !== undefined)
     return wrapText(`${title}: skipped (${object.skipped})`, width, '  ', '    ').map(style.dim);
