@@ -114,16 +114,17 @@ export function parseListedConstraints(body: unknown): LookedUpConstraint[] {
 
 export function controllerLookup(api: ControllerApi): ConstraintLookup {
   // The webhook's own request: the object as the review would carry it, to the admission check.
+  // Without an operation: the controller checks an object that exists as the UPDATE of it the API
+  // server will see (issue 31), anything else as a CREATE.
   return async (query) => {
     // Not a request the webhook makes (it sees namespaced objects only): the object as it is.
     if (query.clusterScoped)
-      return parseListedConstraints(
-        await api.postJson('/api/v1/admission-check', { object: query.object, operation: 'CREATE' }),
-      );
+      return parseListedConstraints(await api.postJson('/api/v1/admission-check', { object: query.object }));
     const checkBody = webhookQueryFor(query).checkBody;
     if (checkBody === undefined)
       return parseListedConstraints(await api.getJson(constraintQueryPath('', webhookQueryFor(query))));
-    return parseListedConstraints(await api.postJson('/api/v1/admission-check', JSON.parse(checkBody)));
+    const { operation: _created, ...body } = JSON.parse(checkBody) as Record<string, unknown>;
+    return parseListedConstraints(await api.postJson('/api/v1/admission-check', body));
   };
 }
 
@@ -166,7 +167,13 @@ export async function runCheck(options: CheckCommandOptions): Promise<CheckComma
     const cluster = await loadOfflineCluster(options.manifests, options.paramKinds ?? []);
     // Namespaces created by the checked manifests carry the labels cluster-wide policies select on.
     cluster.add(objects.map(({ object }) => object).filter((object) => object.kind === 'Namespace'));
-    lookup = indexLookup(cluster.index, cluster.findMissingCompanions);
+    lookup = indexLookup(
+      cluster.index,
+      cluster.findMissingCompanions,
+      'full',
+      undefined,
+      cluster.findExisting,
+    );
     clusterProblems = cluster.problems;
     unknownNamespaces = unknownNamespacesOf(
       objects.map(({ object }) => object),

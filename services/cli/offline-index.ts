@@ -12,6 +12,7 @@ import { silentLogger } from '../logging/logger';
 import { usageError } from './exit-codes';
 import { errorMessage } from '../model/error-message';
 import { compileGatekeeperTemplates } from '../controller/check/gatekeeper-templates';
+import { ObjectsInFiles, type FindExistingObject } from '../controller/check/objects-in-files';
 import { RiskTracker } from '../controller/risks/risk-tracker';
 
 // `forewarn check --manifests DIR`: the cluster as a GitOps repository describes it, indexed in this
@@ -28,6 +29,8 @@ export interface OfflineCluster {
   /** Adds objects that are not in DIR, e.g. the Namespaces of the manifest being checked. */
   add(objects: readonly KubernetesObject[]): void;
   findMissingCompanions: FindMissingCompanions;
+  /** The objects of DIR, as the cluster holds them: an object checked again is an UPDATE of it. */
+  findExisting: FindExistingObject;
   /** Files and objects under DIR that could not be read: their constraints are missing. */
   problems: string[];
 }
@@ -36,7 +39,8 @@ export async function loadOfflineCluster(
   directory: string,
   paramKinds: readonly ParamKindResource[] = [],
 ): Promise<OfflineCluster> {
-  const index = new ConstraintIndex({ paramKinds });
+  // Offline, every kind in DIR can be a ValidatingAdmissionPolicy param: the files are the caller's.
+  const index = new ConstraintIndex({ paramKinds, paramsOfEveryKind: true });
   const registry = new AdapterRegistry();
   const parseErrors = new ParseErrorCounter();
   const ingestor = new Ingestor(index, registry, parseErrors);
@@ -56,6 +60,12 @@ export async function loadOfflineCluster(
     canSee: (group, kind) => source.watchesKind(group, kind),
   });
   ingestor.onChange((object, removed) => companions.observe(object, removed));
+  // Only DIR's own objects: the Namespaces the checked manifests add (`add`) do not exist yet.
+  const stored = new ObjectsInFiles();
+  let readingDirectory = true;
+  ingestor.onChange((object, removed) => {
+    if (readingDirectory) stored.observe(object, removed);
+  });
   const risks = new RiskTracker(index);
   ingestor.onChange((object, removed) => risks.observe(object, removed));
   // Gatekeeper Rego templates: opa from FOREWARN_OPA_PATH, the image's path or PATH.
@@ -77,6 +87,7 @@ export async function loadOfflineCluster(
   companions.evaluate();
   const status = source.status();
   await source.stop();
+  readingDirectory = false;
   return {
     index,
     ingestor,
@@ -86,6 +97,7 @@ export async function loadOfflineCluster(
       companions.evaluate();
     },
     findMissingCompanions: (object, namespace) => prospectiveFindingsForObject(companions, object, namespace),
+    findExisting: stored.find,
     problems: [
       ...status.problems.map(
         (problem) =>

@@ -9,15 +9,11 @@ import { createControllerApp } from './http/app';
 import { createControllerMetrics } from './metrics';
 import { ConstraintIndex } from './index/constraint-index';
 import { Ingestor, ParseErrorCounter } from './index/ingest';
-import { KubeConfig } from '@kubernetes/client-node';
-import { ClusterSource } from './sources/cluster/cluster-source';
-import { ManifestFileSource } from './sources/manifest-files';
 import type { ObjectSource, SourceStatus } from './sources/source';
-import { COMPANION_CANDIDATES, paramKindCandidates } from './sources/cluster/discovery';
+import { COMPANION_CANDIDATES } from './sources/cluster/discovery';
 import { MissingResourceTracker } from './missing/tracker';
 import { prospectiveFindings, prospectiveFindingsForObject } from './missing/prospective';
 import { startMcpService, type McpServiceOptions, type RunningMcpService } from './mcp/mcp-service';
-import type { WatchObserver } from './sources/cluster/reflector';
 import type { FlowObserverState, McpState, RuntimeState } from './views/health';
 import { answerClientErrorsAsJson } from '../net/client-error';
 import { createApiAccess, type ReviewToken } from './http/api-auth';
@@ -26,6 +22,9 @@ import { createCallerReadAccess, type CallerReadAccess } from './http/caller-rea
 import { kubernetesTokenReviewer } from './http/token-review';
 import { regoEngine } from './verdicts/gatekeeper/rego-engine';
 import { evaluationIsolate, lateEvaluationIsolate } from './verdicts/guard/evaluation-isolate';
+import { loadKubeConfig, sourceOf, type SourceFactory } from './object-source';
+
+export { createSource, loadKubeConfig } from './object-source';
 import { compileTemplateOnArrival } from './verdicts/gatekeeper/template-preparation';
 import type { RiskTracker } from './risks/risk-tracker';
 import { wireRisks } from './risk-wiring';
@@ -50,7 +49,7 @@ export interface RunningController {
 
 export interface ControllerOverrides {
   /** A ready-made source (tests); otherwise files or the cluster, from the config. */
-  source?: (sink: Ingestor, registry: AdapterRegistry, watchObserver: WatchObserver) => ObjectSource;
+  source?: SourceFactory;
   clock?: () => Date;
   /** The TokenReview call of `--api-auth=tokenreview` (tests); otherwise through the kubeconfig. */
   reviewToken?: ReviewToken;
@@ -99,26 +98,6 @@ function callerReadAccessFor(
   });
 }
 
-export function createSource(
-  config: ControllerConfig,
-  sink: Ingestor,
-  registry: AdapterRegistry,
-  logger: Logger,
-  watchObserver?: WatchObserver,
-): ObjectSource {
-  if (config.manifests)
-    return new ManifestFileSource({ directory: config.manifests, sink, registry, logger });
-  return new ClusterSource({
-    kubeConfig: loadKubeConfig(config.kubeconfig),
-    sink,
-    registry,
-    logger,
-    rescanIntervalMs: config.rescanIntervalMs,
-    extraCandidates: [...COMPANION_CANDIDATES, ...paramKindCandidates(config.paramKinds)],
-    watchObserver,
-  });
-}
-
 /** Health lists the companion-resource rules as the `missingresource` adapter. */
 function withMissingResourceAdapter(status: SourceStatus, source: ObjectSource): SourceStatus {
   const watched = COMPANION_CANDIDATES.filter((candidate) =>
@@ -139,17 +118,6 @@ function withMissingResourceAdapter(status: SourceStatus, source: ObjectSource):
 }
 
 /** `--kubeconfig FILE`, else the in-cluster service account, else KUBECONFIG / ~/.kube/config. */
-export function loadKubeConfig(file: string | undefined): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  if (file) kubeConfig.loadFromFile(file);
-  else if (process.env.KUBERNETES_SERVICE_HOST) kubeConfig.loadFromCluster();
-  else kubeConfig.loadFromDefault();
-  if (!kubeConfig.getCurrentCluster())
-    throw new Error(
-      'no cluster configured: pass --kubeconfig FILE, run in a cluster, or use --manifests DIR',
-    );
-  return kubeConfig;
-}
 
 function listen(server: Server, port: number, address: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -332,9 +300,7 @@ export async function startController(
     callerReviews: () => callerReadAccess?.reviewCounts(),
     risks: () => riskServing.risks.countsByNamespace(),
   });
-  const source = overrides.source
-    ? overrides.source(ingestor, registry, metrics.watchObserver)
-    : createSource(config, ingestor, registry, logger, metrics.watchObserver);
+  const { source, findExisting } = sourceOf(config, overrides, ingestor, registry, logger, metrics);
   const missingResources = trackMissingResources(config, ingestor, index, source, clock);
   const flowObserver = await startFlowObserver(config, logger);
   const mcp: McpState = { enabled: false, transport: 'sse', port: config.mcpPort };
@@ -356,6 +322,7 @@ export async function startController(
     observeAdmissionMemo: metrics.admissionMemoObserver,
     apiAccess,
     callerReadAccess,
+    findExisting,
   });
   const { httpServer, port } = await startHttpServer(config, logger, app);
   mcpService = await startMcpIfEnabled(
@@ -366,6 +333,7 @@ export async function startController(
       ...served,
       findMissingCompanions: (object, namespace) =>
         prospectiveFindingsForObject(missingResources, object, namespace),
+      findExisting,
     },
     httpServer,
     (request) => apiAccess.levelFor(request),

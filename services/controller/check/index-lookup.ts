@@ -8,6 +8,7 @@ import {
   type AdmissionCheckRequest,
 } from '../verdicts/admission-check';
 import type { ConstraintLookup } from './manifest-check';
+import { NO_EXISTING_OBJECTS, operationOfApply, type FindExistingObject } from '../verdicts/existing-objects';
 
 // Answers `check` queries from an index in this process (the MCP server's live index, or the index
 // `forewarn check --manifests DIR` builds), exactly as `POST /api/v1/admission-check` would.
@@ -33,16 +34,21 @@ export function indexLookup(
    * rendered at `full`. Asked only below `full`, about the constraints the check may show.
    */
   readable?: (constraints: readonly Constraint[]) => Promise<ReadonlySet<Constraint>>,
+  /** The stored object an apply would update (existing-objects.ts); none: every object is created. */
+  findExisting: FindExistingObject = NO_EXISTING_OBJECTS,
 ): ConstraintLookup {
   // The controller's admission check itself: the same list, with verdicts on the object, rendered
-  // for the viewer's level as the HTTP route renders it for the same caller.
+  // for the viewer's level as the HTTP route renders it for the same caller. An object that exists
+  // is checked as the UPDATE the API server will see.
   return async (query) => {
-    const request: AdmissionCheckRequest = query.clusterScoped
-      ? { object: query.object, operation: 'CREATE', clusterScoped: true }
-      : {
-          object: { ...query.object, metadata: { ...query.object.metadata, namespace: query.namespace } },
-          operation: 'CREATE',
-        };
+    const object = query.clusterScoped
+      ? query.object
+      : { ...query.object, metadata: { ...query.object.metadata, namespace: query.namespace } };
+    const request: AdmissionCheckRequest = {
+      object,
+      ...(await operationOfApply(object, findExisting)),
+      ...(query.clusterScoped ? { clusterScoped: true } : {}),
+    };
     const prospective = query.clusterScoped ? [] : findMissingCompanions(query.object, query.namespace);
     const candidates = readable && level !== 'full' ? admissionCheckCandidates(index, request) : [];
     const allowed: ReadonlySet<ConstraintDraft> =

@@ -5,6 +5,7 @@ import type { DetailLevel } from '../../model/api';
 import type { RequestObserver } from './request-observer';
 import {
   ADMISSION_CHECK_BODY_LIMIT_BYTES,
+  mayAskForOperation,
   type AdmissionCheckAnswerer,
   type CallerAdmissionCheckAnswerer,
 } from './admission-check-route';
@@ -77,9 +78,10 @@ async function answer(
     return;
   }
   try {
-    // The webhook is answered at `full` synchronously, from the memo: no review on its path.
+    // The webhook is answered at `full` synchronously, from the memo: no review on its path. A
+    // body without an operation (`forewarn check`) first finds whether the object exists.
     const result =
-      level !== 'full' && options.forCaller
+      options.forCaller && (level !== 'full' || mayAskForOperation(text))
         ? await options.forCaller(text, level, request)
         : options.answerer(text, level);
     sendJson(response, result.status, result.json);

@@ -18,6 +18,7 @@ import { AdmissionCheckMemo } from './admission-check-memo';
 import { regoEngine } from '../verdicts/gatekeeper/rego-engine';
 import { apiViewLevel, bearerToken } from './api-auth';
 import type { CallerReadAccess } from './caller-read-access';
+import { operationOfApply, type FindExistingObject } from '../verdicts/existing-objects';
 import type { Requester } from '../verdicts/types';
 
 /** What the route needs of the app's dependencies (a subset, so this file does not import app.ts). */
@@ -28,6 +29,11 @@ export interface AdmissionCheckDependencies extends Pick<ResourceDependencies, '
    * it, answers are not remembered when `prospectiveFindings` is given.
    */
   prospectiveRevision?: () => number;
+  /**
+   * The stored object a request without `operation` would update (`forewarn check`, issue 31):
+   * such a request is checked as the API server will see the apply. Absent: it is a CREATE.
+   */
+  findExisting?: FindExistingObject;
   /** Told whether each admission check was answered from the memo (the memo hit-rate metric). */
   observeMemo?: (outcome: AdmissionMemoOutcome) => void;
 }
@@ -111,6 +117,7 @@ function readCheckRequest(body: unknown): Answer | CheckRequest {
     object,
     ...(isRecord(body.oldObject) ? { oldObject: body.oldObject as KubernetesObject } : {}),
     operation,
+    ...(operation === 'CREATE' && body.mayExist === true ? { mayExist: true } : {}),
     ...(requester ? { requester } : {}),
     // `forewarn check` sends Namespaces and other cluster-scoped objects; the webhook never does.
     ...(isClusterScoped(object.apiVersion, object.kind) ? { clusterScoped: true } : {}),
@@ -219,12 +226,37 @@ export type CallerAdmissionCheckAnswerer = (
   request: IncomingMessage,
 ) => Promise<SerialisedAnswer>;
 
+/**
+ * A body without `operation` (what `forewarn check` sends) asks for the operation an apply would be:
+ * whether the object exists decides CREATE or UPDATE with the stored object as `oldObject`. The
+ * webhook always says its operation. A cheap textual test first: only bodies that may lack it are parsed.
+ */
+export function mayAskForOperation(text: unknown): boolean {
+  return typeof text === 'string' && !text.includes('"operation"');
+}
+
+async function withAppliedOperation(
+  dependencies: AdmissionCheckDependencies,
+  text: unknown,
+): Promise<unknown> {
+  if (!dependencies.findExisting || !mayAskForOperation(text)) return text;
+  const parsed = parseJson(text as string);
+  if (!parsed || !isRecord(parsed.value) || !isRecord(parsed.value.object)) return text;
+  const body = parsed.value;
+  if (body.operation !== undefined || body.oldObject !== undefined) return text;
+  const object = body.object as KubernetesObject;
+  const applied = await operationOfApply(object, dependencies.findExisting);
+  // The answer now depends on the stored object: it is part of the body, so of the memo's key.
+  return JSON.stringify({ ...body, ...applied });
+}
+
 export function createCallerAdmissionCheckAnswerer(
   dependencies: AdmissionCheckDependencies,
   answerer: AdmissionCheckAnswerer,
   access: CallerReadAccess | undefined,
 ): CallerAdmissionCheckAnswerer {
-  return async (text, level, request) => {
+  return async (received, level, request) => {
+    const text = await withAppliedOperation(dependencies, received);
     // The webhook (`full`), callers without a token and controllers that do not ask: no review.
     if (!access || level === 'full' || bearerToken(request) === undefined) return answerer(text, level);
     const checkRequest = readBodyText(text);

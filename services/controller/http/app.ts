@@ -29,6 +29,7 @@ import {
   securityHeadersExceptAdmissionCheck,
 } from './admission-check-route';
 import { admissionCheckFastPath } from './admission-check-fast-path';
+import type { FindExistingObject } from '../verdicts/existing-objects';
 import type { RequestObserver } from './request-observer';
 import { jsonBodyTypeProblem } from './json-body-type';
 import {
@@ -64,6 +65,8 @@ export interface ControllerAppDependencies extends ResourceDependencies {
    * (caller-read-access.ts, issue 24); absent, every caller gets the controller's level.
    */
   callerReadAccess?: CallerReadAccess;
+  /** The stored object `forewarn check` would update (check/existing-objects.ts); absent: CREATE. */
+  findExisting?: FindExistingObject;
   /** Answers `POST /api/v1/impact` (risks/impact.ts); absent: 404. */
   impact?: AnswerImpact;
 }

@@ -99,6 +99,8 @@ export function inNamespace(constraint: Constraint, namespace: string, labels: L
 export interface ConstraintIndexOptions {
   /** The configured param kinds (`--param-kinds`) whose objects are kept for the verdicts. */
   paramKinds?: readonly ParamKindResource[];
+  /** Every kind's objects may be params (offline: the caller's own files, no RBAC to protect). */
+  paramsOfEveryKind?: boolean;
   /**
    * The per-installation secret of the constraints' opaque references (model/opaque-reference.ts);
    * absent, a random one: references are then stable only for this process.
@@ -134,7 +136,7 @@ export class ConstraintIndex {
 
   constructor(options: ConstraintIndexOptions = {}) {
     this.opaqueReferenceKey = options.opaqueReferenceKey ?? generatedReferenceKey();
-    this.params = new ParamObjects(options.paramKinds);
+    this.params = new ParamObjects(options.paramKinds, options.paramsOfEveryKind === true);
   }
 
   /** Param objects of the configured param kinds (`--param-kinds`), filled by the ingest layer. */
@@ -166,8 +168,9 @@ export class ConstraintIndex {
    */
   paramsOfKind(group: string, kind: string): ParamObjectsOfKind | undefined {
     const configured = this.params.ofKind(group, kind);
-    if (configured) return configured;
+    if (configured && configured.objects.length > 0) return configured;
     const sources = [...this.sourcesOfKind(`${group}/${kind}`).values()];
+    if (configured && sources.length === 0) return configured;
     return sources.length === 0 ? undefined : { namespaced: namespacedByObjects(sources), objects: sources };
   }
 

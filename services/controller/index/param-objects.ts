@@ -42,19 +42,30 @@ export class ParamObjects {
   private readonly definitions = new Map<string, KindDefinition>();
   private readonly objectsByKind = new Map<string, Map<string, KubernetesObject>>();
 
-  constructor(private readonly configured: readonly ParamKindResource[] = []) {}
+  constructor(
+    private readonly configured: readonly ParamKindResource[] = [],
+    /**
+     * Every kind is a param kind (`forewarn check --manifests`): the files are the caller's own,
+     * so there is no RBAC to protect, and a kind is known when the files hold its objects or CRD.
+     */
+    private readonly everyKind = false,
+  ) {}
 
   /**
    * Objects of a configured group are kept whatever their kind: the CRD saying which plural a kind
    * is served under may arrive after its objects. Only configured kinds are handed to verdicts.
    */
   keepsGroup(group: string): boolean {
-    return this.configured.some((resource) => resource.group === group);
+    return this.everyKind || this.configured.some((resource) => resource.group === group);
   }
 
   /** Whether a kind is a configured param kind: its group and plural are configured. */
   keepsKind(group: string, kind: string): boolean {
     if (kind === '') return false;
+    if (this.everyKind) {
+      const key = groupKindKey(group, kind);
+      return this.definitions.has(key) || (this.objectsByKind.get(key)?.size ?? 0) > 0;
+    }
     const plural = this.definitions.get(groupKindKey(group, kind))?.plural ?? pluralOfKind(kind);
     return this.configured.some((resource) => resource.group === group && resource.plural === plural);
   }

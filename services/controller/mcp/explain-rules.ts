@@ -127,6 +127,11 @@ function assessQuota(constraint: Constraint, facts: MessageFacts, context: Asses
 }
 
 function assessLimitRange(constraint: Constraint, facts: MessageFacts) {
+  if (isLimitRange(constraint) && /must be less than or equal to \S+ limit/i.test(facts.text))
+    return assessment(
+      4,
+      'it is a LimitRange of the namespace: its default limit is filled in for a container that sets none, and a request above it is invalid',
+    );
   if (isLimitRange(constraint))
     return assessment(
       3,
@@ -261,9 +266,12 @@ export const EXPLAIN_RULES: readonly ExplainRule[] = [
       /must specify (?:limits|requests)/i,
       /(?:maximum|minimum) \S+ usage per (?:Container|Pod|PersistentVolumeClaim)/i,
       /(?:limit|request) to (?:request|limit) ratio/i,
+      /must be less than or equal to \S+ limit/i,
     ],
-    meaning: () =>
-      'The API server rejected the requests or limits of a container: a LimitRange bounds them (minimum, maximum, ratio), and a quota on limits or requests makes them mandatory.',
+    meaning: (facts) =>
+      /must be less than or equal to \S+ limit/i.test(facts.text)
+        ? 'The API server rejected a container whose request is above its limit. A container that sets a request but no limit gets the default limit of the namespace LimitRange first; a request above that default is then invalid: set a limit, or lower the request.'
+        : 'The API server rejected the requests or limits of a container: a LimitRange bounds them (minimum, maximum, ratio), and a quota on limits or requests makes them mandatory.',
     assess: assessLimitRange,
   },
   {

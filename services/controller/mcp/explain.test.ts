@@ -106,6 +106,17 @@ describe('explain: quotas and limit ranges', () => {
     ]);
   });
 
+  it('"must be less than or equal to cpu limit" (a request above the defaulted limit) points at the LimitRange', () => {
+    const result = explain(
+      'The Pod "api" is invalid: spec.containers[0].resources.requests: Invalid value: "700m": must be less than or equal to cpu limit of 500m',
+      'shop',
+    );
+    expect(result.categories).toEqual(['limit-range']);
+    expect(result.explanation).toMatch(/default limit of the namespace LimitRange/);
+    expect(result.candidates[0]).toMatchObject({ name: 'container-defaults', source: 'LimitRange' });
+    expect(result.candidates[0].reasons.join(' ')).toMatch(/default limit is filled in/);
+  });
+
   it('maximum per Container and OOMKilled point at the LimitRange', () => {
     for (const message of [
       'pods "x" is forbidden: maximum memory usage per Container is 2Gi, but limit is 4Gi',

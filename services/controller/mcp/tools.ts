@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { CONSTRAINT_TYPES, SEVERITIES, type DetailLevel } from '../../model/api';
 import type { ResourceDependencies } from '../http/resource-requests';
 import { checkManifest } from '../check/manifest-check';
+import type { FindExistingObject } from '../verdicts/existing-objects';
 import { indexLookup, NO_MISSING_COMPANIONS, type FindMissingCompanions } from '../check/index-lookup';
 import { MAX_MESSAGE_LENGTH } from './explain-facts';
 import { explainMessage } from './explain';
@@ -24,6 +25,8 @@ import type { Constraint } from '../../model/constraint';
 export interface ToolDependencies extends ResourceDependencies {
   /** Companion checks for objects of a checked manifest (runtime.ts wires the missing-resource rules). */
   findMissingCompanions?: FindMissingCompanions;
+  /** The stored object a checked manifest's object would update (check/existing-objects.ts). */
+  findExisting?: FindExistingObject;
 }
 
 export const MAX_MANIFEST_BYTES = 1024 * 1024;
@@ -89,6 +92,7 @@ function checkLookupFor(dependencies: ToolDependencies, authInfo: AuthInfo | und
     dependencies.findMissingCompanions ?? NO_MISSING_COMPANIONS,
     viewerLevelOf(authInfo, dependencies.configuredDetailLevel),
     readableConstraintsOf(authInfo),
+    dependencies.findExisting,
   );
 }
 

@@ -22,7 +22,7 @@ import { withServerDefaults } from './defaulting';
 import { evaluateVerdicts } from './evaluate';
 import { EvaluationAborted, EvaluationGuard } from './guard/evaluation-guard';
 import { pathWithinObject } from './evidence-path';
-import type { AdmissionOperation, Requester, Verdict } from './types';
+import type { AdmittedObject, Verdict } from './types';
 import { verdictIndexOf } from './verdict-index';
 
 export { verdictIndexOf } from './verdict-index';
@@ -31,16 +31,13 @@ export { verdictIndexOf } from './verdict-index';
 // object, each with the verdict on the object itself. A violation's summary starts with what fails,
 // so the admission warning reads "will be rejected: container "web" sets no memory limit (...)".
 
-export interface AdmissionCheckRequest {
-  object: KubernetesObject;
-  oldObject?: KubernetesObject;
-  operation: AdmissionOperation;
-  /** Who makes the request (the webhook's AdmissionReview `userInfo`); absent offline. */
-  requester?: Requester;
+/** The admitted object, its operation (and `mayExist`), and who asks (absent offline): types.ts. */
+type RequestFields = 'object' | 'oldObject' | 'operation' | 'mayExist' | 'requester';
+export interface AdmissionCheckRequest extends Pick<AdmittedObject, RequestFields> {
   /**
    * The object is cluster-scoped (a Namespace, a ClusterRole): checked against the cluster-wide
-   * constraints that intercept its resource, not a namespace's. Only `check` asks this; the webhook
-   * is registered for namespaced resources alone.
+   * constraints that intercept its resource, not a namespace's. Only `check` asks this (the webhook
+   * is registered for namespaced resources alone).
    */
   clusterScoped?: boolean;
 }
@@ -336,6 +333,7 @@ function evaluateScope(
       object: request.object,
       ...(request.oldObject ? { oldObject: request.oldObject } : {}),
       operation: request.operation,
+      ...(request.mayExist ? { mayExist: true } : {}),
       namespace,
       namespaceLabels: scope.namespaceLabels,
       ...(request.requester ? { requester: request.requester } : {}),

@@ -1,16 +1,13 @@
-import { celMap, type CelValue } from '@bufbuild/cel';
 import type { ConstraintDraft as Constraint } from '../../model/constraint';
 import { groupOf, isRecord, versionOf, type KubernetesObject } from '../../model/kubernetes';
 import { pluralOfKind } from '../../model/resources';
 import { detail, objectName, text, type Text } from '../../model/text';
-import { admittedAsCelInput, toCelInput, type CelOutcome, type CelProgram } from './cel/cel-program';
+import { admittedAsCelInput, toCelInput } from './cel/cel-program';
 import {
   CelCostExceeded,
-  CostTracker,
   RUNTIME_CEL_COST_BUDGET,
   RUNTIME_CEL_COST_BUDGET_MATCH_CONDITIONS,
 } from './cel/runtime-cost';
-import type { EvaluationGuard } from './guard/evaluation-guard';
 import {
   compilePolicy,
   firstReferencePath,
@@ -26,6 +23,9 @@ import {
   type VerdictOutcome,
 } from './types';
 import { noParamsReason, resolveParams } from './admission-params';
+import { PolicyRun, type Bindings } from './policy-run';
+
+export { PolicyRun, type Bindings } from './policy-run';
 
 // ValidatingAdmissionPolicy as the API server evaluates it for one binding: matchConditions (all
 // true, else the policy does not apply), variables, validations with message / messageExpression /
@@ -47,8 +47,6 @@ export function needsRequester(compiledPolicy: CompiledPolicy): boolean {
   }
   return needed;
 }
-
-export type Bindings = Record<string, unknown>;
 
 function operationsAllow(policy: KubernetesObject, operation: string): boolean {
   const spec = isRecord(policy.spec) ? policy.spec : {};
@@ -73,102 +71,6 @@ export function requestOf(context: VerdictContext): Record<string, unknown> {
     resource: { group, version, resource: pluralOfKind(object.kind ?? '') },
     dryRun: false,
   };
-}
-
-/**
- * One binding's evaluation under Kubernetes' cost limits (cel/runtime-cost.ts): each expression
- * stops at PerCallLimit, all of them together at a budget (RuntimeCELCostBudget for validations,
- * RuntimeCELCostBudgetMatchConditions for match conditions), and every step reports to the
- * object's guard. Variables are evaluated when an expression first names them and their cost is
- * charged to it, as the API server's lazy variables are (admission/plugin/cel/composition.go).
- */
-export class PolicyRun {
-  spent = 0;
-  /** Bound as a CEL map over this Map: a plain object would be copied into a map at every access. */
-  private readonly values = new Map<string, unknown>();
-  private readonly failures = new Map<string, CelOutcome & { ok: false }>();
-  private readonly evaluated = new Set<string>();
-  private pendingVariableCost = 0;
-
-  constructor(
-    private readonly compiledPolicy: CompiledPolicy,
-    private readonly bindings: Bindings,
-    private readonly guard: EvaluationGuard,
-    /** Variables whose value the caller already has (Gatekeeper's `params`), as CEL input. */
-    preset: Record<string, unknown> = {},
-  ) {
-    bindings.variables = celMap(this.values as Map<string, CelValue>);
-    for (const [name, value] of Object.entries(preset)) {
-      this.values.set(name, value);
-      this.evaluated.add(name);
-    }
-  }
-
-  /** Evaluates one expression, its variables first; adds its cost to what the binding spent. */
-  evaluate(program: CelProgram, expression: string): CelOutcome {
-    const unsupported = this.prepareVariables(expression);
-    if (unsupported) return unsupported;
-    const failedVariable = this.failedVariableOf(expression);
-    const outcome = failedVariable ?? program(this.bindings, new CostTracker(this.guard));
-    this.spent += outcome.cost + this.pendingVariableCost;
-    this.pendingVariableCost = 0;
-    return outcome;
-  }
-
-  /** Evaluates outside the budget (Forewarn's per-element evidence), still under the guard. */
-  evaluateExtra(program: CelProgram, extraBindings: Bindings): CelOutcome {
-    return program({ ...this.bindings, ...extraBindings }, new CostTracker(this.guard));
-  }
-
-  private prepareVariables(expression: string): (CelOutcome & { ok: false }) | undefined {
-    for (const name of referencedVariables(this.compiledPolicy, expression)) {
-      if (this.evaluated.has(name)) continue;
-      const variable = this.compiledPolicy.variables.find((entry) => entry.name === name);
-      if (!variable) continue;
-      this.evaluated.add(name);
-      const inner = this.prepareVariables(variable.expression);
-      if (inner) return inner;
-      const outcome = variable.program(this.bindings, new CostTracker(this.guard), 'cel');
-      this.pendingVariableCost += outcome.cost;
-      if (outcome.ok) this.values.set(name, outcome.value);
-      else if (outcome.unsupported) return outcome;
-      else this.failures.set(name, outcome);
-    }
-    return undefined;
-  }
-
-  /** A variable that failed makes the expressions naming it fail with its error. */
-  private failedVariableOf(expression: string): (CelOutcome & { ok: false }) | undefined {
-    for (const name of referencedVariables(this.compiledPolicy, expression)) {
-      const failure = this.failures.get(name);
-      if (failure)
-        return {
-          ...failure,
-          cost: 0,
-          message: `composited variable "${name}" fails to evaluate: ${failure.message}`,
-        };
-    }
-    return undefined;
-  }
-}
-
-const VARIABLE_REFERENCE = /\bvariables\.([A-Za-z_]\w*)/g;
-
-// The variables each expression names, found once per compiled policy rather than at every admission.
-const variablesByPolicy = new WeakMap<CompiledPolicy, Map<string, readonly string[]>>();
-
-function referencedVariables(compiledPolicy: CompiledPolicy, expression: string): readonly string[] {
-  let byExpression = variablesByPolicy.get(compiledPolicy);
-  if (!byExpression) {
-    byExpression = new Map();
-    variablesByPolicy.set(compiledPolicy, byExpression);
-  }
-  let names = byExpression.get(expression);
-  if (!names) {
-    names = [...new Set([...expression.matchAll(VARIABLE_REFERENCE)].map((match) => match[1]))];
-    byExpression.set(expression, names);
-  }
-  return names;
 }
 
 function messageOf(validation: CompiledValidation, run: PolicyRun): string {
@@ -308,6 +210,13 @@ export function evaluateAdmissionPolicy(
   if (!policy) return unknown(text`the bound ValidatingAdmissionPolicy is not in the index`);
   if (!operationsAllow(policy, context.admitted.operation)) return NOT_APPLICABLE;
   const compiledPolicy = compilePolicy(policy);
+  if (compiledPolicy.refusedBecause !== undefined)
+    return {
+      verdict: 'passes',
+      evidence: [],
+      rule: text`ValidatingAdmissionPolicy "${objectName(policyName, null)}"`,
+      reason: text`the API server refuses to store this policy (${detail(compiledPolicy.refusedBecause, 'an invalid field')}), so it is not enforced`,
+    };
   if (needsRequester(compiledPolicy))
     return unknown(text`the policy depends on who makes the request (request.userInfo or authorizer)`);
   const resolution = resolveParams(compiledPolicy, binding, context);

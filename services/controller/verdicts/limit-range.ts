@@ -1,5 +1,5 @@
 import type { ConstraintDraft as Constraint } from '../../model/constraint';
-import { isRecord, type KubernetesObject } from '../../model/kubernetes';
+import { groupOf, isRecord, type KubernetesObject } from '../../model/kubernetes';
 import { compareQuantities, divideQuantities, type Quantity } from '../../model/quantity';
 import { detail, text, type Text } from '../../model/text';
 import { readResourceMap, type ContainerResources, type PodShape, type ResourceMap } from './pod-resources';
@@ -132,6 +132,32 @@ function checkPersistentVolumeClaim(object: KubernetesObject, items: readonly Li
     );
 }
 
+/**
+ * The API server validates the Pod after LimitRanger filled its defaults: a request above its limit
+ * is invalid ("must be less than or equal to cpu limit of 500m"). Said of this LimitRange when one
+ * of the two figures is its default: a container requesting 700m cpu with no limit, under a
+ * `default.cpu: 500m`, is rejected although it breaks no min or max.
+ */
+function defaultedRequestAboveLimit(container: ContainerResources, limitRangeName: string): Evidence[] {
+  const evidence: Evidence[] = [];
+  for (const [resource, request] of container.requests) {
+    const limit = container.limits.get(resource);
+    if (!limit || compareQuantities(request, limit) <= 0) continue;
+    const limitDefaulted = container.defaulted.get(`limits.${resource}`) === limitRangeName;
+    const requestDefaulted = container.defaulted.get(`requests.${resource}`) === limitRangeName;
+    if (!limitDefaulted && !requestDefaulted) continue;
+    const limitText = showQuantity(resource, limit);
+    const requestText = showQuantity(resource, request);
+    evidence.push({
+      path: `${container.path}.resources.requests.${resource}`,
+      message: limitDefaulted
+        ? text`${containerSubject(container).label} requests ${requestText} ${resource} and sets no limit: the default limit ${detail(limitText, 'the LimitRange sets')} is filled in, and the API server refuses a request above its limit (must be less than or equal to ${resource} limit of ${detail(limitText, 'the default')})`
+        : text`${containerSubject(container).label} has a ${resource} limit of ${limitText} and sets no request: the default request ${detail(requestText, 'the LimitRange sets')} is filled in, and the API server refuses a request above its limit (must be less than or equal to ${resource} limit of ${limitText})`,
+    });
+  }
+  return evidence;
+}
+
 function defaultsNote(shape: PodShape, limitRangeName: string): Text | undefined {
   const notes = shape.containers.flatMap((container) => {
     const set = [...container.defaulted].filter(([, from]) => from === limitRangeName);
@@ -170,6 +196,8 @@ export function evaluateLimitRange(
   if (!pods) return NOT_APPLICABLE;
   const { shape, totals } = pods;
   const evidence: Evidence[] = [];
+  for (const container of shape.containers)
+    evidence.push(...defaultedRequestAboveLimit(container, sourceName ?? ''));
   for (const item of items) {
     if (item.type === 'Container')
       for (const container of shape.containers) {
@@ -181,6 +209,12 @@ export function evaluateLimitRange(
   }
   const note = defaultsNote(shape, source.metadata?.name ?? '');
   if (evidence.length > 0)
-    return { verdict: 'violates', evidence, rejects: 'pods', ...(note ? { reason: note } : {}) };
+    return {
+      verdict: 'violates',
+      evidence,
+      // A bare Pod is itself refused; a workload is admitted and its pods are refused.
+      rejects: object.kind === 'Pod' && groupOf(object.apiVersion) === '' ? 'object' : 'pods',
+      ...(note ? { reason: note } : {}),
+    };
   return { verdict: 'passes', evidence: [], ...(note ? { reason: note } : {}) };
 }

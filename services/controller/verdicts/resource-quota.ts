@@ -16,7 +16,7 @@ import { containersWithout, readResourceMap, type ResourceMap } from './pod-reso
 import { showQuantity } from './quantity-text';
 import { podInQuotaScope } from './quota-scopes';
 import type { Evidence, VerdictContext, VerdictOutcome } from './types';
-import { NOT_APPLICABLE } from './types';
+import { NOT_APPLICABLE, unknown } from './types';
 
 // ResourceQuota as its admission plugin enforces it: what the object adds (its pods times replicas,
 // a Job's parallelism; one object for `count/...` keys on CREATE) against `hard - used`, per
@@ -132,6 +132,8 @@ export function evaluateResourceQuota(
   const oldPods =
     operation === 'UPDATE' && oldObject ? namespaceDefaultedPods(oldObject, context) : undefined;
   const evidence: Evidence[] = [];
+  /** Count keys that would be exceeded by a CREATE of an object that may exist (an UPDATE is not counted). */
+  const countsIfNew: string[] = [];
   let rejectsObject = false;
   for (const [key, limit] of hard) {
     context.guard.checkpoint();
@@ -144,6 +146,10 @@ export function evaluateResourceQuota(
     if (compareQuantities(added, ZERO_QUANTITY) <= 0) continue;
     const alreadyUsed = used.get(key) ?? ZERO_QUANTITY;
     if (compareQuantities(addQuantities(alreadyUsed, added), limit) <= 0) continue;
+    if (!fromPods && context.admitted.mayExist && objectCharge(key, object)) {
+      countsIfNew.push(key);
+      continue;
+    }
     const left = subtractQuantities(limit, alreadyUsed);
     const leftText = showQuantity(key, compareQuantities(left, ZERO_QUANTITY) < 0 ? ZERO_QUANTITY : left);
     const podsText =
@@ -160,6 +166,12 @@ export function evaluateResourceQuota(
     ![...hard.keys()].some((key) => chargesFor(key, object, undefined, operation === 'CREATE'))
   )
     return NOT_APPLICABLE;
+  if (evidence.length === 0 && countsIfNew.length > 0)
+    return unknown(
+      text`${detail(countsIfNew.join(', '), 'its object count')} is used up: a new object is rejected, an update of an existing one is not counted, and whether it exists is not known here`,
+    );
   if (evidence.length === 0) return { verdict: 'passes', evidence: [] };
-  return { verdict: 'violates', evidence, rejects: rejectsObject ? 'object' : 'pods' };
+  // A bare Pod is itself refused; a workload is admitted and its pods are refused.
+  const barePod = object.kind === 'Pod' && groupOf(object.apiVersion) === '';
+  return { verdict: 'violates', evidence, rejects: rejectsObject || barePod ? 'object' : 'pods' };
 }

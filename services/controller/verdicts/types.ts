@@ -57,6 +57,12 @@ export interface AdmittedObject {
   object: KubernetesObject;
   oldObject?: KubernetesObject;
   operation: AdmissionOperation;
+  /**
+   * A CREATE of an object that may already exist (`check` of a kind the controller does not read,
+   * such as ConfigMaps): applying it may be the UPDATE of a stored one. What only a CREATE is
+   * charged for (a quota's object count) is then undecided.
+   */
+  mayExist?: boolean;
   namespace: string;
   namespaceLabels: Labels;
   /** Absent offline (`check` of manifests): rules that depend on who asks are then `unknown`. */

@@ -40,6 +40,11 @@ export interface CompiledPolicy {
   variables: Array<CompiledExpression & { name: string }>;
   validations: CompiledValidation[];
   paramKind?: { apiVersion: string; kind: string };
+  /**
+   * Why the API server refuses to store this policy (its own validation), when it does: such a
+   * policy never exists in a cluster, so it admits everything. Only the paramKind is checked here.
+   */
+  refusedBecause?: string;
   /** Every expression's text, to spot what needs a requester (request.userInfo, authorizer). */
   sources: string[];
 }
@@ -151,6 +156,35 @@ function readValidations(value: unknown, variablePaths: ReadonlyMap<string, stri
     });
 }
 
+const DNS1035_LABEL = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/**
+ * The API server's validation of `spec.paramKind` (validateParamKind in
+ * pkg/apis/admissionregistration/validation): `apiVersion` and `kind` are required, the group a DNS
+ * subdomain, the version and the lowercased kind DNS labels. A paramKind written as `group`,
+ * `version` (as in an old documentation example) is refused for its unknown fields (kube-apiserver
+ * v1.34.4: "strict decoding error: unknown field ..."), and without them it has no apiVersion.
+ */
+function paramKindProblem(paramKind: Record<string, unknown>): string | undefined {
+  const { apiVersion, kind } = paramKind;
+  // kubectl decodes strictly: a field v1 does not have is refused before validation.
+  const unknownFields = Object.keys(paramKind).filter((field) => field !== 'apiVersion' && field !== 'kind');
+  if (unknownFields.length > 0)
+    return `strict decoding error: ${unknownFields.map((field) => `unknown field "spec.paramKind.${field}"`).join(', ')}`;
+  if (typeof apiVersion !== 'string' || apiVersion === '') return 'spec.paramKind.apiVersion: Required value';
+  const parts = apiVersion.split('/');
+  const [group, version] = parts.length === 2 ? parts : ['', parts[0]];
+  if (parts.length > 2 || (group !== '' && (group.length > 253 || !DNS1123_SUBDOMAIN.test(group))))
+    return `spec.paramKind.apiVersion: Invalid value: ${JSON.stringify(apiVersion)}`;
+  if (!DNS1035_LABEL.test(version))
+    return `spec.paramKind.apiVersion: Invalid value: ${JSON.stringify(apiVersion)}: version must be specified`;
+  if (typeof kind !== 'string' || kind === '') return 'spec.paramKind.kind: Required value';
+  if (!DNS1035_LABEL.test(kind.toLowerCase()))
+    return `spec.paramKind.kind: Invalid value: ${JSON.stringify(kind)}`;
+  return undefined;
+}
+
 export function compilePolicy(policy: KubernetesObject): CompiledPolicy {
   const cached = cache.get(policy);
   if (cached) return cached;
@@ -167,11 +201,11 @@ export function compilePolicy(policy: KubernetesObject): CompiledPolicy {
     validations: readValidations(spec.validations, variablePaths),
     sources: [],
   };
-  if (paramKind && typeof paramKind.kind === 'string')
-    result.paramKind = {
-      apiVersion: typeof paramKind.apiVersion === 'string' ? paramKind.apiVersion : 'v1',
-      kind: paramKind.kind,
-    };
+  if (paramKind) {
+    const problem = paramKindProblem(paramKind);
+    if (problem) result.refusedBecause = problem;
+    else result.paramKind = { apiVersion: paramKind.apiVersion as string, kind: paramKind.kind as string };
+  }
   result.sources = [
     ...result.matchConditions.map((entry) => entry.expression),
     ...result.variables.map((entry) => entry.expression),
