@@ -144,7 +144,14 @@ describe('runCli in a terminal', () => {
   it('--help exits 0 and lists the exit codes; an unknown option exits 2', async () => {
     const help = environment(false);
     expect(await runCli(['--help'], help.cli)).toBe(0);
-    expect(help.stdout.text).toMatch(/Exit codes: 0 success/);
+    expect(help.stdout.text).toContain(
+      'Exit codes (see docs/cli.md):\n  0  success; for check: nothing at or above',
+    );
+    expect(help.stdout.text).toMatch(/^ {2}3 {2}check: an object will be rejected/m);
+    const checkHelp = environment(false);
+    expect(await runCli(['check', '--help'], checkHelp.cli)).toBe(0);
+    expect(checkHelp.stdout.text).toMatch(/^ {2}1 {2}check: an object will be audited or warned about/m);
+    for (const line of checkHelp.stdout.text.split('\n')) expect([...line].length).toBeLessThanOrEqual(80);
     const unknown = environment(false);
     expect(await runCli(['report', '--bogus'], unknown.cli)).toBe(2);
     expect(unknown.stderr.text).toMatch(/unknown option '--bogus'/);
@@ -273,12 +280,19 @@ describe('check in a terminal', () => {
     const unwrapped = plain.replace(/\n +/g, ' ');
     const json = environment(false);
     await runCli(['check', '-f', manifest, '--manifests', demoManifests, '-o', 'json'], json.cli);
-    const findings = (
+    type Finding = { summary: string; remediationHint: string };
+    const report = (
       JSON.parse(json.stdout.text) as {
-        reports: Array<{ objects: Array<{ findings: Array<{ summary: string; remediationHint: string }> }> }>;
+        reports: Array<{
+          objects: Array<{ findings: Finding[] }>;
+          standing: Array<{ namespace: string; constraints: Finding[] }>;
+        }>;
       }
-    ).reports[0].objects[0].findings;
-    expect(findings.length).toBeGreaterThan(5);
+    ).reports[0];
+    const findings = [...report.objects[0].findings, ...report.standing[0].constraints];
+    expect(report.objects[0].findings).toHaveLength(4);
+    expect(report.standing.map((standing) => standing.namespace)).toEqual(['shop']);
+    expect(findings.length).toBeGreaterThan(8);
     for (const finding of findings) {
       expect(unwrapped).toContain(finding.summary);
       expect(unwrapped).toContain(`fix: ${finding.remediationHint}`);
@@ -294,7 +308,7 @@ describe('check in a terminal', () => {
     const headings = [
       'will be rejected (3):',
       'will be audited or warned about (1):',
-      'other constraints that apply (',
+      'namespace shop: 8 constraints that only apply',
     ];
     const positions = headings.map((heading) => unwrapped.indexOf(heading));
     expect(positions.every((position) => position > 0)).toBe(true);

@@ -4,7 +4,15 @@ import { isDns1123Label } from '../model/kubernetes';
 import { packageVersion } from '../model/package-version';
 import { runCheck } from './check-command';
 import { createControllerApi, parseControllerUrl, type ControllerApi } from './controller-api';
-import { CliError, EXIT_CODES, FAIL_ON_LEVELS, usageError, type ExitCode, type FailOn } from './exit-codes';
+import {
+  CliError,
+  EXIT_CODES,
+  exitCodesHelp,
+  FAIL_ON_LEVELS,
+  usageError,
+  type ExitCode,
+  type FailOn,
+} from './exit-codes';
 import {
   createStyle,
   wrapWidth,
@@ -95,8 +103,9 @@ function addCheckCommand(program: Command, context: ProgramContext): void {
   program
     .command('check')
     .description(
-      'the admission warnings manifests would get, without applying them (exit 0 clean, 1 warnings, 3 critical)',
+      'what the cluster will do with manifests, without applying them (exit 0 nothing found, 1 audited, warned or not evaluated, 3 will be rejected)',
     )
+    .addHelpText('after', `\n${exitCodesHelp()}`)
     .requiredOption('-f, --filename <path...>', 'manifest file or directory to check; - reads standard input')
     .option(
       '--manifests <dir>',
@@ -157,15 +166,7 @@ function buildProgram(environment: CliEnvironment, setExitCode: (code: ExitCode)
       'Shows the policies that constrain a Kubernetes namespace and the admission warnings a manifest would get.',
     )
     .version(packageVersion(), '--version', 'print the version');
-  addFlags(program, GLOBAL_FLAGS)
-    .showSuggestionAfterError()
-    .addHelpText(
-      'after',
-      `
-Exit codes: 0 success (check: nothing at or above --fail-on), 1 check found warnings,
-3 check found critical warnings, 2 invalid command line or manifest, 4 controller or file
-system could not answer (unreachable, not ready, not found). See docs/cli.md.`,
-    );
+  addFlags(program, GLOBAL_FLAGS).showSuggestionAfterError().addHelpText('after', `\n${exitCodesHelp()}`);
 
   // The environment given to runCli, not process.env, sets the global flags the command line left out.
   program.hook('preAction', () => applyEnvironment(program, GLOBAL_FLAGS, environment.env));

@@ -9,6 +9,7 @@ import type {
   VerdictName,
 } from '../../model/api';
 import { severityRank } from '../../model/api';
+import { severityForObject } from '../../model/object-consequence';
 import type { Constraint, ConstraintDraft } from '../../model/constraint';
 import { groupOf, isStringRecord, type KubernetesObject } from '../../model/kubernetes';
 import { pluralOfKind, targetsInclude } from '../../model/resources';
@@ -179,10 +180,14 @@ function checkedEntry(
     })),
   };
   if (verdict.reason) entry.reason = render(verdict.reason);
-  if (verdict.verdict === 'violates') {
-    entry.severity = denies(constraint) ? 'Critical' : 'Warning';
-    entry.summary = violationSummary(constraint, verdict, render);
-  }
+  // What the constraint does to this object (issue 31): a standing network rule is Info here.
+  entry.severity = severityForObject(
+    listed.severity,
+    listed.constraintType,
+    verdict.verdict,
+    denies(constraint),
+  );
+  if (verdict.verdict === 'violates') entry.summary = violationSummary(constraint, verdict, render);
   return entry;
 }
 
@@ -201,10 +206,13 @@ function warningEntry(
       remediationHint: listed.remediationHint,
       verdict: verdict.verdict,
     };
-  if (verdict.verdict === 'passes' || listed.severity === 'Info') return undefined;
+  if (verdict.verdict === 'passes') return undefined;
+  // Standing rules (network, mesh, opaque webhooks) are Info for the object: no warning (issue 31).
+  const severity = severityForObject(listed.severity, listed.constraintType, verdict.verdict, false);
+  if (severity === 'Info') return undefined;
   return {
     name: listed.name,
-    severity: listed.severity,
+    severity,
     summary: listed.summary,
     remediationHint: listed.remediationHint,
     verdict: verdict.verdict,

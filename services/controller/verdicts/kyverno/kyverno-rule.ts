@@ -295,7 +295,9 @@ function evaluateRule(
     return unknown(text`this kind of policy is not evaluated here`);
   const rule = ruleOf(policy, constraint.name);
   if (!rule) return unknown(text`the rule is not in the policy the index holds`);
-  if (!isRecord(rule.validate)) return applies();
+  // Shown with the namespace's standing constraints (issue 31): the reason says why there is no verdict.
+  if (!isRecord(rule.validate))
+    return applies(text`nothing to evaluate: the rule validates nothing (it mutates, generates or verifies images)`);
   if (reachedThroughAutogen(rule, context.admitted.object)) {
     const object = context.admitted.object;
     if (!isAutogenApiVersion(object.kind, object.apiVersion)) return NOT_APPLICABLE;
