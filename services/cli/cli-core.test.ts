@@ -6,7 +6,7 @@ import { createControllerApp } from '../controller/http/app';
 import { silentLogger } from '../logging/logger';
 import { parseControllerUrl } from './controller-api';
 import { UsageError } from '../flags/command-line';
-import { checkExitCode, CliError, EXIT_CODES } from './exit-codes';
+import { CliError, EXIT_CODES } from './exit-codes';
 import { parseConstraintView, parseReport } from './wire-schemas';
 import { createStyle, formatTable, shouldColour, wrapText, type OutputStream } from './output';
 import { runCli, type CliEnvironment } from './program';
@@ -38,19 +38,6 @@ function environment(isTTY: boolean, env: NodeJS.ProcessEnv = {}, columns?: numb
   const cli: CliEnvironment = { stdout, stderr, env, readStdin: async () => '' };
   return { cli, stdout, stderr };
 }
-
-describe('check exit codes', () => {
-  it.each([
-    [0, 0, 'warning', 0],
-    [0, 2, 'warning', 1],
-    [1, 2, 'warning', 3],
-    [0, 2, 'critical', 0],
-    [1, 0, 'critical', 3],
-    [1, 2, 'never', 0],
-  ] as const)('%i critical, %i warnings, --fail-on %s: exit %i', (critical, warnings, failOn, expected) => {
-    expect(checkExitCode(critical, warnings, failOn)).toBe(expected);
-  });
-});
 
 describe('table output', () => {
   it('aligns columns on visible width, paints after padding and leaves the last column unpadded', () => {
@@ -144,14 +131,8 @@ describe('runCli in a terminal', () => {
   it('--help exits 0 and lists the exit codes; an unknown option exits 2', async () => {
     const help = environment(false);
     expect(await runCli(['--help'], help.cli)).toBe(0);
-    expect(help.stdout.text).toContain(
-      'Exit codes (see docs/cli.md):\n  0  success; for check: nothing at or above',
-    );
-    expect(help.stdout.text).toMatch(/^ {2}3 {2}check: an object will be rejected/m);
-    const checkHelp = environment(false);
-    expect(await runCli(['check', '--help'], checkHelp.cli)).toBe(0);
-    expect(checkHelp.stdout.text).toMatch(/^ {2}1 {2}check: an object will be audited or warned about/m);
-    for (const line of checkHelp.stdout.text.split('\n')) expect([...line].length).toBeLessThanOrEqual(80);
+    // Each code's meaning: exit-codes.test.ts.
+    expect(help.stdout.text).toContain('Exit codes (see docs/cli.md):');
     const unknown = environment(false);
     expect(await runCli(['report', '--bogus'], unknown.cli)).toBe(2);
     expect(unknown.stderr.text).toMatch(/unknown option '--bogus'/);

@@ -190,7 +190,7 @@ function buildProgram(environment: CliEnvironment, setExitCode: (code: ExitCode)
     .action(async (options: { namespace: string }) => {
       const namespace = requireNamespace(options.namespace);
       const report = parseReport(await controller().getJson(`resources/reports/${namespace}`));
-      print(report, () => renderReportTable(report, style()));
+      print(report, () => renderReportTable(report, style(), wrapWidth(environment.stdout, environment.env)));
     });
 
   program
