@@ -152,7 +152,8 @@ function objectLines(object: CheckedObject, width: number | undefined, style: St
 
 function standingLines(standing: StandingConstraints, width: number | undefined, style: Style): string[] {
   const where = standing.namespace === '' ? 'cluster-wide' : `namespace ${standing.namespace}`;
-  const title = `${where}: ${plural(standing.constraints.length, 'constraint')} that only apply (nothing to pass or fail):`;
+  const count = standing.constraints.length;
+  const title = `${where}: ${count === 1 ? '1 constraint that only applies' : `${count} constraints that only apply`} (nothing to pass or fail):`;
   const lines = wrapText(title, width, '  ', '    ').map(style.bold);
   for (const finding of standing.constraints)
     lines.push(...findingLines(finding, width, style).map((line) => line.slice(2)));
