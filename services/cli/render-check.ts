@@ -49,7 +49,7 @@ function verdictLine(object: CheckedObject, style: Style): string {
   if (warned > 0)
     return style.severity(
       'Warning',
-      `admitted, but fails ${plural(warned, 'rule')} that warn or audit${notEvaluated}`,
+      `admitted, but fails ${warned === 1 ? '1 rule that warns or audits' : `${warned} rules that warn or audit`}${notEvaluated}`,
     );
   if (object.passed.length > 0)
     return `passes the ${plural(object.passed.length, 'rule')} evaluated${notEvaluated}`;
