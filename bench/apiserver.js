@@ -11,201 +11,22 @@
 // its two runs. Skips with a message when the e2e tools are not built.
 // FOREWARN_BENCH_PROFILE_DIR=<dir> writes CPU profiles of the webhook and the controller there.
 
-const { execFile } = require('node:child_process');
-const { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } = require('node:fs');
-const https = require('node:https');
-const os = require('node:os');
-const path = require('node:path');
 const { generateSelfSignedBundle } = require('../dist/services/webhook/certs/self-signed');
+const {
+  TOOLS_MISSING,
+  apiRequest,
+  configure,
+  deploymentText,
+  startApiServer,
+} = require('./lib/api-server-cluster');
 const { namespaceObject } = require('./lib/cluster-objects');
 const { loadTest, median } = require('./lib/measure');
 const { startProcess } = require('./lib/processes');
 
 const NAMESPACE = 'bench';
-const TOOLS_CACHE = '/var/cache/forewarn-e2e/tools';
-const CLUSTER_SCRIPT = path.join(__dirname, '..', 'test', 'e2e', 'provision', 'cluster.sh');
-const WEBHOOK_NAME = 'forewarn-bench';
-/** The API server reads webhook configurations through an informer: give a change time to land. */
-const CONFIGURATION_SETTLE_MS = 3000;
 
 /** @typedef {{requestsPerSecond: number, p50Ms: number, p99Ms: number, requests: number}} CaseFigures */
 /** @typedef {'none' | 'bare' | 'forewarn'} CaseName */
-
-/**
- * A directory with etcd, kube-apiserver, kube-controller-manager and kubectl: FOREWARN_TOOLS_BIN,
- * or links (in a temporary directory) to the newest builds in the e2e tools cache; undefined when
- * they are not built.
- * @returns {{binDir: string, cleanup: () => void} | undefined}
- */
-function toolsBinDir() {
-  const configured = process.env.FOREWARN_TOOLS_BIN;
-  if (configured) return { binDir: configured, cleanup: () => undefined };
-  if (!existsSync(TOOLS_CACHE)) return undefined;
-  const folders = readdirSync(TOOLS_CACHE).sort();
-  const newest = (/** @type {string} */ prefix) =>
-    folders.filter((folder) => folder.startsWith(prefix)).pop();
-  const kubernetes = newest('kubernetes-v');
-  const etcd = newest('etcd-v');
-  if (!kubernetes || !etcd) return undefined;
-  const binaries = [
-    path.join(TOOLS_CACHE, kubernetes, 'kube-apiserver'),
-    path.join(TOOLS_CACHE, kubernetes, 'kube-controller-manager'),
-    path.join(TOOLS_CACHE, kubernetes, 'kubectl'),
-    path.join(TOOLS_CACHE, etcd, 'etcd'),
-  ];
-  if (!binaries.every((binary) => existsSync(binary))) return undefined;
-  const binDir = mkdtempSync(path.join(os.tmpdir(), 'forewarn-bench-tools-'));
-  for (const binary of binaries) symlinkSync(binary, path.join(binDir, path.basename(binary)));
-  return { binDir, cleanup: () => rmSync(binDir, { recursive: true, force: true }) };
-}
-
-/**
- * Runs cluster.sh with a subcommand; resolves with its stdout.
- * @param {string[]} args
- * @param {NodeJS.ProcessEnv} env
- * @returns {Promise<string>}
- */
-function clusterScript(args, env) {
-  return new Promise((resolve, reject) => {
-    execFile(
-      'bash',
-      [CLUSTER_SCRIPT, ...args],
-      { env, maxBuffer: 4 * 1024 * 1024 },
-      (error, stdout, stderr) =>
-        error ? reject(new Error(`cluster.sh ${args[0]} failed: ${stderr.slice(-2000)}`)) : resolve(stdout),
-    );
-  });
-}
-
-/** @param {string} text KEY='value' lines */
-function parseEnvFile(text) {
-  /** @type {Record<string, string>} */
-  const values = {};
-  for (const match of text.matchAll(/^([A-Z0-9_]+)='(.*)'$/gm)) values[match[1]] = match[2];
-  return values;
-}
-
-/**
- * A JSON request to the API server with the admin token; resolves with status and parsed body.
- * @param {{url: string, token: string, ca: string}} api
- * @param {string} method
- * @param {string} requestPath
- * @param {unknown} [body]
- * @returns {Promise<{status: number, body: unknown, warnings: string[]}>}
- */
-function apiRequest(api, method, requestPath, body) {
-  return new Promise((resolve, reject) => {
-    const request = https.request(
-      `${api.url}${requestPath}`,
-      {
-        method,
-        ca: api.ca,
-        headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/json' },
-      },
-      (response) => {
-        let text = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk) => (text += chunk));
-        response.on('end', () => {
-          const warningHeader = response.headers.warning;
-          resolve({
-            status: response.statusCode ?? 0,
-            body: text ? JSON.parse(text) : null,
-            warnings: warningHeader ? String(warningHeader).split(/,(?=\s*299 )/) : [],
-          });
-        });
-      },
-    );
-    request.on('error', reject);
-    request.end(body === undefined ? undefined : JSON.stringify(body));
-  });
-}
-
-/**
- * The Deployment a developer applies, with a name of its own per request.
- * @param {string} name
- */
-function deploymentText(name) {
-  return JSON.stringify({
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name, namespace: NAMESPACE, labels: { app: 'web', tier: 'frontend', instance: name } },
-    spec: {
-      replicas: 2,
-      selector: { matchLabels: { app: 'web', tier: 'frontend', instance: name } },
-      template: {
-        metadata: { labels: { app: 'web', tier: 'frontend', instance: name } },
-        spec: {
-          containers: [
-            {
-              name: 'web',
-              image: 'registry.example.com/web:1.4.2',
-              resources: { requests: { cpu: '100m', memory: '128Mi' } },
-            },
-          ],
-        },
-      },
-    },
-  });
-}
-
-/**
- * The webhook registration of one case (none: no registration). sideEffects None: the API server
- * calls webhooks on dry-run requests only when they declare none.
- * @param {string} url
- * @param {string} caPem
- */
-function webhookConfiguration(url, caPem) {
-  return {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingWebhookConfiguration',
-    metadata: { name: WEBHOOK_NAME },
-    webhooks: [
-      {
-        name: 'validate.bench.forewarn.io',
-        clientConfig: { url, caBundle: Buffer.from(caPem).toString('base64') },
-        rules: [
-          { apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['deployments'] },
-        ],
-        namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': NAMESPACE } },
-        failurePolicy: 'Ignore',
-        sideEffects: 'None',
-        admissionReviewVersions: ['v1'],
-        timeoutSeconds: 5,
-      },
-    ],
-  };
-}
-
-/**
- * Registers the case's webhook (or none) and waits until a create shows it is in effect.
- * @param {{url: string, token: string, ca: string}} api
- * @param {string | undefined} webhookUrl
- * @param {string} caPem
- * @param {boolean} expectWarnings Forewarn's webhook warns on the benchmark's Deployment
- */
-async function configure(api, webhookUrl, caPem, expectWarnings) {
-  const configurations = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations';
-  await apiRequest(api, 'DELETE', `${configurations}/${WEBHOOK_NAME}`);
-  if (webhookUrl) {
-    const created = await apiRequest(api, 'POST', configurations, webhookConfiguration(webhookUrl, caPem));
-    if (created.status !== 201)
-      throw new Error(`webhook registration failed: ${JSON.stringify(created.body)}`);
-  }
-  await new Promise((resolve) => setTimeout(resolve, CONFIGURATION_SETTLE_MS));
-  const probe = await apiRequest(
-    api,
-    'POST',
-    `/apis/apps/v1/namespaces/${NAMESPACE}/deployments?dryRun=All`,
-    JSON.parse(deploymentText(`probe-${Date.now()}`)),
-  );
-  if (probe.status !== 201) throw new Error(`dry-run create failed: ${JSON.stringify(probe.body)}`);
-  if (expectWarnings && probe.warnings.length === 0)
-    throw new Error('Forewarn is registered but the create got no warnings: the webhook is not in effect');
-  if (!expectWarnings && probe.warnings.length > 0)
-    throw new Error(`warnings without Forewarn registered: ${probe.warnings.join(' | ')}`);
-  return probe.warnings.length;
-}
 
 /**
  * Starts the webhook servers: the bare one (echoing the uid) and Forewarn's webhook and controller.
@@ -248,7 +69,7 @@ async function measureConcurrency(api, cases, caPem, { connections, durationSeco
     url: `${api.url}/apis/apps/v1/namespaces/${NAMESPACE}/deployments?dryRun=All`,
     method: /** @type {const} */ ('POST'),
     headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/json' },
-    nextBody: () => deploymentText(`web-${runId}-${connections}-${sequence++}`),
+    nextBody: () => deploymentText(`web-${runId}-${connections}-${sequence++}`, NAMESPACE),
   };
   /** @type {CaseName[]} */
   const order = ['none', 'bare', 'forewarn'];
@@ -256,7 +77,12 @@ async function measureConcurrency(api, cases, caPem, { connections, durationSeco
   const runs = { none: [], bare: [], forewarn: [] };
   let warnings = 0;
   for (const name of [...order, ...[...order].reverse()]) {
-    const count = await configure(api, cases[name].webhookUrl, caPem, name === 'forewarn');
+    const count = await configure(api, {
+      webhookUrl: cases[name].webhookUrl,
+      caPem,
+      namespace: NAMESPACE,
+      expectWarning: name === 'forewarn' ? /./ : undefined,
+    });
     if (name === 'forewarn') warnings = count;
     await loadTest({ ...side, connections, durationSeconds: 1 });
     const result = await loadTest({ ...side, connections, durationSeconds });
@@ -291,29 +117,12 @@ async function measureConcurrency(api, cases, caPem, { connections, durationSeco
  * @returns {Promise<{skipped: string} | {kubernetesVersion: string, rows: Awaited<ReturnType<typeof measureConcurrency>>[]}>}
  */
 async function runApiServerBenchmark({ durationSeconds, concurrencies = [1, 16] }) {
-  const tools = toolsBinDir();
-  if (!tools)
-    return {
-      skipped: `no e2e tools (kube-apiserver, etcd) in $FOREWARN_TOOLS_BIN or ${TOOLS_CACHE}; build them with test/e2e/provision/build-tools.sh`,
-    };
-  const env = {
-    ...process.env,
-    FOREWARN_TOOLS_BIN: tools.binDir,
-    FOREWARN_E2E_CONTROLLER_MANAGER: '0',
-    FOREWARN_E2E_OWNER_PID: String(process.pid),
-    FOREWARN_E2E_READY_TIMEOUT: '180',
-  };
+  const cluster = await startApiServer();
+  if (!cluster) return { skipped: TOOLS_MISSING };
   /** @type {import('./lib/processes').RunningProcess<keyof import('./lib/processes').ReadyInfo>[]} */
   const processes = [];
-  let dataDir = '';
   try {
-    const cluster = parseEnvFile(await clusterScript(['start'], env));
-    dataDir = cluster.FOREWARN_E2E_DATA_DIR;
-    const api = {
-      url: cluster.FOREWARN_E2E_API_URL,
-      token: readFileSync(cluster.FOREWARN_E2E_ADMIN_TOKEN_FILE, 'utf8').trim(),
-      ca: readFileSync(cluster.FOREWARN_E2E_CA_FILE, 'utf8'),
-    };
+    const { api } = cluster;
     const created = await apiRequest(api, 'POST', '/api/v1/namespaces', namespaceObject(NAMESPACE));
     if (created.status !== 201) throw new Error(`namespace not created: ${JSON.stringify(created.body)}`);
     const bundle = await generateSelfSignedBundle({
@@ -335,11 +144,10 @@ async function runApiServerBenchmark({ durationSeconds, concurrencies = [1, 16] 
     const rows = [];
     for (const connections of concurrencies)
       rows.push(await measureConcurrency(api, cases, bundle.caPem, { connections, durationSeconds }));
-    return { kubernetesVersion: cluster.FOREWARN_E2E_KUBERNETES_VERSION, rows };
+    return { kubernetesVersion: cluster.kubernetesVersion, rows };
   } finally {
     await Promise.all(processes.map((running) => running.stop()));
-    if (dataDir) await clusterScript(['stop', dataDir], env).catch((error) => console.error(error.message));
-    tools.cleanup();
+    await cluster.stop();
   }
 }
 

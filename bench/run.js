@@ -4,8 +4,7 @@
 // `npm run bench` (after `npm run build`): every benchmark as a ratio against a baseline measured
 // in the same run, since the load generator shares the machine's cores with the servers (and other
 // users). Prints a table per benchmark and the verdicts, and writes bench/results/latest.json.
-// Options: --only=admission,reads,scale,watch   --duration=<seconds per measured run, default 4>
-
+// Options: --only=admission,peers,reads,...   --duration=<seconds per measured run, default 4>
 const { execFile } = require('node:child_process');
 const { mkdirSync, writeFileSync } = require('node:fs');
 const path = require('node:path');
@@ -16,6 +15,7 @@ const { runReadsBenchmark } = require('./reads');
 const { runWatchBenchmark } = require('./watch');
 const { HOSTILE_MATCHERS, LINEAR_GROWTH_LIMIT, runHostile } = require('./lib/hostile-runner');
 const { runApiServerBenchmark } = require('./apiserver');
+const { reportPeers } = require('./lib/peers-report');
 const { reportGatekeeper } = require('./lib/gatekeeper-report');
 const { runClusterBenchmark, clusterVerdicts } = require('./cluster');
 
@@ -29,7 +29,7 @@ const { runClusterBenchmark, clusterVerdicts } = require('./cluster');
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
   // Any other argument still starts the benchmarks: `--help` must not be the one that does.
   console.log(
-    'node bench/run.js [--only=admission,apiserver,reads,scale,cluster,watch,verdicts,gatekeeper,hostile] [--duration=<seconds per measured run, default 4>] [--churn=<seconds of churn in cluster, default 60>]',
+    'node bench/run.js [--only=admission,apiserver,peers,reads,scale,cluster,watch,verdicts,gatekeeper,hostile] [--duration=<seconds per measured run, default 4>] [--churn=<seconds of churn in cluster, default 60>]',
   );
   process.exit(0);
 }
@@ -41,7 +41,7 @@ const options = Object.fromEntries(
   }),
 );
 const selected = (
-  options.only || 'admission,apiserver,reads,scale,cluster,watch,verdicts,gatekeeper,hostile'
+  options.only || 'admission,apiserver,peers,reads,scale,cluster,watch,verdicts,gatekeeper,hostile'
 ).split(',');
 // Churn of the cluster benchmark; the issue's 10 minutes: --churn=600.
 const churnSeconds = Number(options.churn || 60);
@@ -222,6 +222,7 @@ const BENCHMARKS = {
       });
     return figures;
   },
+  peers: (verdicts) => reportPeers(verdicts, durationSeconds),
   reads: async (verdicts) => {
     const results = await runReadsBenchmark({ connections: 16, durationSeconds });
     printTable(

@@ -3,9 +3,11 @@
 
 // The real controller process as `npm start` runs it (`--manifests DIR`: runtime, manifests source,
 // Ingestor, adapters, index, HTTP app with helmet and metrics), on a temporary directory of
-// synthetic objects. argv[2]: JSON `{"namespaces": {"<name>": <constraint count>}}`.
+// synthetic objects. argv[2]: JSON `{"namespaces": {"<name>": <constraint count>}, "manifests"?: "<dir>",
+// "opaPath"?: "<opa binary>"}`: with `manifests`, that directory's files are read as well (the demo
+// cluster's, for the peer benchmark); with `opaPath`, Rego templates are compiled as in the image.
 
-const { mkdtempSync, rmSync, writeFileSync } = require('node:fs');
+const { cpSync, mkdtempSync, rmSync, writeFileSync } = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { startController } = require('../../dist/services/controller/runtime');
@@ -17,9 +19,14 @@ const { reportReady, serveCommands } = require('../lib/processes');
 
 async function main() {
   const settings = z
-    .object({ namespaces: z.record(z.number()).optional() })
+    .object({
+      namespaces: z.record(z.number()).optional(),
+      manifests: z.string().optional(),
+      opaPath: z.string().optional(),
+    })
     .parse(JSON.parse(process.argv[2] || '{}'));
   const directory = mkdtempSync(path.join(os.tmpdir(), 'forewarn-bench-'));
+  if (settings.manifests) cpSync(settings.manifests, path.join(directory, 'manifests'), { recursive: true });
   // One file per namespace, a `List` as `kubectl get -o json` writes it.
   for (const [namespace, count] of Object.entries(settings.namespaces || {})) {
     const list = {
@@ -40,6 +47,7 @@ async function main() {
       '--mcp=false',
       '--detail-level',
       'full',
+      ...(settings.opaPath ? ['--opa-path', settings.opaPath] : []),
     ],
     {},
   );

@@ -1,5 +1,3 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
-import path from 'node:path';
 import { isConstraintType, isSeverity } from '../model/api';
 import { isRecord } from '../model/kubernetes';
 import {
@@ -13,9 +11,17 @@ import { parseManifest } from '../controller/sources/manifest-parsing';
 import { constraintQueryPath } from '../model/admission-query';
 import type { ControllerApi } from './controller-api';
 import { checkExitCode, unavailableError, usageError, type ExitCode, type FailOn } from './exit-codes';
+import {
+  namespaceMismatches,
+  nearestName,
+  notAManifestReason,
+  readManifestInputs,
+  type SkippedFile,
+} from './manifest-input';
+import { isClusterScoped } from '../controller/sources/manifest-parsing';
+import type { KubernetesObject } from '../model/kubernetes';
 import { loadOfflineCluster } from './offline-index';
 import { webhookQueryFor } from './webhook-query';
-import { errorMessage } from '../model/error-message';
 import type { ParamKindResource } from '../model/param-kinds';
 
 // `forewarn check`: reads the manifests, finds where constraints come from (a directory indexed
@@ -40,48 +46,49 @@ export interface CheckCommandResult {
   reports: ManifestCheckReport[];
   /** Problems of the --manifests directory: the check ran, but without these objects. */
   clusterProblems: string[];
+  /** Files under -f that are not Kubernetes manifests (Helm, Kustomize files): set aside, with why. */
+  skippedFiles: SkippedFile[];
+  /** Namespaces the objects go to that the cluster does not have: kubectl apply would fail there. */
+  unknownNamespaces: UnknownNamespace[];
   exitCode: ExitCode;
 }
 
-const MANIFEST_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
-
-async function manifestFilesOf(name: string): Promise<string[]> {
-  let info;
-  try {
-    info = await stat(name);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw usageError(`-f ${name}: no such file or directory`);
-    throw unavailableError(`cannot read ${name}: ${errorMessage(error)}`);
-  }
-  if (!info.isDirectory()) return [name];
-  const entries = await readdir(name, { withFileTypes: true, recursive: true });
-  return entries
-    .filter((entry) => entry.isFile() && MANIFEST_EXTENSIONS.has(path.extname(entry.name).toLowerCase()))
-    .map((entry) => path.join(entry.parentPath, entry.name))
-    .sort();
+export interface UnknownNamespace {
+  namespace: string;
+  /** The known namespace nearest in spelling, when one is near enough to be meant. */
+  suggestion?: string;
+  message: string;
 }
 
-async function readManifests(
-  options: CheckCommandOptions,
-): Promise<Array<{ file: string; content: string }>> {
-  const manifests: Array<{ file: string; content: string }> = [];
-  for (const name of options.filenames) {
-    if (name === '-') {
-      manifests.push({ file: '<stdin>', content: await options.readStdin() });
-      continue;
-    }
-    for (const file of await manifestFilesOf(name)) {
-      try {
-        manifests.push({ file, content: await readFile(file, 'utf8') });
-      } catch (error) {
-        throw unavailableError(`cannot read ${file}: ${errorMessage(error)}`);
-      }
-    }
-  }
-  if (manifests.length === 0)
-    throw usageError(`no .yaml, .yml or .json files in ${options.filenames.join(', ')}`);
-  return manifests;
+/** Namespaces the API server creates itself: a repository rarely holds them as manifests. */
+const NAMESPACES_OF_EVERY_CLUSTER = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+
+/**
+ * The namespaces the objects go to that the cluster's manifests do not hold. Only said when the
+ * manifests hold Namespaces at all: a directory without any cannot tell a typo from a namespace.
+ */
+export function unknownNamespacesOf(
+  objects: readonly KubernetesObject[],
+  knownNamespaces: readonly string[],
+): UnknownNamespace[] {
+  if (knownNamespaces.length === 0) return [];
+  const known = new Set([...knownNamespaces, ...NAMESPACES_OF_EVERY_CLUSTER]);
+  const targets = new Set(
+    objects
+      .filter((object) => !isClusterScoped(object.apiVersion, object.kind))
+      .map((object) => object.metadata?.namespace ?? 'default'),
+  );
+  return [...targets]
+    .filter((namespace) => !known.has(namespace))
+    .sort()
+    .map((namespace) => {
+      const suggestion = nearestName(namespace, knownNamespaces);
+      return {
+        namespace,
+        ...(suggestion === undefined ? {} : { suggestion }),
+        message: `namespace "${namespace}" does not exist in the cluster's manifests${suggestion === undefined ? '' : ` (did you mean "${suggestion}"?)`}: kubectl apply would fail with namespaces "${namespace}" not found`,
+      };
+    });
 }
 
 /**
@@ -120,29 +127,48 @@ function controllerLookup(api: ControllerApi): ConstraintLookup {
 }
 
 export async function runCheck(options: CheckCommandOptions): Promise<CheckCommandResult> {
-  const manifests = await readManifests(options);
+  const inputs = await readManifestInputs(options.filenames, options.readStdin);
+  const skippedFiles: SkippedFile[] = [];
+  const parsed: Array<{ file: string; content: string; objects: KubernetesObject[] }> = [];
+  const problems: string[] = [];
+  for (const input of inputs) {
+    const result = parseManifest(input.file, input.content, {
+      defaultNamespace: options.namespace ?? 'default',
+    });
+    const reason = notAManifestReason(input, result);
+    if (reason !== undefined) {
+      skippedFiles.push({ file: input.file, reason });
+      continue;
+    }
+    parsed.push({ file: input.file, content: input.content, objects: result.objects });
+    problems.push(...result.problems.map((problem) => `${problem.file}:${problem.line}: ${problem.message}`));
+  }
   // A manifest that does not parse would not apply either: refuse it before asking anything.
-  const parsed = manifests.map(({ file, content }) => ({
-    file,
-    content,
-    result: parseManifest(file, content, { defaultNamespace: options.namespace ?? 'default' }),
-  }));
-  const problems = parsed.flatMap(({ result }) => result.problems);
-  if (problems.length > 0)
+  if (problems.length > 0) throw usageError(problems.join('\n'));
+  const objects = parsed.flatMap(({ file, objects }) => objects.map((object) => ({ file, object })));
+  const mismatches = namespaceMismatches(objects, options.namespace);
+  if (mismatches.length > 0) throw usageError(mismatches.join('\n'));
+  if (objects.length === 0)
     throw usageError(
-      problems.map((problem) => `${problem.file}:${problem.line}: ${problem.message}`).join('\n'),
+      [
+        `nothing to check: no Kubernetes object in ${options.filenames.join(', ')}`,
+        ...skippedFiles.map((skipped) => `${skipped.file}: skipped, ${skipped.reason}`),
+      ].join('\n'),
     );
 
   let lookup: ConstraintLookup;
   let clusterProblems: string[] = [];
+  let unknownNamespaces: UnknownNamespace[] = [];
   if (options.manifests !== undefined) {
     const cluster = await loadOfflineCluster(options.manifests, options.paramKinds ?? []);
     // Namespaces created by the checked manifests carry the labels cluster-wide policies select on.
-    cluster.add(
-      parsed.flatMap(({ result }) => result.objects.filter((object) => object.kind === 'Namespace')),
-    );
+    cluster.add(objects.map(({ object }) => object).filter((object) => object.kind === 'Namespace'));
     lookup = indexLookup(cluster.index, cluster.findMissingCompanions);
     clusterProblems = cluster.problems;
+    unknownNamespaces = unknownNamespacesOf(
+      objects.map(({ object }) => object),
+      cluster.index.knownNamespaces(),
+    );
   } else {
     lookup = controllerLookup(options.controller());
   }
@@ -157,5 +183,11 @@ export async function runCheck(options: CheckCommandOptions): Promise<CheckComma
     (sum, report) => sum + report.auditedOrWarnedCount + report.unknownCount,
     0,
   );
-  return { reports, clusterProblems, exitCode: checkExitCode(rejections, findings, options.failOn) };
+  return {
+    reports,
+    clusterProblems,
+    skippedFiles,
+    unknownNamespaces,
+    exitCode: checkExitCode(rejections, findings, options.failOn),
+  };
 }

@@ -2,7 +2,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { addFlags, applyEnvironment, flag, flagValues, UsageError } from '../flags/command-line';
 import { isDns1123Label } from '../model/kubernetes';
 import { packageVersion } from '../model/package-version';
-import { runCheck } from './check-command';
+import { runCheck, type CheckCommandResult } from './check-command';
 import { createControllerApi, parseControllerUrl, type ControllerApi } from './controller-api';
 import {
   CliError,
@@ -99,6 +99,15 @@ function paramKindsOption(value: string): ParamKindResource[] {
   }
 }
 
+/** What the check ran without or is unsure of, on stderr: the report itself stays on stdout. */
+function writeCheckNotes(result: CheckCommandResult, stderr: OutputStream): void {
+  for (const problem of result.clusterProblems)
+    stderr.write(`warning: ${problem} (its objects are not part of the check)\n`);
+  for (const skipped of result.skippedFiles)
+    stderr.write(`note: ${skipped.file}: skipped, ${skipped.reason}\n`);
+  for (const unknown of result.unknownNamespaces) stderr.write(`warning: ${unknown.message}\n`);
+}
+
 function addCheckCommand(program: Command, context: ProgramContext): void {
   program
     .command('check')
@@ -106,7 +115,14 @@ function addCheckCommand(program: Command, context: ProgramContext): void {
       'what the cluster will do with manifests, without applying them (exit 0 nothing found, 1 audited, warned or not evaluated, 3 will be rejected)',
     )
     .addHelpText('after', `\n${exitCodesHelp()}`)
-    .requiredOption('-f, --filename <path...>', 'manifest file or directory to check; - reads standard input')
+    .option(
+      '-f, --filename <path...>',
+      'manifest file or directory to check; - reads standard input (files of Helm and Kustomize in a directory are skipped with a note)',
+    )
+    .option(
+      '-k, --kustomize <dir>',
+      'not rendered here: pipe the rendering instead, kustomize build DIR | forewarn check -f -',
+    )
     .option(
       '--manifests <dir>',
       'check offline against this directory of cluster manifests instead of a controller',
@@ -123,7 +139,8 @@ function addCheckCommand(program: Command, context: ProgramContext): void {
     )
     .action(
       async (options: {
-        filename: string[];
+        filename?: string[];
+        kustomize?: string;
         manifests?: string;
         paramKinds?: string;
         namespace?: string;
@@ -135,6 +152,14 @@ function addCheckCommand(program: Command, context: ProgramContext): void {
           );
         if (options.paramKinds !== undefined && options.manifests === undefined)
           throw usageError('--param-kinds goes with --manifests (a controller has its own --param-kinds)');
+        // No kustomize library renders as kustomize does (generators, components, remote bases):
+        // the real tool's output, piped, is the only rendering the API server would see.
+        if (options.kustomize !== undefined)
+          throw usageError(
+            `forewarn does not render kustomizations; pipe kustomize's own rendering: kustomize build ${options.kustomize} | forewarn check -f -`,
+          );
+        if (options.filename === undefined)
+          throw usageError("required option '-f, --filename <path...>' not specified");
         const result = await runCheck({
           filenames: options.filename,
           manifests: options.manifests,
@@ -144,11 +169,17 @@ function addCheckCommand(program: Command, context: ProgramContext): void {
           controller: context.controller,
           readStdin: context.environment.readStdin,
         });
-        for (const problem of result.clusterProblems)
-          context.environment.stderr.write(`warning: ${problem} (its objects are not part of the check)\n`);
+        writeCheckNotes(result, context.environment.stderr);
         const critical = result.reports.reduce((sum, report) => sum + report.criticalCount, 0);
         const warnings = result.reports.reduce((sum, report) => sum + report.warningCount, 0);
-        context.print({ reports: result.reports, criticalCount: critical, warningCount: warnings }, () =>
+        const data = {
+          reports: result.reports,
+          criticalCount: critical,
+          warningCount: warnings,
+          skippedFiles: result.skippedFiles,
+          unknownNamespaces: result.unknownNamespaces,
+        };
+        context.print(data, () =>
           renderCheckTable(
             result.reports,
             context.style(),

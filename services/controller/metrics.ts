@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectProcessMetrics } from '../logging/process-metrics';
 import { ADAPTER_NAMES, CONSTRAINT_TYPES, SEVERITIES, type HealthStatus } from '../model/api';
 import type { ConstraintIndex } from './index/constraint-index';
 import type { WatchObserver } from './sources/cluster/reflector';
@@ -174,7 +175,7 @@ export function createControllerMetrics(
   options: ControllerMetricsOptions = {},
 ): ControllerMetrics {
   const registry = new Registry();
-  if (options.processMetrics !== false) collectDefaultMetrics({ register: registry });
+  if (options.processMetrics !== false) collectProcessMetrics(registry);
   registerIndexMetrics(registry, index);
   registerHealthMetrics(registry, runtimeState);
   const watchObserver = registerWatchMetrics(registry);

@@ -51,6 +51,8 @@ export function admissionCheckBody(
   /** From the review: what the object may leave out (apiVersion, kind, metadata.namespace). */
   identity: { apiVersion: string; kind: string; namespace: string },
   view?: AdmissionCheckView,
+  /** The review's `userInfo` (user name and groups), for rules that depend on who asks. */
+  requester?: { username: string; groups: readonly string[] } | null,
 ): string | undefined {
   if (!admitted || (operation !== 'CREATE' && operation !== 'UPDATE')) return undefined;
   const trimmed = withoutManagedFields(admitted);
@@ -71,6 +73,7 @@ export function admissionCheckBody(
     ...(view === undefined ? {} : { view }),
     object,
     ...(operation === 'UPDATE' && oldObject ? { oldObject: withoutManagedFields(oldObject) } : {}),
+    ...(requester ? { userInfo: { username: requester.username, groups: requester.groups } } : {}),
   });
   // Characters never exceed bytes; count bytes only for bodies that might be near the cap.
   if (body.length * 3 > MAX_CHECK_BODY_BYTES && Buffer.byteLength(body) > MAX_CHECK_BODY_BYTES)

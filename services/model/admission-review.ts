@@ -46,6 +46,8 @@ export interface AdmissionRequestSummary {
   /** The admitted object and its previous version, for the controller's verdicts. */
   object: Record<string, unknown> | null;
   oldObject: Record<string, unknown> | null;
+  /** `request.userInfo`: who makes the request (user name and groups); null when absent. */
+  requester: { username: string; groups: string[] } | null;
 }
 
 export type ParsedReview =
@@ -145,8 +147,18 @@ export function parseAdmissionReview(body: unknown): ParsedReview {
       companions: companionHintsOf(object, kind),
       object: isRecord(request.object) ? request.object : null,
       oldObject: isRecord(request.oldObject) ? request.oldObject : null,
+      requester: requesterOf(request.userInfo),
     },
   };
+}
+
+/** The review's userInfo: a user name, and the groups that are strings. */
+function requesterOf(userInfo: unknown): AdmissionRequestSummary['requester'] {
+  if (!isRecord(userInfo) || typeof userInfo.username !== 'string') return null;
+  const groups = Array.isArray(userInfo.groups)
+    ? userInfo.groups.filter((group): group is string => typeof group === 'string')
+    : [];
+  return { username: userInfo.username, groups };
 }
 
 /** Only the annotations companion rules read travel to the controller, with the port names. */
@@ -190,6 +202,7 @@ export function constraintQueryOf(
             namespace: review.namespace,
           },
           view,
+          review.requester,
         )
       : undefined,
   };

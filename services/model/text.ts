@@ -29,6 +29,11 @@ export interface Viewer {
   level: DetailLevel;
   /** The namespace the view is for: names of objects in it are always visible. */
   namespace: string;
+  /**
+   * Names shown whatever their namespace (`namespace/name`, empty namespace for cluster-scoped):
+   * those a self-naming admission policy prints itself (model/name-visibility.ts).
+   */
+  revealed?: ReadonlySet<string>;
 }
 
 export function objectName(name: string, namespace: string | null, redacted?: string): NamePart {
@@ -87,12 +92,25 @@ export function isDetailVisible(viewer: Viewer): boolean {
   return viewer.level !== 'summary';
 }
 
+/** The key of a name in `Viewer.revealed`. */
+export function revealedNameKey(part: Pick<NamePart, 'name' | 'namespace'>): string {
+  return `${part.namespace ?? ''}/${part.name}`;
+}
+
+/** Whether a name inside a text is shown: the namespace rule, or revealed for this constraint. */
+export function isNamePartVisible(part: NamePart, viewer: Viewer): boolean {
+  return (
+    isNameVisible(part.namespace, viewer) ||
+    (viewer.revealed !== undefined && viewer.revealed.has(revealedNameKey(part)))
+  );
+}
+
 export function renderText(value: Text, viewer: Viewer): string {
   let rendered = '';
   for (const part of value) {
     if (typeof part === 'string') rendered += part;
     else if (isNamePart(part))
-      rendered += isNameVisible(part.namespace, viewer) ? part.name : (part.redacted ?? REDACTED);
+      rendered += isNamePartVisible(part, viewer) ? part.name : (part.redacted ?? REDACTED);
     else rendered += isDetailVisible(viewer) ? part.detail : (part.redacted ?? REDACTED);
   }
   return rendered;

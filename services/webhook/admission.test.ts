@@ -44,8 +44,24 @@ describe('parseAdmissionReview', () => {
         companions: { annotations: {}, portNames: [] },
         object: deploymentRequest.object,
         oldObject: null,
+        requester: null,
       },
     });
+  });
+
+  it('reads who makes the request from userInfo, keeping only string groups', () => {
+    const parsed = parseAdmissionReview(
+      review({
+        ...deploymentRequest,
+        userInfo: { username: 'alice', groups: ['devs', 7, 'system:authenticated'], uid: 'x' },
+      }),
+    );
+    expect(parsed.ok && parsed.request.requester).toEqual({
+      username: 'alice',
+      groups: ['devs', 'system:authenticated'],
+    });
+    const nameless = parseAdmissionReview(review({ ...deploymentRequest, userInfo: { groups: ['devs'] } }));
+    expect(nameless.ok && nameless.request.requester).toBeNull();
   });
 
   it('forwards only the annotations and port names companion checks read', () => {

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectProcessMetrics } from '../logging/process-metrics';
 import type { Severity } from '../model/api';
 import type { ConstraintQueryFailure } from './controller-client';
 
@@ -48,7 +49,7 @@ const WARNING_PREFIXES: ReadonlyArray<[string, Severity]> = [
 
 export function createWebhookMetrics(options: { processMetrics?: boolean } = {}): WebhookMetrics {
   const registry = new Registry();
-  if (options.processMetrics !== false) collectDefaultMetrics({ register: registry });
+  if (options.processMetrics !== false) collectProcessMetrics(registry);
   const admissions = new Histogram({
     name: 'forewarn_webhook_admission_duration_seconds',
     help: 'Time to answer AdmissionReviews, by outcome (warned, clean, controller_error, timeout, bad_request)',

@@ -23,6 +23,17 @@ describe('admissionCheckBody', () => {
     });
   });
 
+  it('carries who makes the request as userInfo when the review says', () => {
+    const requester = { username: 'system:serviceaccount:ci:deployer', groups: ['system:serviceaccounts'] };
+    expect(
+      JSON.parse(admissionCheckBody('CREATE', object, null, identity, undefined, requester) ?? ''),
+    ).toEqual({
+      operation: 'CREATE',
+      object,
+      userInfo: requester,
+    });
+  });
+
   it('leaves out managedFields (old object too) and carries the view the webhook asks for', () => {
     const managedFields = [{ manager: 'kubectl', operation: 'Update', fieldsV1: { 'f:spec': {} } }];
     const withOwners = { ...object, metadata: { ...object.metadata, managedFields } };

@@ -108,7 +108,7 @@ beforeAll(async () => {
   );
   const policies = [
     kyvernoPolicy('Policy', 'shop-team', 'shop'),
-    kyvernoPolicy('ClusterPolicy', CLUSTER_POLICY),
+    kyvernoPolicy('ClusterPolicy', CLUSTER_POLICY, undefined, 'Audit'),
   ];
   await kubectlOk(
     ['apply', '-f', '-'],

@@ -8,6 +8,7 @@
 import { startCluster, waitFor, type Cluster, type ProcessResult } from './harness';
 import { ControllerApi, ManagedProcess, requireBuiltEntries, type CheckedEntry } from './forewarn-support';
 import { controllerReady, launchController, requireStarted } from './controller-process';
+import { bindingDenial, rejectedWith, waitUntilEnforced } from './enforcement';
 import { authorizationErrors, controllerServiceAccount, identitiesManifest } from './forewarn-identities';
 import { parseParamKinds } from '../../services/model/param-kinds';
 import {
@@ -121,17 +122,30 @@ interface Outcome {
   dryRun: ProcessResult;
 }
 
-/** The server has compiled the policy and enforces the by-name binding (a 5-replica dry run is denied). */
+/**
+ * The server enforces every binding with its params (issue 36): the sentinel covers the policy and the
+ * bindings, one probe per binding the ReplicaLimit param informer (the limit is the param's).
+ */
 async function policyInForce(): Promise<void> {
-  const tooMany = JSON.stringify(deploymentWithReplicas(5, 'team-a'));
-  await waitFor(
-    async () =>
-      (
-        await running().cluster.kubectl(['apply', '--dry-run=server', '-f', '-'], { stdin: tooMany })
-      ).stderr.includes('denied request'),
-    30_000,
-    { description: 'the API server enforcing the policy' },
-  );
+  const deniedBy = (binding: string, message: string) =>
+    rejectedWith(new RegExp(`${bindingDenial(binding).source}: ${message}`));
+  await waitUntilEnforced(running().cluster, [
+    {
+      description: 'binding by-name denies 4 replicas with the limit of param limit',
+      object: deploymentWithReplicas(4, 'team-a'),
+      inForce: deniedBy('by-name', 'at most 3 replicas'),
+    },
+    {
+      description: 'binding by-selector denies 3 replicas with the limit of param small',
+      object: deploymentWithReplicas(3, 'team-b'),
+      inForce: deniedBy('by-selector', 'at most 2 replicas'),
+    },
+    {
+      description: 'binding missing-deny denies for want of its param',
+      object: deploymentWithReplicas(1, 'team-d'),
+      inForce: rejectedWith(bindingDenial('missing-deny')),
+    },
+  ]);
 }
 
 test('verdicts with custom-kind params agree with what the API server admits and rejects', async () => {

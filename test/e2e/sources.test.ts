@@ -7,6 +7,7 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { startCluster, waitFor, type Cluster } from './harness';
+import { podSecurityDenial, rejectedWith, waitUntilEnforced } from './enforcement';
 import {
   ControllerApi,
   ManagedProcess,
@@ -128,6 +129,19 @@ test('an AuthorizationPolicy created in the cluster turns a deny-all Server into
 test('the API server rejects a Pod that breaks restricted where Forewarn reports enforce, and admits its Deployment', async () => {
   // Pods need the namespace's default ServiceAccount, which only a controller-manager would create.
   await running().cluster.kubectl(['create', 'serviceaccount', 'default', '-n', 'checkout']);
+  // The server reads the namespace's labels from its informer (issue 36).
+  await waitUntilEnforced(running().cluster, [
+    {
+      description: 'Pod Security "restricted" enforced in checkout',
+      object: {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'probe', namespace: 'checkout' },
+        spec: { containers: [{ name: 'probe', image: 'registry.example.com/shell:1' }] },
+      },
+      inForce: rejectedWith(podSecurityDenial('restricted')),
+    },
+  ]);
   const rejected = await running().cluster.kubectl([
     'run',
     'root-shell',

@@ -240,6 +240,14 @@ export const admissionPolicyObjects: Manifest[] = [
   pod('custom-dns', [container({ memory: '128Mi' })], {}, { dnsPolicy: 'Default' }),
 ];
 
+/** Objects the server rejects once the policies are in force (verdicts.test.ts waits for them). */
+export const enforcementProbes = {
+  /** Only require-memory-limits denies it. */
+  unlimitedPod: pod('probe', [container({ name: 'probe' })]),
+  /** Only max-replicas denies it, with the limit its ConfigMap param sets. */
+  fiveReplicas: deployment('probe', [container({ name: 'probe', memory: '64Mi' })], { replicas: 5 }),
+};
+
 export const PSA_NAMESPACES: Manifest[] = [
   {
     apiVersion: 'v1',
@@ -258,6 +266,15 @@ export const PSA_NAMESPACES: Manifest[] = [
     },
   },
 ];
+
+/** The level a namespace of PSA_NAMESPACES enforces (its `enforce` label). */
+export function enforcedLevel(namespace: string): string {
+  const found = PSA_NAMESPACES.find((item) => (item.metadata as Manifest).name === namespace);
+  const labels = ((found?.metadata as Manifest | undefined)?.labels ?? {}) as Record<string, string>;
+  const level = labels['pod-security.kubernetes.io/enforce'];
+  if (!level) throw new Error(`${namespace} is not a Pod Security namespace of PSA_NAMESPACES`);
+  return level;
+}
 
 type SecurityChange = (podSpec: Manifest, containerSecurity: Manifest) => void;
 

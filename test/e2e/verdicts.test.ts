@@ -14,11 +14,15 @@ import {
   requireBuiltEntries,
 } from './forewarn-support';
 import { controllerReady, launchController, requireStarted } from './controller-process';
+import { bindingDenial, podSecurityDenial, rejectedWith, waitUntilEnforced } from './enforcement';
 import {
   admissionPolicies,
   admissionPolicyObjects,
+  enforcementProbes,
   privilegedDeployment,
+  enforcedLevel,
   PSA_NAMESPACES,
+  REPLICA_LIMITS,
   SECURITY_VARIANT_NAMES,
   securityPod,
   VAP_NAMESPACE,
@@ -169,20 +173,20 @@ async function policiesInForce(): Promise<void> {
     );
     expect({ name, typeChecking: status.typeChecking ?? {} }).toEqual({ name, typeChecking: {} });
   }
-  const unlimitedProbe = JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: 'probe', namespace: VAP_NAMESPACE },
-    spec: { containers: [{ name: 'probe', image: 'registry.example.com/probe:1' }] },
-  });
-  await waitFor(
-    async () =>
-      (
-        await running().cluster.kubectl(['apply', '--dry-run=server', '-f', '-'], { stdin: unlimitedProbe })
-      ).stderr.includes('denied request'),
-    20_000,
-    { description: 'the API server enforcing the policies' },
-  );
+  // Every binding and the ConfigMap param are in the server's policy cache (issue 36): the sentinel
+  // covers the policies and bindings, the replica probe the param informer.
+  await waitUntilEnforced(running().cluster, [
+    {
+      description: 'binding require-memory-limits denies a Pod without a memory limit',
+      object: enforcementProbes.unlimitedPod,
+      inForce: rejectedWith(bindingDenial('require-memory-limits')),
+    },
+    {
+      description: `binding max-replicas denies 5 replicas with the limit of its param ${REPLICA_LIMITS}`,
+      object: enforcementProbes.fiveReplicas,
+      inForce: rejectedWith(/binding 'max-replicas' denied request: replicas 5 exceed the limit of 3/),
+    },
+  ]);
 }
 
 test('ValidatingAdmissionPolicy verdicts agree with what the API server admits, rejects and warns about', async () => {
@@ -324,6 +328,15 @@ test('Pod Security Admission rejects exactly the pods whose enforce verdict is v
       { description: `pod-security/enforce in the report of ${namespace}` },
     );
   }
+  // The server reads the namespaces' labels from its informer (issue 36): each level is in force first.
+  await waitUntilEnforced(
+    running().cluster,
+    namespaces.map((namespace) => ({
+      description: `Pod Security "${enforcedLevel(namespace)}" enforced in ${namespace}`,
+      object: securityPod('privileged', namespace),
+      inForce: rejectedWith(podSecurityDenial(enforcedLevel(namespace))),
+    })),
+  );
   const rejectedChecks: string[] = [];
   for (const namespace of namespaces) {
     for (const variant of SECURITY_VARIANT_NAMES) {

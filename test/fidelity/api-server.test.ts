@@ -6,6 +6,7 @@ import { buildAdmissionCheck } from '../../services/controller/verdicts/admissio
 import { indexObjects } from '../support/controller-fixtures';
 import { realworldDirectory } from '../support/realworld-corpus';
 import { startCluster, waitFor, type Cluster } from '../e2e/harness';
+import { admittedByServer, podSecurityDenial, rejectedWith, waitUntilEnforced } from '../e2e/enforcement';
 
 // Fidelity against the real API server (issue 21): the corpus's ValidatingAdmissionPolicies that
 // match the workloads of test/fidelity/workloads, and Pod Security Admission at baseline and
@@ -92,6 +93,13 @@ function workloads(): KubernetesObject[] {
 }
 
 const psaNamespace = (level: string) => `fidelity-psa-${level}`;
+
+/** The workload every corpus policy set and Pod Security level rejects (privileged, in `team`). */
+function requirePrivilegedWorkload(): KubernetesObject {
+  const privileged = workloads().find((object) => object.metadata?.name === 'privileged');
+  if (!privileged) throw new Error('test/fidelity/workloads has no Pod named "privileged"');
+  return privileged;
+}
 
 function namespaces(): KubernetesObject[] {
   return [
@@ -196,19 +204,16 @@ async function prepareCluster(policies: readonly KubernetesObject[]): Promise<Cl
       60_000,
       { description: `default ServiceAccount of ${namespace}` },
     );
-  // The server compiles the policies asynchronously: wait until the privileged Pod is denied by one.
-  const privileged = workloads().find((object) => object.metadata?.name === 'privileged');
-  await waitFor(
-    async () =>
-      DENIAL.test(
-        (
-          await started.kubectl(['create', '--dry-run=server', '-f', '-'], {
-            stdin: JSON.stringify(privileged),
-          })
-        ).stderr,
-      ),
-    30_000,
-    { description: 'the API server enforcing the policies' },
+  // The server compiles policies and reads namespace labels asynchronously (issue 36): wait until it
+  // enforces every binding (the sentinel) and each Pod Security level (a privileged Pod is rejected).
+  const privileged = requirePrivilegedWorkload();
+  await waitUntilEnforced(
+    started,
+    PSA_LEVELS.map((level) => ({
+      description: `Pod Security "${level}" enforced in ${psaNamespace(level)}`,
+      object: { ...privileged, metadata: { ...privileged.metadata, namespace: psaNamespace(level) } },
+      inForce: rejectedWith(podSecurityDenial(level)),
+    })),
   );
   return started;
 }
@@ -267,17 +272,13 @@ describe('Forewarn against the API server: corpus admission policies and Pod Sec
     // Pod Security alone: without the bindings, which would otherwise reject most Pods first.
     const removed = await server.kubectl(['delete', 'validatingadmissionpolicybindings', '--all']);
     expect(removed.code).toBe(0);
-    const privileged = objects.find((object) => object.metadata?.name === 'privileged');
-    await waitFor(
-      async () =>
-        (
-          await server.kubectl(['create', '--dry-run=server', '-f', '-'], {
-            stdin: JSON.stringify(privileged),
-          })
-        ).code === 0,
-      30_000,
-      { description: 'the API server no longer enforcing the bindings' },
-    );
+    // Deletions reach the server's policy cache asynchronously too: the sentinel, created after them,
+    // proves they are seen; the privileged Pod, admitted in a namespace without Pod Security, that no
+    // binding is left.
+    const privileged = requirePrivilegedWorkload();
+    await waitUntilEnforced(server, [
+      { description: 'no binding left in force', object: privileged, inForce: admittedByServer },
+    ]);
     const podSecurity = await compare(server, indexObjects(namespaces()).index, podSecurityObjects());
     console.log(
       [

@@ -123,6 +123,8 @@ export async function applyBatch(
   workloadFiles: readonly string[],
   workDirectory: string,
   label: string,
+  /** More `kyverno apply` flags: `--userinfo FILE`, `--values-file FILE` (who asks, the operation). */
+  extraArguments: readonly string[] = [],
 ): Promise<{ results: OracleResults } | { error: string }> {
   const directory = path.join(workDirectory, label);
   mkdirSync(directory, { recursive: true });
@@ -131,6 +133,7 @@ export async function applyBatch(
   );
   const args = ['apply', directory, ...workloadFiles.flatMap((file) => ['--resource', file])];
   args.push('--policy-report', '--output-format', 'json', '--continue-on-fail', '--remove-color');
+  args.push(...extraArguments);
   let stdout: string;
   try {
     ({ stdout } = await run(kyverno, args, { maxBuffer: 256 * 1024 * 1024, timeout: 300_000 }));

@@ -2,6 +2,7 @@ import { checkManifest } from './manifest-check';
 import { indexLookup, type FindMissingCompanions } from './index-lookup';
 import { buildConstraintList } from '../views/constraint-list';
 import type { ConstraintDraft } from '../../model/constraint';
+import type { KubernetesObject } from '../../model/kubernetes';
 import { objectName, text } from '../../model/text';
 import { buildWarnings } from '../../model/warnings';
 import { buildAdmissionCheck } from '../verdicts/admission-check';
@@ -26,6 +27,42 @@ ${namespaceLine}spec:
     metadata: { labels: { app: frontend } }
     spec: { containers: [{ name: web, image: "registry.example.com/web:1" }] }
 `;
+
+// A quota on storage and a ValidatingAdmissionPolicy on Ingresses: the API server enforces both,
+// though Forewarn's webhook is registered for workloads, Services and ConfigMaps only.
+const STORAGE_QUOTA_AND_INGRESS_POLICY: KubernetesObject[] = [
+  {
+    apiVersion: 'v1',
+    kind: 'ResourceQuota',
+    metadata: { name: 'storage', namespace: 'shop' },
+    spec: { hard: { 'requests.storage': '1Gi' } },
+  },
+  {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: { name: 'ingress-needs-tls' },
+    spec: {
+      failurePolicy: 'Fail',
+      matchConstraints: {
+        resourceRules: [
+          {
+            apiGroups: ['networking.k8s.io'],
+            apiVersions: ['v1'],
+            operations: ['CREATE', 'UPDATE'],
+            resources: ['ingresses'],
+          },
+        ],
+      },
+      validations: [{ expression: 'has(object.spec.tls)', message: 'an Ingress needs tls' }],
+    },
+  },
+  {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: { name: 'ingress-needs-tls' },
+    spec: { policyName: 'ingress-needs-tls', validationActions: ['Deny'] },
+  },
+];
 
 describe('checkManifest', () => {
   it('gives each object the warnings of the admission check the webhook makes for it', async () => {
@@ -76,6 +113,38 @@ describe('checkManifest', () => {
         /^\[CRITICAL\] will be rejected: container "web": .*\(ValidatingAdmissionPolicy "require-resource-limits"\)/,
       ),
     ]);
+  });
+
+  it('keeps a dryrun constraint it could not evaluate among the findings, without a warning', async () => {
+    const cluster = indexObjects([
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } },
+      {
+        apiVersion: 'constraints.gatekeeper.sh/v1beta1',
+        kind: 'K8sRequiredProbes',
+        metadata: { name: 'probes-dry-run' },
+        spec: {
+          enforcementAction: 'dryrun',
+          match: { kinds: [{ apiGroups: ['apps'], kinds: ['Deployment'] }] },
+        },
+      },
+    ]);
+    const report = await checkManifest(
+      'web.yaml',
+      deployment('  namespace: shop\n'),
+      indexLookup(cluster.index),
+    );
+    const [object] = report.objects;
+    expect(object.findings).toEqual([
+      expect.objectContaining({
+        name: 'probes-dry-run',
+        severity: 'Info',
+        effect: 'audit',
+        verdict: 'unknown',
+        reason: expect.stringMatching(/ConstraintTemplate/) as string,
+      }),
+    ]);
+    expect(object.warnings).toEqual([]);
+    expect(report.criticalCount + report.warningCount + report.rejectionCount).toBe(0);
   });
 
   it('orders warnings Critical first, and within a severity what the object violates first (DESIGN 7)', async () => {
@@ -131,7 +200,8 @@ describe('checkManifest', () => {
     expect(unset.objects[0].namespace).toBe('default');
   });
 
-  it('skips the namespaced resources the webhook is not registered for, and checks cluster-scoped ones', async () => {
+  it('checks every kind against the constraints that apply to it, whatever the webhook is registered for', async () => {
+    const cluster = indexObjects([...demoClusterObjects(), ...STORAGE_QUOTA_AND_INGRESS_POLICY]);
     const report = await checkManifest(
       'mixed.yaml',
       `apiVersion: v1
@@ -141,6 +211,16 @@ metadata: { name: team }
 apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata: { name: web, namespace: shop }
+spec: { rules: [{ host: shop.example.com }] }
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: { name: data, namespace: shop }
+spec: { accessModes: [ReadWriteOnce], resources: { requests: { storage: 5Gi } } }
+---
+apiVersion: v1
+kind: Secret
+metadata: { name: token, namespace: shop }
 ---
 apiVersion: v1
 kind: List
@@ -149,16 +229,25 @@ items:
     kind: Service
     metadata: { name: web, namespace: shop }
 `,
-      lookup,
+      indexLookup(cluster.index),
     );
     expect(report.objects.map((object) => [object.kind, object.skipped ?? 'checked'])).toEqual([
       ['Namespace', 'checked'],
-      [
-        'Ingress',
-        'the webhook is not registered for networking.k8s.io/ingresses, so it never warns about it',
-      ],
+      ['Ingress', 'checked'],
+      ['PersistentVolumeClaim', 'checked'],
+      ['Secret', 'checked'],
       ['Service', 'checked'],
     ]);
+    const byKind = (kind: string) => report.objects.find((object) => object.kind === kind);
+    expect(byKind('Ingress')?.findings).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'ingress-needs-tls', verdict: 'violates' })]),
+    );
+    expect(byKind('PersistentVolumeClaim')?.findings).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'storage', verdict: 'violates' })]),
+    );
+    // A Secret no constraint targets is checked and quiet: no finding invented for it.
+    expect(byKind('Secret')?.findings).toEqual([]);
+    expect(report.rejectionCount).toBeGreaterThanOrEqual(2);
   });
 
   it('reports documents that do not parse with file and line, and checks the rest', async () => {

@@ -2,7 +2,7 @@ import type { CheckedConstraint, ListedConstraint, Severity } from '../../model/
 import { formatResourceParameter } from '../../model/admission-query';
 import type { ResourceTarget } from '../../model/constraint';
 import { groupOf, type KubernetesObject, type Labels } from '../../model/kubernetes';
-import { pluralOfKind, WEBHOOK_RESOURCES } from '../../model/resources';
+import { pluralOfKind } from '../../model/resources';
 import { orderedWarnings, type AdmissionWarning } from '../../model/warnings';
 import { isOpaqueReference } from '../../model/opaque-reference';
 import { consequenceOf, type ObjectConsequence } from '../../model/object-consequence';
@@ -38,7 +38,10 @@ export type LookedUpConstraint = Omit<ListedConstraint, 'detailLevel'> &
 /** Where constraints come from: an in-process index, or a controller's `POST /api/v1/admission-check`. */
 export type ConstraintLookup = (query: AdmissionQuery) => Promise<readonly LookedUpConstraint[]>;
 
-/** A constraint behind one of the warnings (Warning or Critical; Info never warns), or one passed. */
+/**
+ * A constraint behind one of the warnings (Warning or Critical; Info never warns), an audit-only one
+ * that could not be evaluated, or one passed.
+ */
 export type CheckFinding = Pick<
   LookedUpConstraint,
   | 'name'
@@ -69,7 +72,7 @@ export interface CheckedObject {
   namespace: string | null;
   /** `request.resource` as the webhook sees it, e.g. `apps/deployments` or `pods`. */
   resource: string;
-  /** Why the webhook would not see this object; absent when it was checked. */
+  /** Why the object was not checked (kubectl would refuse it); absent when it was checked. */
   skipped?: string;
   /** Exactly the admission warnings, Critical first. */
   warnings: string[];
@@ -110,22 +113,14 @@ export interface ManifestCheckOptions {
   namespace?: string;
 }
 
-function isInterceptedByWebhook(resource: ResourceTarget): boolean {
-  return WEBHOOK_RESOURCES.some(
-    (target) => target.group === resource.group && target.resource === resource.resource,
-  );
-}
-
-function skipReason(
-  object: KubernetesObject,
-  resource: ResourceTarget,
-  requestedNamespace: string | undefined,
-): string | undefined {
-  // Cluster-scoped objects are checked against the policies that target them (the API server
-  // enforces those whether or not Forewarn's webhook sees the object).
+/**
+ * Why an object is not checked. Every kind is checked against the constraints that can apply to it,
+ * whatever Forewarn's webhook is registered for: the API server enforces quotas, LimitRanges,
+ * ValidatingAdmissionPolicies and the policy engines' webhooks on Ingresses, Secrets and
+ * PersistentVolumeClaims as on workloads. Only an object kubectl itself would refuse is left out.
+ */
+function skipReason(object: KubernetesObject, requestedNamespace: string | undefined): string | undefined {
   if (isClusterScoped(object.apiVersion, object.kind)) return undefined;
-  if (!isInterceptedByWebhook(resource))
-    return `the webhook is not registered for ${formatResourceParameter(resource)}, so it never warns about it`;
   const namespace = object.metadata?.namespace;
   if (requestedNamespace !== undefined && namespace !== requestedNamespace)
     return `the manifest sets namespace ${namespace}, not ${requestedNamespace}; kubectl apply -n ${requestedNamespace} would refuse it`;
@@ -141,7 +136,7 @@ async function checkObject(
   const apiVersion = object.apiVersion ?? '';
   const group = groupOf(apiVersion);
   const resource: ResourceTarget = { group, resource: pluralOfKind(kind) };
-  const skipped = skipReason(object, resource, requestedNamespace);
+  const skipped = skipReason(object, requestedNamespace);
   const checked: CheckedObject = {
     kind,
     apiVersion,
@@ -173,8 +168,11 @@ async function checkObject(
     const consequence = consequenceOf(constraint);
     if (consequence === 'passes') passed.push(findingOf(constraint));
     else if (consequence === 'standing') standing.push(findingOf(constraint));
-    // Info never warns (spec 4.5): not a finding about the object either.
-    else if (constraint.severity !== 'Info') findings.push(constraint);
+    // Info never warns (spec 4.5), and is no finding about the object either; but a constraint
+    // that only records (Gatekeeper dryrun: Info, audit) and could not be evaluated is said: the
+    // object may fail it.
+    else if (constraint.severity !== 'Info' || (constraint.effect === 'audit' && consequence === 'unknown'))
+      findings.push(constraint);
   }
   return {
     checked: {

@@ -143,6 +143,9 @@ describe('admission-check fast path: the same answers as the express route', () 
     const bodies = [
       JSON.stringify({ object: deployment }),
       JSON.stringify({ object: deployment, operation: 'UPDATE', oldObject: deployment }),
+      JSON.stringify({ object: deployment, userInfo: { username: 'alice', groups: ['devs'] } }),
+      JSON.stringify({ object: deployment, userInfo: { groups: ['devs'] } }),
+      JSON.stringify({ object: deployment, userInfo: { username: 'alice', groups: 'devs' } }),
       '{"object": ',
       JSON.stringify({ operation: 'CREATE' }),
       JSON.stringify({ object: { ...deployment, metadata: { namespace: 'Not A Namespace' } } }),
@@ -160,6 +163,11 @@ describe('admission-check fast path: the same answers as the express route', () 
       }
     }
     synced = true;
+    const badRequester = await request(app)
+      .post('/api/v1/admission-check')
+      .send({ object: deployment, userInfo: { username: 'alice', groups: 'devs' } })
+      .expect(400);
+    expect(badRequester.body).toEqual({ error: 'userInfo.groups must be a list of strings' });
     const answer = await request(app)
       .post('/api/v1/admission-check')
       .send({ object: deployment })

@@ -18,6 +18,7 @@ import { AdmissionCheckMemo } from './admission-check-memo';
 import { regoEngine } from '../verdicts/gatekeeper/rego-engine';
 import { apiViewLevel, bearerToken } from './api-auth';
 import type { CallerReadAccess } from './caller-read-access';
+import type { Requester } from '../verdicts/types';
 
 /** What the route needs of the app's dependencies (a subset, so this file does not import app.ts). */
 export interface AdmissionCheckDependencies extends Pick<ResourceDependencies, 'index' | 'runtimeState'> {
@@ -69,6 +70,20 @@ interface CheckRequest extends AdmissionCheckRequest {
   view?: AdmissionCheckView;
 }
 
+/**
+ * `userInfo` as the AdmissionReview carries it (`username`, `groups`): who makes the request, for
+ * rules that depend on it (Kyverno subjects). Absent: not known. A string: what is wrong with it.
+ */
+function readRequester(value: unknown): Requester | undefined | string {
+  if (value === undefined) return undefined;
+  if (!isRecord(value) || typeof value.username !== 'string')
+    return 'userInfo must be a JSON object with a string username';
+  const groups = value.groups ?? [];
+  if (!Array.isArray(groups) || !groups.every((group) => typeof group === 'string'))
+    return 'userInfo.groups must be a list of strings';
+  return { username: value.username, groups: groups as string[] };
+}
+
 function readCheckRequest(body: unknown): Answer | CheckRequest {
   if (!isRecord(body) || !isRecord(body.object))
     return error(400, 'the request must be a JSON object {"object": {...}, "operation": "CREATE"|"UPDATE"}');
@@ -77,6 +92,8 @@ function readCheckRequest(body: unknown): Answer | CheckRequest {
     return error(400, 'operation must be CREATE or UPDATE');
   if (body.oldObject !== undefined && !isRecord(body.oldObject))
     return error(400, 'oldObject must be a JSON object');
+  const requester = readRequester(body.userInfo);
+  if (typeof requester === 'string') return error(400, requester);
   const view = body.view;
   if (view !== undefined && !(ADMISSION_CHECK_VIEWS as readonly unknown[]).includes(view))
     return error(400, `view must be one of: ${ADMISSION_CHECK_VIEWS.join(', ')}`);
@@ -94,6 +111,7 @@ function readCheckRequest(body: unknown): Answer | CheckRequest {
     object,
     ...(isRecord(body.oldObject) ? { oldObject: body.oldObject as KubernetesObject } : {}),
     operation,
+    ...(requester ? { requester } : {}),
     // `forewarn check` sends Namespaces and other cluster-scoped objects; the webhook never does.
     ...(isClusterScoped(object.apiVersion, object.kind) ? { clusterScoped: true } : {}),
     ...(view === undefined ? {} : { view: view as AdmissionCheckView }),

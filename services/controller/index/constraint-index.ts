@@ -10,6 +10,7 @@ import {
   type Labels,
 } from '../../model/kubernetes';
 import { matchesNamespaceSelector } from '../../model/selector';
+import { GATEKEEPER_CONSTRAINT_GROUP } from '../../model/gatekeeper';
 import { generatedReferenceKey, opaqueReference } from '../../model/opaque-reference';
 import { namespaceListMatches } from '../../model/namespace-pattern';
 import { SharedValues } from './shared-values';
@@ -49,6 +50,20 @@ export function scopeAdmits(scope: NamespaceScope, namespace: string, labels: La
   )
     return false;
   return true;
+}
+
+/**
+ * A Gatekeeper constraint whose namespaceSelector alone keeps it from a namespace the index does not
+ * know: the namespace's labels are not known, so it is listed and its verdict says it cannot tell
+ * (verdicts/gatekeeper/constraint-match.ts) rather than being left out as if it did not select it.
+ */
+function selectorUndecidedHere(constraint: Constraint, namespace: string, labels: Labels): boolean {
+  return (
+    constraint.scope.kind === 'cluster' &&
+    constraint.scope.namespaceSelector !== undefined &&
+    groupOf(constraint.source.apiVersion) === GATEKEEPER_CONSTRAINT_GROUP &&
+    scopeAdmits({ ...constraint.scope, namespaceSelector: undefined }, namespace, labels)
+  );
 }
 
 function sourceReferenceKey(object: KubernetesObject): string {
@@ -317,8 +332,13 @@ export class ConstraintIndex {
     let admitted = this.admittedClusterWide.get(namespace);
     if (!admitted) {
       const labels = this.labelsOfNamespace(namespace);
+      const known = this.namespaceLabels.has(namespace);
       admitted = [...this.clusterWide.values()]
-        .filter((constraint) => scopeAdmits(constraint.scope, namespace, labels))
+        .filter(
+          (constraint) =>
+            scopeAdmits(constraint.scope, namespace, labels) ||
+            (!known && selectorUndecidedHere(constraint, namespace, labels)),
+        )
         .map((constraint) => inNamespace(constraint, namespace, labels));
       this.admittedClusterWide.set(namespace, admitted);
     }

@@ -195,3 +195,31 @@ describe('explain: outside Forewarn and unknown', () => {
     expect(result.explanation).toMatch(/^Forewarn cannot tell which constraint caused this message/);
   });
 });
+
+describe('explain follows the one naming rule (issue 31)', () => {
+  const apiServerMessage =
+    "deployments.apps \"api\" is forbidden: ValidatingAdmissionPolicy 'require-resource-limits' with binding 'require-resource-limits-prod' denied request: every container must set resource limits";
+
+  it('returns the policy the API server’s own message names, at summary too', () => {
+    const result = explain(apiServerMessage, 'shop', 'summary');
+    expect(result.candidates[0]).toMatchObject({
+      name: 'require-resource-limits-prod',
+      confidence: 'high',
+      detailLevel: 'summary',
+    });
+    expect(result.candidates[0].ref).toBeUndefined();
+    expect(result.candidates[0].reasons[0]).toMatch(/^the message names /);
+  });
+
+  it('gives every redacted candidate its reference, so the rows can be told apart and looked up', () => {
+    const result = explain(
+      'admission webhook "images.security.example.com" denied the request',
+      'shop',
+      'summary',
+    );
+    const redacted = result.candidates.filter((candidate) => candidate.name === 'redacted');
+    expect(redacted.length).toBeGreaterThan(0);
+    expect(redacted.every((candidate) => /^fw-[0-9a-f]{16}$/.test(candidate.ref ?? ''))).toBe(true);
+    expect(new Set(redacted.map((candidate) => candidate.ref)).size).toBe(redacted.length);
+  });
+});

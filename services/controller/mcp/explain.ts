@@ -6,8 +6,9 @@ import {
   type Severity,
 } from '../../model/api';
 import type { Constraint } from '../../model/constraint';
-import { isDetailVisible, isNameVisible, renderFullText, type Viewer } from '../../model/text';
-import { renderName } from '../views/constraint-rendering';
+import { isDetailVisible, renderFullText, type Viewer } from '../../model/text';
+import { isConstraintNameVisible, viewerForConstraint } from '../../model/name-visibility';
+import { redactedReference, renderName } from '../views/constraint-rendering';
 import { readMessageFacts, type MessageFacts } from './explain-facts';
 import {
   EXPLAIN_RULES,
@@ -29,6 +30,8 @@ export type Confidence = 'high' | 'medium' | 'low';
 export interface ExplainCandidate {
   rank: number;
   name: string;
+  /** The opaque reference of a redacted name (`forewarn get --ref`). */
+  ref?: string;
   type: ConstraintType;
   severity: Severity;
   effect: Effect;
@@ -77,7 +80,7 @@ function score(
     const viewer = viewerOf(constraint);
     const context: AssessContext = {
       detailsVisible: isDetailVisible(viewer),
-      nameVisible: isNameVisible(constraint.source.namespace, viewer),
+      nameVisible: isConstraintNameVisible(constraint, viewer),
       fullSummary: renderFullText(constraint.summary),
     };
     const assessments = rules
@@ -144,12 +147,17 @@ export function explainMessage(
     candidates: ranked.map(({ constraint, name, assessment }, position) => ({
       rank: position + 1,
       name,
+      // A redacted candidate keeps its handle: ten `redacted` rows are told apart and quoted by it.
+      ...redactedReference(constraint, viewerOf(constraint)),
       type: constraint.type,
       severity: constraint.severity,
       effect: constraint.effect,
       source: constraint.source.kind,
-      summary: renderReadableLine(constraint.summary, viewerOf(constraint)),
-      remediationHint: renderReadableLine(constraint.remediationHint, viewerOf(constraint)),
+      summary: renderReadableLine(constraint.summary, viewerForConstraint(constraint, viewerOf(constraint))),
+      remediationHint: renderReadableLine(
+        constraint.remediationHint,
+        viewerForConstraint(constraint, viewerOf(constraint)),
+      ),
       confidence: confidenceOf(assessment.score),
       reasons: assessment.reasons,
       detailLevel: viewerOf(constraint).level,

@@ -1,5 +1,6 @@
 import type { ConstraintType, DetailLevel, ReportEntry, Severity } from '../../model/api';
 import type { Labels } from '../../model/kubernetes';
+import { viewerForConstraint } from '../../model/name-visibility';
 import { matchesSelector } from '../../model/selector';
 import type { Viewer } from '../../model/text';
 import type { ConstraintIndex } from '../index/constraint-index';
@@ -59,7 +60,7 @@ export function queryConstraints(
   const matching = queryCandidates(index, input);
   const constraints = sortedForViewer(matching, viewer, viewerOf).map(({ constraint, name }) => ({
     ...buildReportEntry(constraint, name, viewerOf(constraint)),
-    summary: renderReadableLine(constraint.summary, viewerOf(constraint)),
+    summary: renderReadableLine(constraint.summary, viewerForConstraint(constraint, viewerOf(constraint))),
   }));
   const filters: QueryResult['filters'] = {};
   if (input.labels !== undefined) filters.labels = input.labels;

@@ -41,16 +41,21 @@ function documentShapeProblem(root: CST.Token | undefined): string | undefined {
 }
 
 /**
- * Duplicate keys, found in one pass: the library's own check compares every pair of keys of a
- * mapping (40,000 keys took 21 s), so it is turned off and done here with a set per mapping.
+ * Duplicate keys and keys that are themselves collections, found in one pass: the library's own
+ * duplicate check compares every pair of keys of a mapping (40,000 keys took 21 s), so it is turned
+ * off and done here with a set per mapping. A collection key (`name: {{ .Release.Name }}` reads as
+ * a flow mapping inside a flow mapping) is no Kubernetes field; the library would stringify it and
+ * print its own warning on the terminal, so it is this document's problem instead.
  */
-function duplicateKeyProblem(document: Document.Parsed): string | undefined {
+function keyProblem(document: Document.Parsed): string | undefined {
   const pending: unknown[] = [document.contents];
   while (pending.length > 0) {
     const node = pending.pop();
     if (isMap(node)) {
       const keys = new Set<unknown>();
       for (const pair of node.items) {
+        if (isMap(pair.key) || isSeq(pair.key))
+          return 'a mapping key is itself a mapping or sequence (template markup such as {{ }}?)';
         const key = isScalar(pair.key) ? pair.key.value : pair.key;
         if (keys.has(key)) return `duplicate key ${JSON.stringify(String(key)).slice(0, 100)} in a mapping`;
         keys.add(key);
@@ -67,7 +72,7 @@ function documentValue(document: Document.Parsed, lines: LineCounter): YamlDocum
   const line = lines.linePos(document.contents?.range[0] ?? document.range[0]).line;
   const error = document.errors[0];
   if (error) return { line: lines.linePos(error.pos[0]).line, problem: error.message };
-  const duplicate = duplicateKeyProblem(document);
+  const duplicate = keyProblem(document);
   if (duplicate) return { line, problem: duplicate };
   try {
     return { line, value: document.toJS({ maxAliasCount: MANIFEST_LIMITS.maxAliases }) };
@@ -94,7 +99,9 @@ interface StrictReading {
 /** The strict reader: `yaml` within the limits. */
 function readStrictly(content: string): StrictReading {
   const lines = new LineCounter();
-  const composer = new Composer({ uniqueKeys: false, prettyErrors: false });
+  // `logLevel: 'error'`: the library prints its warnings on the process's stderr; every problem it
+  // could warn about is reported here as the document's own problem instead.
+  const composer = new Composer({ uniqueKeys: false, prettyErrors: false, logLevel: 'error' });
   const documents: YamlDocument[] = [];
   const starts: number[] = [];
   let refusedQuotedScalar = false;

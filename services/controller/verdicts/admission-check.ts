@@ -14,6 +14,7 @@ import type { Constraint, ConstraintDraft } from '../../model/constraint';
 import { groupOf, isStringRecord, type KubernetesObject } from '../../model/kubernetes';
 import { pluralOfKind, targetsInclude } from '../../model/resources';
 import { isNameVisible, renderText, type Text, type Viewer } from '../../model/text';
+import { viewerForConstraint } from '../../model/name-visibility';
 import { workloadLabels } from '../../model/workload-kinds';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { matchingConstraints, toListedConstraint } from '../views/constraint-list';
@@ -22,7 +23,7 @@ import { withServerDefaults } from './defaulting';
 import { evaluateVerdicts } from './evaluate';
 import { EvaluationAborted, EvaluationGuard } from './guard/evaluation-guard';
 import { pathWithinObject } from './evidence-path';
-import type { AdmissionOperation, Verdict, VerdictIndex } from './types';
+import type { AdmissionOperation, Requester, Verdict, VerdictIndex } from './types';
 
 // `POST /api/v1/admission-check` (DESIGN.md 7b): the constraints the list query would return for the
 // object, each with the verdict on the object itself. A violation's summary starts with what fails,
@@ -32,6 +33,8 @@ export interface AdmissionCheckRequest {
   object: KubernetesObject;
   oldObject?: KubernetesObject;
   operation: AdmissionOperation;
+  /** Who makes the request (the webhook's AdmissionReview `userInfo`); absent offline. */
+  requester?: Requester;
   /**
    * The object is cluster-scoped (a Namespace, a ClusterRole): checked against the cluster-wide
    * constraints that intercept its resource, not a namespace's. Only `check` asks this; the webhook
@@ -145,6 +148,7 @@ function renderEvidencePath(
   object: KubernetesObject,
   viewer: Viewer,
 ): string {
+  // The namespace rule, not the naming rule: a policy prints its name, never the fields it reads.
   return isNameVisible(constraint.source.namespace, viewer) ? path : pathWithinObject(object, path);
 }
 
@@ -152,10 +156,11 @@ function checkedEntry(
   constraint: ConstraintDraft,
   verdict: Verdict,
   object: KubernetesObject,
-  viewer: Viewer,
+  baseViewer: Viewer,
 ): CheckedConstraint {
+  const viewer = viewerForConstraint(constraint, baseViewer);
   const render = (value: Text) => renderText(value, viewer);
-  const listed = listedEntryOf(constraint, viewer);
+  const listed = listedEntryOf(constraint, baseViewer);
   // Field by field rather than spread: copying the cached entry with a spread measured as a quarter
   // of an admission check's CPU. The order is the listed entry's, then the verdict's.
   const entry: CheckedConstraint = {
@@ -195,9 +200,10 @@ function checkedEntry(
 function warningEntry(
   constraint: ConstraintDraft,
   verdict: Verdict,
-  viewer: Viewer,
+  baseViewer: Viewer,
 ): AdmissionWarningEntry | undefined {
-  const listed = listedEntryOf(constraint, viewer);
+  const viewer = viewerForConstraint(constraint, baseViewer);
+  const listed = listedEntryOf(constraint, baseViewer);
   if (verdict.verdict === 'violates')
     return {
       name: listed.name,
@@ -217,6 +223,11 @@ function warningEntry(
     remediationHint: listed.remediationHint,
     verdict: verdict.verdict,
   };
+}
+
+/** Warnings are read by whoever applies: names by the one naming rule (model/name-visibility.ts), details kept. */
+function warningViewer(viewer: Viewer): Viewer {
+  return viewer.level === 'full' ? { ...viewer, level: 'detailed' } : viewer;
 }
 
 /**
@@ -345,6 +356,7 @@ function checkedConstraints(
       operation: request.operation,
       namespace,
       namespaceLabels: scope.namespaceLabels,
+      ...(request.requester ? { requester: request.requester } : {}),
     },
     index: verdictIndexOf(index),
   });
@@ -359,7 +371,12 @@ function checkedConstraints(
     return {
       constraints: verdicts
         .flatMap(({ constraint, verdict }) => {
-          const entry = warningEntry(constraint, verdict, viewerOf(constraint));
+          // A level the caller's own RBAC granted (`levelOf`) stands; the webhook's `full` does not.
+          const entry = warningEntry(
+            constraint,
+            verdict,
+            levelOf ? viewerOf(constraint) : warningViewer(viewer),
+          );
           if (!entry) return [];
           return levelOf ? [{ ...entry, detailLevel: levelOf(constraint) }] : [entry];
         })

@@ -40,6 +40,18 @@ export type VerdictOutcome = Verdict | typeof NOT_APPLICABLE;
 
 export type AdmissionOperation = 'CREATE' | 'UPDATE';
 
+/**
+ * Who makes the request, as the API server's AdmissionReview says (`request.userInfo`). Role names
+ * come from the requester's RoleBindings and ClusterRoleBindings, which the review does not carry:
+ * absent, rules that name roles cannot be decided.
+ */
+export interface Requester {
+  username: string;
+  groups: readonly string[];
+  roles?: readonly string[];
+  clusterRoles?: readonly string[];
+}
+
 /** The object being admitted and where it goes. */
 export interface AdmittedObject {
   object: KubernetesObject;
@@ -47,6 +59,8 @@ export interface AdmittedObject {
   operation: AdmissionOperation;
   namespace: string;
   namespaceLabels: Labels;
+  /** Absent offline (`check` of manifests): rules that depend on who asks are then `unknown`. */
+  requester?: Requester;
 }
 
 /** What evaluators may look up in the index. */

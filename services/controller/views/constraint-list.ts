@@ -5,7 +5,8 @@ import { objectRunsReferencedImage } from '../../model/image-references';
 import { matchesSelector } from '../../model/selector';
 import { targetsInclude } from '../../model/resources';
 import type { Constraint, ConstraintDraft, ResourceTarget } from '../../model/constraint';
-import { isNameVisible, REDACTED, type Viewer } from '../../model/text';
+import { REDACTED, type Viewer } from '../../model/text';
+import { isConstraintNameVisible, viewerForConstraint } from '../../model/name-visibility';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { redactedReference } from './constraint-rendering';
 import { compareBySeverityThenName } from './ordering';
@@ -129,10 +130,12 @@ function listConstraints(
 export function toListedConstraint(
   constraint: ConstraintDraft,
   namespace: string,
-  viewer: Viewer,
+  baseViewer: Viewer,
 ): ListedConstraint {
+  const viewer = viewerForConstraint(constraint, baseViewer);
+  const nameVisible = isConstraintNameVisible(constraint, viewer);
   return {
-    name: isNameVisible(constraint.source.namespace, viewer) ? constraint.name : REDACTED,
+    name: nameVisible ? constraint.name : REDACTED,
     ...redactedReference(constraint, viewer),
     namespace,
     constraintType: constraint.type,
@@ -142,11 +145,9 @@ export function toListedConstraint(
     remediationHint: renderReadableLine(constraint.remediationHint, viewer),
     sourceKind: constraint.source.kind,
     sourceApiVersion: constraint.source.apiVersion,
-    sourceName: isNameVisible(constraint.source.namespace, viewer) ? constraint.source.name : REDACTED,
+    sourceName: nameVisible ? constraint.source.name : REDACTED,
     sourceNamespace:
-      constraint.source.namespace === null || isNameVisible(constraint.source.namespace, viewer)
-        ? constraint.source.namespace
-        : REDACTED,
+      constraint.source.namespace === null || nameVisible ? constraint.source.namespace : REDACTED,
     tags: [...constraint.tags],
     detailLevel: viewer.level,
   };

@@ -1,6 +1,14 @@
 import type { Metrics, Remediation, RemediationStep } from '../../model/api';
 import type { Constraint, ResourceTarget } from '../../model/constraint';
-import { isNameVisible, REDACTED, renderText, type Viewer } from '../../model/text';
+import {
+  isNamePart,
+  isNamePartVisible,
+  REDACTED,
+  renderText,
+  type Text,
+  type Viewer,
+} from '../../model/text';
+import { isConstraintNameVisible, viewerForConstraint } from '../../model/name-visibility';
 import { matchesSelector } from '../../model/selector';
 import { pluralOfKind, targetsInclude } from '../../model/resources';
 import { workloadKindNamed } from '../../model/workload-kinds';
@@ -11,29 +19,47 @@ import { renderReadableLine } from '../../model/summary-rules';
 // view and the MCP tools so every surface applies the same privacy rules.
 
 export function renderName(constraint: Constraint, viewer: Viewer): string {
-  return isNameVisible(constraint.source.namespace, viewer) ? constraint.name : REDACTED;
+  return isConstraintNameVisible(constraint, viewer) ? constraint.name : REDACTED;
 }
 
 /** `{ref}` where the viewer sees `redacted` instead of the name: the handle to tell it apart and quote it. */
 export function redactedReference(
-  constraint: Pick<Constraint, 'source' | 'ref'>,
+  constraint: Pick<Constraint, 'source' | 'ref' | 'effect'>,
   viewer: Viewer,
 ): { ref?: string } {
-  return constraint.ref === undefined || isNameVisible(constraint.source.namespace, viewer)
+  return constraint.ref === undefined || isConstraintNameVisible(constraint, viewer)
     ? {}
     : { ref: constraint.ref };
 }
 
-export function renderRemediation(constraint: Constraint, viewer: Viewer): Remediation {
+/** Whether every name a command holds is shown to the viewer: otherwise the command cannot work. */
+function isRunnable(command: Text, viewer: Viewer): boolean {
+  return command.every((part) => !isNamePart(part) || isNamePartVisible(part, viewer));
+}
+
+/**
+ * The remediation as the viewer may read it. A command that needs a name the viewer does not see
+ * (`kubectl get validatingadmissionpolicy redacted -o yaml`) cannot work: it becomes a manual step
+ * saying whom to ask, never an `automated` command (DESIGN.md 4).
+ */
+export function renderRemediation(constraint: Constraint, baseViewer: Viewer): Remediation {
+  const viewer = viewerForConstraint(constraint, baseViewer);
   // Read once: the index fills an indexed constraint's texts from a template on every read.
   const remediation = constraint.remediation;
+  const contact = remediation.steps.find((step) => step.contact !== undefined)?.contact;
   return {
     summary: renderReadableLine(remediation.summary, viewer),
     steps: remediation.steps.map((step) => {
-      const rendered: RemediationStep = {
-        type: step.type,
-        description: renderReadableLine(step.description, viewer),
-      };
+      const description = renderReadableLine(step.description, viewer);
+      if (step.command !== undefined && !isRunnable(step.command, viewer))
+        return {
+          type: 'manual',
+          description: `${description} (the command needs a name hidden at this detail level: ask ${contact ?? 'the cluster administrators'}, or a caller entitled to full detail, to run it)`,
+          ...(contact === undefined ? {} : { contact }),
+          ...(step.requiresPrivilege === undefined ? {} : { requires_privilege: step.requiresPrivilege }),
+          automated: false,
+        };
+      const rendered: RemediationStep = { type: step.type, description };
       if (step.contact !== undefined) rendered.contact = step.contact;
       if (step.command !== undefined) rendered.command = renderText(step.command, viewer);
       if (step.requiresPrivilege !== undefined) rendered.requires_privilege = step.requiresPrivilege;

@@ -1,6 +1,6 @@
 import type { ConstraintView, DetailLevel } from '../../model/api';
 import type { Constraint } from '../../model/constraint';
-import { isNameVisible, type Viewer } from '../../model/text';
+import { isConstraintNameVisible, viewerForConstraint } from '../../model/name-visibility';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { affectedWorkloads, renderMetrics, renderName, renderRemediation } from './constraint-rendering';
 import { compareBySeverityThenName } from './ordering';
@@ -26,7 +26,7 @@ export function findConstraint(
     .filter(
       (constraint) =>
         constraint.name === name &&
-        isNameVisible(constraint.source.namespace, { level: levelOf(constraint), namespace }),
+        isConstraintNameVisible(constraint, { level: levelOf(constraint), namespace }),
     )
     .sort((left, right) => compareBySeverityThenName(left, right))[0];
 }
@@ -37,7 +37,7 @@ export function buildConstraintView(
   constraint: Constraint,
   level: DetailLevel,
 ): ConstraintView {
-  const viewer: Viewer = { level, namespace };
+  const viewer = viewerForConstraint(constraint, { level, namespace });
   return {
     name: renderName(constraint, viewer),
     summary: renderReadableLine(constraint.summary, viewer),

@@ -62,6 +62,37 @@ function foreignNames(namespace: string): string[] {
   ];
 }
 
+/**
+ * Kinds whose own messages name them to the caller they reject or warn (the API server for a
+ * ValidatingAdmissionPolicy and its binding, Kyverno, Gatekeeper): written here from the engines'
+ * messages, independently of model/name-visibility.ts.
+ */
+const SELF_NAMING_KINDS = new Set([
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+  'ClusterPolicy',
+  'Policy',
+  'ValidatingPolicy',
+]);
+
+/** Names a caller applying in `namespace` reads in the API server's answer anyway (one naming rule). */
+function namedByTheirOwnMessages(namespace: string): Set<string> {
+  const names = new Set<string>();
+  for (const constraint of cluster.index.constraintsForNamespace(namespace)) {
+    if (constraint.effect !== 'deny' && constraint.effect !== 'warn') continue;
+    for (const source of [constraint.source, ...(constraint.relatedSources ?? [])])
+      if (SELF_NAMING_KINDS.has(source.kind) || groupOf(source.apiVersion) === 'constraints.gatekeeper.sh')
+        names.add(source.name);
+  }
+  return names;
+}
+
+/** Foreign names no view may show below `full`: neither in the namespace nor printed by the policy itself. */
+function hiddenNames(namespace: string): string[] {
+  const named = namedByTheirOwnMessages(namespace);
+  return foreignNames(namespace).filter((name) => !named.has(name));
+}
+
 /** Port numbers, CIDRs, hosts and paths written in the demo's policies. */
 const RULE_DETAILS = [
   '8443',
@@ -149,12 +180,12 @@ function appearing(text: string, tokens: readonly string[]): string[] {
 describe('privacy across every view', () => {
   it.each(namespaces)('shows no foreign name, port, CIDR, host or path at summary in %s', (namespace) => {
     const text = everyView(namespace, 'summary');
-    expect(appearing(text, foreignNames(namespace))).toEqual([]);
+    expect(appearing(text, hiddenNames(namespace))).toEqual([]);
     expect(RULE_DETAILS.filter((detail) => text.includes(detail))).toEqual([]);
   });
 
   it.each(namespaces)('shows details but still no foreign name at detailed in %s', (namespace) => {
-    expect(appearing(everyView(namespace, 'detailed'), foreignNames(namespace))).toEqual([]);
+    expect(appearing(everyView(namespace, 'detailed'), hiddenNames(namespace))).toEqual([]);
   });
 
   it('shows rule details from detailed on, and foreign names at full (the test can see them)', () => {
@@ -200,7 +231,7 @@ describe('privacy when levels follow the caller RBAC (issue 24)', () => {
             : 'summary';
         // What `kubectl get` shows the caller: every name written anywhere in the objects it may read.
         const readableText = JSON.stringify(readableObjects);
-        const hidden = foreignNames(namespace).filter((name) => appearing(readableText, [name]).length === 0);
+        const hidden = hiddenNames(namespace).filter((name) => appearing(readableText, [name]).length === 0);
         expect(appearing(everyView(namespace, 'summary', levelOf), hidden)).toEqual([]);
       }),
       { numRuns: 60 },
@@ -227,6 +258,89 @@ describe('privacy when levels follow the caller RBAC (issue 24)', () => {
       constraint.source.name === readable ? 'full' : 'summary',
     );
     expect(appearing(text, [readable])).toEqual([readable]);
-    expect(appearing(text, ['image-signature-check', 'workloads-must-have-owner'])).toEqual([]);
+    expect(appearing(text, ['image-signature-check', 'prod-egress-guardrails'])).toEqual([]);
+  });
+});
+
+describe('one naming rule across views (issue 31)', () => {
+  it('names at summary the admission policies that name themselves when they reject or warn there', () => {
+    const named = namedByTheirOwnMessages('shop');
+    // A ValidatingAdmissionPolicy with its binding, Kyverno and Gatekeeper policies that deny in shop.
+    expect([...named]).toEqual(
+      expect.arrayContaining([
+        'require-resource-limits',
+        'require-resource-limits-prod',
+        'workloads-must-have-owner',
+      ]),
+    );
+    const summary = everyView('shop', 'summary');
+    expect(appearing(summary, [...named])).toEqual([...named]);
+    // Network, mesh and webhook configurations print nothing to the caller: hidden in every view.
+    expect(
+      appearing(summary, ['block-cloud-metadata', 'prod-egress-guardrails', 'image-signature-check']),
+    ).toEqual([]);
+  });
+
+  it('gives the same name in the report, a constraint view, the list and the admission check', () => {
+    const [report, views, list, checks] = JSON.parse(everyView('shop', 'summary')) as [
+      { constraints: Array<{ name: string; ref?: string }> },
+      Array<{ name: string }>,
+      { constraints: Array<{ name: string; ref?: string }> },
+      Array<{ constraints: Array<{ name: string; ref?: string }> }>,
+    ];
+    const binding = 'require-resource-limits-prod';
+    expect(report.constraints.find((entry) => entry.name === binding)).toEqual(
+      expect.not.objectContaining({ ref: expect.anything() }),
+    );
+    expect(views.some((view) => view.name === binding)).toBe(true);
+    expect(list.constraints.some((entry) => entry.name === binding)).toBe(true);
+    expect(checks.flatMap((check) => check.constraints).some((entry) => entry.name === binding)).toBe(true);
+    // Whatever stays redacted is redacted everywhere, each time with its reference.
+    const redacted = [...report.constraints, ...list.constraints].filter(
+      (entry) => entry.name === 'redacted',
+    );
+    expect(redacted.length).toBeGreaterThan(0);
+    expect(redacted.every((entry) => /^fw-[0-9a-f]{16}$/.test(entry.ref ?? ''))).toBe(true);
+  });
+
+  it('names policies in the webhook’s warnings by the same rule, keeping the details it fixes by', () => {
+    const warnings = JSON.stringify(
+      ADMITTED.map((object) =>
+        buildAdmissionCheck(
+          cluster.index,
+          { object: { ...object, metadata: { ...object.metadata, namespace: 'shop' } }, operation: 'CREATE' },
+          { view: 'warnings' },
+        ),
+      ),
+    );
+    expect(appearing(warnings, hiddenNames('shop'))).toEqual([]);
+    expect(warnings).toContain('redacted');
+    expect(appearing(warnings, ['require-resource-limits', 'require-requests'])).toHaveLength(2);
+    expect(warnings).toContain('169.254.169.254');
+  });
+
+  it('never offers a command that cannot work: a hidden name turns it into a manual step', () => {
+    const [report] = JSON.parse(everyView('shop', 'summary')) as [
+      {
+        constraints: Array<{
+          remediation: {
+            steps: Array<{ type: string; command?: string; automated?: boolean; description: string }>;
+          };
+        }>;
+      },
+    ];
+    const steps = report.constraints.flatMap((entry) => entry.remediation.steps);
+    expect(steps.filter((step) => step.command?.includes('redacted'))).toEqual([]);
+    const converted = steps.filter((step) =>
+      step.description.includes('needs a name hidden at this detail level'),
+    );
+    expect(converted.length).toBeGreaterThan(0);
+    expect(
+      converted.every((step) => step.type === 'manual' && step.automated === false && !step.command),
+    ).toBe(true);
+    // The self-naming policy keeps its working command.
+    expect(steps.map((step) => step.command)).toContain(
+      'kubectl get validatingadmissionpolicy require-resource-limits -o yaml',
+    );
   });
 });

@@ -3,6 +3,7 @@ import type { Constraint } from '../../model/constraint';
 import type { Viewer } from '../../model/text';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { redactedReference, renderName, renderRemediation } from './constraint-rendering';
+import { viewerForConstraint } from '../../model/name-visibility';
 import { compareBySeverityThenName } from './ordering';
 import { RevisionCache } from './revision-cache';
 import { renderReadableLine } from '../../model/summary-rules';
@@ -31,7 +32,8 @@ export function sortedForViewer(
 }
 
 /** One report entry; also used by the MCP `query` tool so its entries are exactly report entries. */
-export function buildReportEntry(constraint: Constraint, name: string, viewer: Viewer): ReportEntry {
+export function buildReportEntry(constraint: Constraint, name: string, baseViewer: Viewer): ReportEntry {
+  const viewer = viewerForConstraint(constraint, baseViewer);
   return {
     name,
     ...redactedReference(constraint, viewer),

@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { conforms } from './openapi-contract';
-import { app, callerRbacApp, unsyncedApp } from './openapi-app';
+import { createControllerApp } from '../../../services/controller/http/app';
+import { app, callerRbacApp, controllerDependencies, unsyncedApp } from './openapi-app';
 
 // The admission-check cases of openapi.test.ts (kept in that file's order, so that its last tests see
 // every answer): each sends real requests to the demo app and validates them against docs/openapi.yaml.
@@ -21,7 +22,13 @@ const deployment = {
 
 /** view=warnings: exactly the entries that become warnings, with only a warning's fields. */
 export async function checkWarningsView(): Promise<void> {
-  const checked = await request(app)
+  // Warnings are read by whoever applies, not by the webhook: names as the one naming rule gives
+  // them to that caller (issue 31), details as the webhook reads them. That is the `detailed` check.
+  const detailedApp = createControllerApp({
+    ...controllerDependencies({ configured: 'detailed' }),
+    apiAccess: { levelFor: async () => 'detailed' },
+  });
+  const checked = await request(detailedApp)
     .post('/api/v1/admission-check')
     .send({ object: deployment, operation: 'CREATE' })
     .expect(200);

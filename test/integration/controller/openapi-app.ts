@@ -57,7 +57,8 @@ const syntheticClusterPolicy: Constraint = {
   name: 'openapi-cluster-policy/rule',
   type: 'Admission',
   severity: 'Critical',
-  effect: 'deny',
+  // Audit only: it never answers the caller, so its name stays hidden below `full` (issue 31's rule).
+  effect: 'audit',
   adapter: 'policyengine',
   source: {
     kind: 'ClusterPolicy',
@@ -68,7 +69,7 @@ const syntheticClusterPolicy: Constraint = {
   scope: { kind: 'cluster' },
   tags: ['admission'],
   displayName: text`${objectName('openapi-cluster-policy', null)}/rule`,
-  summary: text`ClusterPolicy ${objectName('openapi-cluster-policy', null)} denies`,
+  summary: text`ClusterPolicy ${objectName('openapi-cluster-policy', null)} audits`,
   remediationHint: text`pass ClusterPolicy ${objectName('openapi-cluster-policy', null)}`,
   remediation: {
     summary: text`pass ClusterPolicy ${objectName('openapi-cluster-policy', null)}`,

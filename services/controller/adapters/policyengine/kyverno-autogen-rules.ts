@@ -1,10 +1,12 @@
 import { isRecord } from '../../../model/kubernetes';
+import { KYVERNO_AUTOGEN_KINDS } from '../../../model/workload-kinds';
 
 // Whether Kyverno 1.19 auto-generates a kyverno.io policy's Pod rules for pod controllers
 // (pkg/autogen/v1/autogen.go CanAutoGen, rule.go generateRuleForControllers). The decision is the
 // policy's, not the rule's: one rule that filters by name, labels or annotations, or mixes Pod with
 // other kinds, or a generate or JSON-patch mutate rule, turns auto-generation off for every rule.
-// A rule is then generated only when its match names Pod and its exclude, if it names kinds, does too.
+// A rule is then generated only when its match names Pod and its exclude, if it names kinds, does too;
+// and only when some rule names `Pod` or a controller as written (not `v1/Pod`).
 
 type Fields = Record<string, unknown>;
 
@@ -48,14 +50,32 @@ function patchesJson6902(rule: Fields): boolean {
   return foreach.some((entry) => typeof entry.patchesJson6902 === 'string' && entry.patchesJson6902 !== '');
 }
 
-/** CanAutoGen over the whole policy (its annotation cannot turn auto-generation on where this says no). */
+/**
+ * Kinds written exactly so (CanAutoGen's `needed`): a set lookup of the kinds as written, so
+ * `v1/Pod` or `apps/v1/Deployment` do not count.
+ */
+const AUTOGEN_LITERAL_KINDS: ReadonlySet<string> = new Set([
+  'Pod',
+  ...KYVERNO_AUTOGEN_KINDS.map((entry) => entry.kind),
+]);
+
+/**
+ * CanAutoGen over the whole policy (its annotation cannot turn auto-generation on where this says
+ * no): every resource description supports it, and at least one names `Pod` or a pod controller
+ * literally. A policy whose rules name only `v1/Pod` is not auto-generated.
+ */
 export function policyAllowsAutogen(spec: Fields): boolean {
   const rules = Array.isArray(spec.rules) ? spec.rules.filter(isRecord) : [];
-  return rules.every(
-    (rule) =>
-      rule.generate === undefined &&
-      !patchesJson6902(rule) &&
-      [...resourceDescriptions(rule.match), ...resourceDescriptions(rule.exclude)].every(supportsAutogen),
+  const descriptions = rules.flatMap((rule) => [
+    ...resourceDescriptions(rule.match),
+    ...resourceDescriptions(rule.exclude),
+  ]);
+  return (
+    rules.every((rule) => rule.generate === undefined && !patchesJson6902(rule)) &&
+    descriptions.every(supportsAutogen) &&
+    descriptions.some((description) =>
+      kindsOf(description).some((kind) => typeof kind === 'string' && AUTOGEN_LITERAL_KINDS.has(kind)),
+    )
   );
 }
 

@@ -343,7 +343,16 @@ function buildRuleConstraint(
       ...matched.targets,
       ...autogen.map((controller) => POD_CONTROLLER_TARGETS[controller]),
     ];
-  if (matched.selector !== undefined) draft.workloadSelector = matched.selector;
+  // Kyverno's selector reads the object's own labels; the list's workload selector reads pod labels.
+  // They are the same only for Pods: for other kinds the verdict decides (verdicts/kyverno/rule-match.ts).
+  // Kyverno's wildcards in matchLabels are the verdict's too.
+  const selector = matched.selector;
+  if (
+    selector !== undefined &&
+    matched.kindNames?.every((kind) => /^(v1\/)?Pod$/.test(kind)) &&
+    !Object.entries(selector.matchLabels ?? {}).some(([key, value]) => /[*?]/.test(key + value))
+  )
+    draft.workloadSelector = selector;
   if (type === 'verifyImages') draft.imageReferences = imageReferencesOf(rule, where);
   return draft;
 }

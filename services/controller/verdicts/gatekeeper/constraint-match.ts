@@ -98,8 +98,33 @@ function selectorMatches(
   return selector === undefined || matchesLabelSelector(selector, labels);
 }
 
-/** Whether the constraint reviews the admitted object at all. */
-export function constraintMatches(constraint: KubernetesObject, context: VerdictContext): boolean {
+/**
+ * Whether the constraint reviews the admitted object at all: `undecided` when only its
+ * namespaceSelector is left to decide and the index does not know the namespace (nor its labels).
+ */
+export type ConstraintSelection = 'selected' | 'not-selected' | 'undecided';
+
+export function constraintSelects(
+  constraint: KubernetesObject,
+  context: VerdictContext,
+): ConstraintSelection {
+  if (!constraintMatches(constraint, context, { ignoreNamespaceSelector: true })) return 'not-selected';
+  const match = parsedMatchOf(constraint);
+  const namespace = context.admitted.namespace;
+  const isNamespace =
+    groupOf(context.admitted.object.apiVersion) === '' && context.admitted.object.kind === 'Namespace';
+  if (match.namespaceSelector !== undefined && namespace !== '' && !isNamespace) {
+    const known = context.index.namespaces?.().some((entry) => entry.name === namespace) ?? true;
+    if (!known) return 'undecided';
+  }
+  return constraintMatches(constraint, context) ? 'selected' : 'not-selected';
+}
+
+function constraintMatches(
+  constraint: KubernetesObject,
+  context: VerdictContext,
+  options: { ignoreNamespaceSelector?: boolean } = {},
+): boolean {
   const { object, oldObject } = context.admitted;
   const match = parsedMatchOf(constraint);
   const group = groupOf(object.apiVersion);
@@ -121,7 +146,7 @@ export function constraintMatches(constraint: KubernetesObject, context: Verdict
     selectorMatches(match.labelSelector, labelsOf(object)) ||
     (oldObject !== undefined && selectorMatches(match.labelSelector, labelsOf(oldObject)));
   if (!labelled) return false;
-  if (match.namespaceSelector !== undefined && namespace !== '') {
+  if (match.namespaceSelector !== undefined && namespace !== '' && !options.ignoreNamespaceSelector) {
     const namespaceLabels = isNamespace ? labelsOf(object) : context.admitted.namespaceLabels;
     if (!selectorMatches(match.namespaceSelector, namespaceLabels)) return false;
   }

@@ -10,7 +10,7 @@ import type { KubernetesObject } from '../../../model/kubernetes';
 import { detail, objectName, text } from '../../../model/text';
 import { NOT_APPLICABLE, unknown, type VerdictContext, type VerdictOutcome } from '../types';
 import { evaluateCelTemplate } from './cel-template';
-import { constraintMatches } from './constraint-match';
+import { constraintSelects } from './constraint-match';
 import { regoEngine, type RegoEngine } from './rego-engine';
 import { evaluateRegoTemplate } from './rego-template';
 
@@ -43,7 +43,12 @@ export function evaluateGatekeeperConstraint(
   context: VerdictContext,
   engine: RegoEngine = regoEngine,
 ): VerdictOutcome {
-  if (!constraintMatches(source, context)) return NOT_APPLICABLE;
+  const selection = constraintSelects(source, context);
+  if (selection === 'not-selected') return NOT_APPLICABLE;
+  if (selection === 'undecided')
+    return unknown(
+      text`its namespaceSelector decides whether it applies, and namespace "${context.admitted.namespace}" is not known here (its labels neither)`,
+    );
   const kind = source.kind ?? '';
   const templateName = templateNameOf(kind);
   const template = context.index.find(GATEKEEPER_TEMPLATE_GROUP, 'ConstraintTemplate', null, templateName);

@@ -8,6 +8,7 @@ import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import type { RegoCode } from '../../../model/gatekeeper';
 import { fileInBundle } from './bundle-file';
 import { installGoSprintf } from './rego-sprintf';
+import { REGO_HOST_BUILTINS } from './rego-builtins';
 
 // Gatekeeper templates' Rego run on Open Policy Agent itself (docs/decisions.md, "Gatekeeper
 // verdicts"): the real `opa` binary compiles each template to WebAssembly in a child process (so
@@ -184,7 +185,7 @@ export class RegoEngine {
       .then(() => compileToWasm(opa, code, entrypoint))
       .then(async (wasm) => {
         installGoSprintf();
-        const policy = await loadPolicy(wasm, MEMORY);
+        const policy = await loadPolicy(wasm, MEMORY, { ...REGO_HOST_BUILTINS });
         // V8 compiles Wasm functions on first call: one evaluation here keeps that (about a
         // millisecond per template) off the first admission.
         try {

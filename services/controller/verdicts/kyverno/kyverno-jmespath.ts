@@ -13,6 +13,14 @@ import { parse as parseYaml } from 'yaml';
 import { isRecord } from '../../../model/kubernetes';
 import { wildcardMatches } from './scalar-pattern';
 import { KyvernoRuleError, NotEvaluable } from './kyverno-errors';
+import {
+  kyvernoAdd,
+  kyvernoDivide,
+  kyvernoModulo,
+  kyvernoMultiply,
+  kyvernoSubtract,
+  kyvernoSum,
+} from './kyverno-arithmetic';
 import { RE2JS } from 're2js';
 
 // JMESPath as Kyverno evaluates it: the standard language (@jmespath-community/jmespath, a maintained
@@ -145,18 +153,13 @@ const KYVERNO_FUNCTIONS: Array<[string, (args: Arguments) => unknown, number[][]
     },
     [[TYPE_STRING]],
   ],
-  ['add', ([a, b]) => numberOf(a, 'add') + numberOf(b, 'add'), [[TYPE_ANY], [TYPE_ANY]]],
-  ['subtract', ([a, b]) => numberOf(a, 'subtract') - numberOf(b, 'subtract'), [[TYPE_ANY], [TYPE_ANY]]],
-  ['multiply', ([a, b]) => numberOf(a, 'multiply') * numberOf(b, 'multiply'), [[TYPE_ANY], [TYPE_ANY]]],
-  [
-    'divide',
-    ([a, b]) => {
-      if (numberOf(b, 'divide') === 0) throw new KyvernoRuleError('divide: division by zero');
-      return numberOf(a, 'divide') / numberOf(b, 'divide');
-    },
-    [[TYPE_ANY], [TYPE_ANY]],
-  ],
-  ['modulo', ([a, b]) => numberOf(a, 'modulo') % numberOf(b, 'modulo'), [[TYPE_ANY], [TYPE_ANY]]],
+  // Numbers, quantities and durations, as Kyverno's arithmetic takes them (kyverno-arithmetic.ts).
+  ['add', ([a, b]) => kyvernoAdd(a, b), [[TYPE_ANY], [TYPE_ANY]]],
+  ['subtract', ([a, b]) => kyvernoSubtract(a, b), [[TYPE_ANY], [TYPE_ANY]]],
+  ['multiply', ([a, b]) => kyvernoMultiply(a, b), [[TYPE_ANY], [TYPE_ANY]]],
+  ['divide', ([a, b]) => kyvernoDivide(a, b), [[TYPE_ANY], [TYPE_ANY]]],
+  ['modulo', ([a, b]) => kyvernoModulo(a, b), [[TYPE_ANY], [TYPE_ANY]]],
+  ['sum', ([items]) => kyvernoSum(items), [[TYPE_ARRAY]]],
   [
     'round',
     ([value, digits]) => {

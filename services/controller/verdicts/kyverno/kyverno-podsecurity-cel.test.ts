@@ -206,6 +206,33 @@ describe('policies.kyverno.io ValidatingPolicy', () => {
     expect(entry.evidence[0].path).toBe('spec.template');
   });
 
+  it('reads object.metadata.namespace on the controller itself through auto-generation, labels on its template', () => {
+    const byNamespace: KubernetesObject = {
+      ...policy,
+      metadata: { name: 'team-pods-labelled' },
+      spec: {
+        ...(policy.spec as Record<string, unknown>),
+        variables: [],
+        matchConditions: [{ name: 'in-team', expression: "object.metadata.namespace == 'team'" }],
+        validations: [{ expression: 'has(object.metadata.labels.app)', message: 'pods need an app label' }],
+      },
+    };
+    const { index } = indexObjects([namespace, byNamespace]);
+    const verdictOf = (templateLabels: Record<string, string>) =>
+      buildAdmissionCheck(index, {
+        object: {
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          metadata: { name: 'web', namespace: 'team', labels: { app: 'web' } },
+          spec: { template: { metadata: { labels: templateLabels }, spec: { containers } } },
+        },
+        operation: 'CREATE',
+      }).constraints.find((entry) => entry.sourceKind === 'ValidatingPolicy')?.verdict;
+    // The template has no namespace: were it rewritten, the match condition would drop the policy.
+    expect(verdictOf({ app: 'web' })).toBe('passes');
+    expect(verdictOf({ tier: 'web' })).toBe('violates');
+  });
+
   it('is not listed for a controller at a version Kyverno does not generate for (batch/v1beta1 CronJob)', () => {
     // Kyverno 1.19 generates the policy for batch/v1 CronJobs only (pkg/cel/autogen/data.go).
     const cronJob = (apiVersion: string): KubernetesObject => ({

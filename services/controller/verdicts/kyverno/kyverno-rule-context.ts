@@ -1,5 +1,5 @@
 import { isRecord } from '../../../model/kubernetes';
-import type { VerdictContext } from '../types';
+import type { Requester, VerdictContext } from '../types';
 import { queryJmesPath } from './kyverno-jmespath';
 import { resolve, substituteVariables, type JsonContext } from './kyverno-variables';
 
@@ -38,11 +38,31 @@ export function ruleContext(rule: Fields, base: JsonContext, checkpoint: () => v
   return context;
 }
 
+/**
+ * Who asks, as Kyverno binds it: `request.userInfo`, and `serviceAccountName` /
+ * `serviceAccountNamespace` parsed from a service account's user name (empty for other users).
+ */
+function requesterData(requester: Requester | undefined): { request: Fields; top: Fields } {
+  if (!requester) return { request: {}, top: {} };
+  const account = /^system:serviceaccount:([^:]+):([^:]+)$/.exec(requester.username);
+  return {
+    request: {
+      userInfo: { username: requester.username, groups: [...requester.groups] },
+      ...(requester.roles ? { roles: [...requester.roles] } : {}),
+      ...(requester.clusterRoles ? { clusterRoles: [...requester.clusterRoles] } : {}),
+    },
+    top: { serviceAccountName: account?.[2] ?? '', serviceAccountNamespace: account?.[1] ?? '' },
+  };
+}
+
 export function baseContext(subject: { value: Fields }, context: VerdictContext): JsonContext {
   const { operation, namespace, oldObject } = context.admitted;
+  const requester = requesterData(context.admitted.requester);
   return {
     data: {
+      ...requester.top,
       request: {
+        ...requester.request,
         operation,
         object: subject.value,
         oldObject: oldObject ?? null,

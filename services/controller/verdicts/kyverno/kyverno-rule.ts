@@ -20,6 +20,7 @@ import { AmbiguousPattern, matchPattern, type PatternResult } from './pattern';
 import { PASS, type StepResult } from './step-result';
 import { applyPodSecurityExclusions } from './pod-security-exclusions';
 import { matchedKinds, reachedThroughAutogen, ruleOf, subjectOf, type Subject } from './rule-subject';
+import { ruleSelectsRequest } from './rule-match';
 
 // A Kyverno ClusterPolicy/Policy rule (constraint `<policy>/<rule>`) on one object, in the order
 // Kyverno 1.19's engine takes it: the rule's `variable` context entries, its JMESPath preconditions
@@ -27,7 +28,8 @@ import { matchedKinds, reachedThroughAutogen, ruleOf, subjectOf, type Subject } 
 // variables substituted), foreach (elements, element scope, nested foreach), podSecurity (with
 // exclusions) or cel (celPreconditions, variables, namespaceObject). A pod controller reached through
 // Kyverno's auto-generation is checked through its pod template, as the generated rule would.
-// `unknown`, with the reason: who makes the request (request.userInfo), context Kyverno loads from
+// Whether the rule applies at all is decided per request first (rule-match.ts: operations, selectors,
+// exclusions, who asks). `unknown`, with the reason: who makes the request (request.userInfo), context Kyverno loads from
 // the cluster (apiCall, configMap), functions of time or randomness, and what Kyverno answers with an
 // error rather than pass or fail.
 
@@ -295,13 +297,20 @@ function evaluateRule(
     return unknown(text`this kind of policy is not evaluated here`);
   const rule = ruleOf(policy, constraint.name);
   if (!rule) return unknown(text`the rule is not in the policy the index holds`);
+  const object = context.admitted.object;
+  const throughAutogen = reachedThroughAutogen(rule, object);
+  if (throughAutogen && !isAutogenApiVersion(object.kind, object.apiVersion)) return NOT_APPLICABLE;
+  const selection = ruleSelectsRequest(rule, { admitted: context.admitted, throughAutogen });
+  if (selection.kind === 'not-selected') return NOT_APPLICABLE;
   // Shown with the namespace's standing constraints (issue 31): the reason says why there is no verdict.
   if (!isRecord(rule.validate))
-    return applies(text`nothing to evaluate: the rule validates nothing (it mutates, generates or verifies images)`);
-  if (reachedThroughAutogen(rule, context.admitted.object)) {
-    const object = context.admitted.object;
-    if (!isAutogenApiVersion(object.kind, object.apiVersion)) return NOT_APPLICABLE;
-  }
+    return applies(
+      text`nothing to evaluate: the rule validates nothing (it mutates, generates or verifies images)`,
+    );
+  if (selection.kind === 'undecided')
+    return unknown(
+      text`whether the rule applies depends on ${detail(selection.missing, 'who makes the request')}, which is not known here`,
+    );
   try {
     return toOutcome(evaluateValidateRule(rule, rule.validate, context));
   } catch (error) {

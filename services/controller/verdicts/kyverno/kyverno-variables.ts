@@ -6,8 +6,9 @@ import { queryJmesPath } from './kyverno-jmespath';
 // strings, resolved against the rule's JSON context. A string that is one variable becomes the
 // variable's value (any type); a variable inside text is printed into it (JSON for non-strings).
 // What the webhook knows is bound: request.operation, request.object, request.oldObject,
-// request.namespace, the rule's `variable` context entries, and foreach's element / elementIndex.
-// The rest (who asks: request.userInfo and the service account; cluster data: apiCall, configMap,
+// request.namespace, who asks (request.userInfo, serviceAccountName/Namespace) when the review said,
+// the rule's `variable` context entries, and foreach's element / elementIndex.
+// The rest (who asks, offline; the requester's roles; cluster data: apiCall, configMap,
 // globalReference, imageRegistry; `{{@}}`; time and randomness) makes the rule `unknown`.
 
 export interface JsonContext {
@@ -19,8 +20,19 @@ export interface JsonContext {
 
 const VARIABLE = /(^|[^\\])(\{\{(?:\{[^{}]*\}|[^{}])*\}\})/g;
 
-/** Names whose value depends on who makes the request or on the cluster, never on the object. */
-const REQUESTER = /\b(request\.(userInfo|roles|clusterRoles)|serviceAccountName|serviceAccountNamespace)\b/;
+/**
+ * Names whose value depends on who makes the request, never on the object: bound only when the
+ * webhook's review said who asks (kyverno-rule-context.ts); roles never are (no role bindings read).
+ */
+const REQUESTER = /\b(request\.(userInfo|roles|clusterRoles)|serviceAccountName|serviceAccountNamespace)\b/g;
+
+function isRequesterNameBound(name: string, data: Record<string, unknown>): boolean {
+  if (name.startsWith('request.')) {
+    const request = data.request;
+    return isRecord(request) && request[name.slice('request.'.length)] !== undefined;
+  }
+  return data[name] !== undefined;
+}
 
 const variablesIn = new WeakMap<object, boolean>();
 
@@ -48,8 +60,11 @@ export function hasVariables(value: unknown): boolean {
 /** Evaluates one JMESPath expression in the context, with the checks of what is bound here. */
 export function resolve(expression: string, context: JsonContext): unknown {
   const trimmed = expression.trim();
-  if (REQUESTER.test(trimmed))
-    throw new NotEvaluable('it depends on who makes the request (request.userInfo or the service account)');
+  for (const [name] of trimmed.matchAll(REQUESTER))
+    if (!isRequesterNameBound(name, context.data))
+      throw new NotEvaluable(
+        'it depends on who makes the request (request.userInfo, its roles or the service account)',
+      );
   if (CLUSTER_STATE.test(trimmed))
     throw new NotEvaluable(
       'it reads images (image references Kyverno parses with its configuration) or target (an object in the cluster)',

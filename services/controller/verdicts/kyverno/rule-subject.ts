@@ -56,23 +56,37 @@ export interface Subject {
   prefix: string;
 }
 
+/**
+ * How auto-generation rewrites the rule: kyverno.io policies (pkg/autogen/v1) rewrite every
+ * `object.metadata` path; policies.kyverno.io policies (pkg/cel/autogen/replacement.go) leave
+ * `object.metadata.namespace` on the controller's own metadata, since templates carry none.
+ */
+export type AutogenRewrite = 'all-metadata' | 'metadata-but-namespace';
+
 /** The object, or a controller's pod template when the rule names Pods and not the controller. */
-export function subjectOf(kinds: readonly string[], object: KubernetesObject): Subject {
+export function subjectOf(
+  kinds: readonly string[],
+  object: KubernetesObject,
+  rewrite: AutogenRewrite = 'all-metadata',
+): Subject {
   const kind = object.kind ?? '';
   if (kind !== 'Pod' && !kinds.includes(kind) && kinds.includes('Pod')) {
     const location = podTemplateLocationOf(object);
-    if (location)
+    if (location) {
+      const templateMetadata = isRecord(location.template.metadata) ? location.template.metadata : {};
+      const { namespace: _templateNamespace, ...withoutNamespace } = templateMetadata;
+      const ownNamespace = object.metadata?.namespace;
+      const metadata =
+        rewrite === 'all-metadata'
+          ? templateMetadata
+          : { ...withoutNamespace, ...(ownNamespace === undefined ? {} : { namespace: ownNamespace }) };
       return {
         // Auto-generation rewrites request.object.spec / .metadata to the template's: the same as
         // evaluating the rule on the template as if it were the object.
-        value: {
-          apiVersion: object.apiVersion,
-          kind: object.kind,
-          metadata: isRecord(location.template.metadata) ? location.template.metadata : {},
-          spec: location.template.spec,
-        },
+        value: { apiVersion: object.apiVersion, kind: object.kind, metadata, spec: location.template.spec },
         prefix: location.path.join('.'),
       };
+    }
   }
   return { value: object as Fields, prefix: '' };
 }

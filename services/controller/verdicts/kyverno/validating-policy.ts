@@ -12,7 +12,7 @@ import { subjectOf } from './rule-subject';
 // Kyverno's CEL environment (kyverno-cel-rule.ts). A pod controller is checked through its pod
 // template when Kyverno auto-generates the policy for it (all six controllers unless
 // spec.autogen.podControllers.controllers says otherwise), as the generated policy rewrites
-// `object.spec` to the template's.
+// `object.spec` and `object.metadata` to the template's, but for `object.metadata.namespace`.
 
 const CONTROLLER_RESOURCES: Readonly<Record<string, string>> = {
   Deployment: 'deployments',
@@ -50,7 +50,11 @@ export function evaluateValidatingPolicy(
     controllerResource !== undefined && autogenControllersOf(spec).includes(controllerResource);
   // The policy reaches a controller only through the policy Kyverno generates for its v1 kind.
   if (throughTemplate && !isAutogenApiVersion(object.kind, object.apiVersion)) return NOT_APPLICABLE;
-  const subject = subjectOf(throughTemplate ? ['Pod'] : [object.kind ?? ''], object);
+  const subject = subjectOf(
+    throughTemplate ? ['Pod'] : [object.kind ?? ''],
+    object,
+    'metadata-but-namespace',
+  );
   const rule = text`Kyverno ValidatingPolicy "${objectName(constraint.source.name, null)}"`;
   try {
     const result = evaluateCelParts(

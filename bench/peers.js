@@ -1,0 +1,321 @@
+// @ts-check
+'use strict';
+
+// What each admission webhook adds to a `kubectl apply` (issue 33): the real kube-apiserver of the e2e
+// tools, distinct Deployment creates with dryRun=All in namespace `shop`, each webhook registered alone
+// the same way (Ignore, 5 s, apps/deployments CREATE). Cases: no webhook; a bare HTTPS webhook that
+// allows everything (the floor); Gatekeeper's own webhook with one policy requiring an `owner` label in
+// `warn` mode, once as the demo's CEL template and once as the same policy in Rego; Forewarn's webhook
+// and controller on the demo cluster (examples/manifests: its constraints of `shop` plus the same
+// owner policy). Per case: p50/p99 at 1 and 16 clients, CPU per admission of the case's own processes
+// (from /proc, so Go and Node are charged alike), and CPU per second at rest. Cases run in palindromic
+// order so drift in the shared machine's load hits each alike. Skips a peer whose binary is not cached.
+
+const { existsSync, readFileSync } = require('node:fs');
+const path = require('node:path');
+const { parseAllDocuments } = require('yaml');
+const { generateSelfSignedBundle } = require('../dist/services/webhook/certs/self-signed');
+const {
+  TOOLS_MISSING,
+  apiRequest,
+  configure,
+  deploymentText,
+  startApiServer,
+} = require('./lib/api-server-cluster');
+const { gatekeeperBinary, startGatekeeperWebhook } = require('./lib/gatekeeper-webhook');
+const { namespaceObject } = require('./lib/cluster-objects');
+const { loadTest, median } = require('./lib/measure');
+const { measureCpu } = require('./lib/process-cpu');
+const { startProcess } = require('./lib/processes');
+
+const NAMESPACE = 'shop';
+const DEMO_MANIFESTS = path.join(__dirname, '..', 'examples', 'manifests');
+const IDLE_SECONDS = 10;
+const SETTLE_SECONDS = 5;
+
+/** @typedef {'none' | 'bare' | 'gatekeeper-cel' | 'gatekeeper-rego' | 'forewarn'} CaseName */
+/**
+ * @typedef {object} PeerCase
+ * @property {string} [webhookUrl]
+ * @property {number[]} pids the processes whose CPU the case costs
+ * @property {RegExp} [expectWarning] a warning that shows the case's webhook is in effect
+ * @property {RegExp} [forbidWarning] a warning that shows another case's policy is still in effect
+ * @property {() => Promise<void>} [prepare] puts the case's policy in place
+ */
+
+/** The demo's owner-label template (CEL), and the same policy as a Rego template of our own. */
+function ownerTemplates() {
+  const demo = parseAllDocuments(readFileSync(path.join(DEMO_MANIFESTS, 'gatekeeper.yaml'), 'utf8'))
+    .map((document) => document.toJSON())
+    .find((object) => object?.kind === 'ConstraintTemplate' && object.metadata?.name === 'k8srequiredlabels');
+  if (!demo)
+    throw new Error('examples/manifests/gatekeeper.yaml has no ConstraintTemplate k8srequiredlabels');
+  const rego = {
+    apiVersion: 'templates.gatekeeper.sh/v1',
+    kind: 'ConstraintTemplate',
+    metadata: { name: 'k8srequiredlabelsrego' },
+    spec: {
+      crd: { spec: { names: { kind: 'K8sRequiredLabelsRego' }, validation: demo.spec.crd.spec.validation } },
+      targets: [
+        {
+          target: 'admission.k8s.gatekeeper.sh',
+          rego: [
+            'package k8srequiredlabelsrego',
+            '',
+            'violation[{"msg": msg}] {',
+            '  required := {key | key := input.parameters.labels[_].key}',
+            '  provided := {key | input.review.object.metadata.labels[key]}',
+            '  missing := required - provided',
+            '  count(missing) > 0',
+            '  msg := sprintf("you must provide labels: %v", [concat(", ", sort(missing))])',
+            '}',
+          ].join('\n'),
+        },
+      ],
+    },
+  };
+  return { cel: demo, rego };
+}
+
+/** The owner constraint of one template, in `warn` so the creates succeed and are warned. */
+function ownerConstraint(/** @type {string} */ kind, /** @type {string} */ name) {
+  return {
+    apiVersion: 'constraints.gatekeeper.sh/v1beta1',
+    kind,
+    metadata: { name },
+    spec: {
+      enforcementAction: 'warn',
+      match: { kinds: [{ apiGroups: ['apps'], kinds: ['Deployment'] }], namespaces: [NAMESPACE] },
+      parameters: { labels: [{ key: 'owner' }] },
+    },
+  };
+}
+
+/** The opa binary of tools/build-opa.sh's cache, when built: Forewarn compiles Rego with it. */
+function cachedOpa() {
+  const found = path.join('/var/cache/forewarn-e2e/tools', 'opa-v1.22.3', 'opa');
+  return existsSync(found) ? found : undefined;
+}
+
+/**
+ * Measures every case at one concurrency, in palindromic order.
+ * @param {import('./lib/api-server-cluster').ApiAccess} api
+ * @param {Partial<Record<CaseName, PeerCase>>} cases
+ * @param {string} caPem
+ * @param {{connections: number, durationSeconds: number}} load
+ */
+async function measureConcurrency(api, cases, caPem, { connections, durationSeconds }) {
+  let sequence = 0;
+  const runId = Date.now().toString(36);
+  const side = {
+    url: `${api.url}/apis/apps/v1/namespaces/${NAMESPACE}/deployments?dryRun=All`,
+    method: /** @type {const} */ ('POST'),
+    headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/json' },
+    nextBody: () => deploymentText(`web-${runId}-${connections}-${sequence++}`, NAMESPACE),
+  };
+  const order = /** @type {CaseName[]} */ (Object.keys(cases));
+  /** @type {Partial<Record<CaseName, {latency: import('./lib/measure').LoadResult, cpuMsPerAdmission: number}[]>>} */
+  const runs = {};
+  for (const name of [...order, ...[...order].reverse()]) {
+    const peer = /** @type {PeerCase} */ (cases[name]);
+    await peer.prepare?.();
+    await configure(api, {
+      webhookUrl: peer.webhookUrl,
+      caPem,
+      namespace: NAMESPACE,
+      expectWarning: peer.expectWarning,
+      forbidWarning: peer.forbidWarning,
+    });
+    await loadTest({ ...side, connections, durationSeconds: 1 });
+    const { result, cpuSeconds } = await measureCpu(peer.pids, () =>
+      loadTest({ ...side, connections, durationSeconds }),
+    );
+    if (result.errors + result.non2xx + result.failures > 0 || result.requests === 0)
+      throw new Error(
+        `${name} at ${connections} clients: ${result.failures + result.non2xx} failed, ${result.errors} errors`,
+      );
+    (runs[name] ??= []).push({ latency: result, cpuMsPerAdmission: (cpuSeconds * 1000) / result.requests });
+  }
+  /** @type {Partial<Record<CaseName, {p50Ms: number, p99Ms: number, requestsPerSecond: number, cpuMsPerAdmission: number}>>} */
+  const figures = {};
+  for (const name of order) {
+    const caseRuns = runs[name] ?? [];
+    figures[name] = {
+      p50Ms: median(caseRuns.map((run) => run.latency.latencyMs.p50)),
+      p99Ms: median(caseRuns.map((run) => run.latency.latencyMs.p99)),
+      requestsPerSecond: median(caseRuns.map((run) => run.latency.requestsPerSecond)),
+      cpuMsPerAdmission: median(caseRuns.map((run) => run.cpuMsPerAdmission)),
+    };
+  }
+  return { connections, figures };
+}
+
+/**
+ * CPU per second of each case's processes at rest (no request), measured together.
+ * @param {Partial<Record<CaseName, PeerCase>>} cases
+ */
+async function measureIdle(cases) {
+  /** @type {Partial<Record<CaseName, number>>} */
+  const idle = {};
+  const measured = await Promise.all(
+    Object.entries(cases).map(async ([name, peer]) => {
+      const { cpuSeconds, wallSeconds } = await measureCpu(
+        peer.pids,
+        () => new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000)),
+      );
+      return /** @type {const} */ ([name, (cpuSeconds * 1000) / wallSeconds]);
+    }),
+  );
+  for (const [name, msPerSecond] of measured) idle[/** @type {CaseName} */ (name)] = msPerSecond;
+  return idle;
+}
+
+/**
+ * Gatekeeper's webhook with the owner policy as a CEL and as a Rego template, one constraint at a time;
+ * none when its manager is not cached (the reason goes to `notes`).
+ * @param {{kubectlPath: string, kubeconfigPath: string}} cluster
+ * @param {{certPem: string, keyPem: string}} certificate
+ * @param {Array<() => Promise<void>>} stops
+ * @param {string[]} notes
+ * @returns {Promise<Partial<Record<CaseName, PeerCase>>>}
+ */
+async function gatekeeperCases(cluster, certificate, stops, notes) {
+  const gatekeeper = gatekeeperBinary();
+  if ('missing' in gatekeeper) {
+    notes.push(gatekeeper.missing);
+    return {};
+  }
+  const webhook = await startGatekeeperWebhook(cluster, certificate, gatekeeper.binary);
+  stops.push(webhook.stop);
+  const templates = ownerTemplates();
+  await webhook.kubectl(['apply', '-f', '-'], [templates.cel, templates.rego]);
+  for (const crd of ['k8srequiredlabels', 'k8srequiredlabelsrego'])
+    await waitForCrd(webhook.kubectl, `${crd}.constraints.gatekeeper.sh`);
+  const constraints = {
+    cel: ownerConstraint('K8sRequiredLabels', 'owner-cel'),
+    rego: ownerConstraint('K8sRequiredLabelsRego', 'owner-rego'),
+  };
+  /** @param {'cel' | 'rego'} engine */
+  const only = (engine) => async () => {
+    const other = constraints[engine === 'cel' ? 'rego' : 'cel'];
+    await webhook.kubectl(['delete', other.kind.toLowerCase(), other.metadata.name, '--ignore-not-found']);
+    await webhook.kubectl(['apply', '-f', '-'], [constraints[engine]]);
+  };
+  const common = { webhookUrl: webhook.url, pids: [webhook.pid] };
+  return {
+    'gatekeeper-cel': {
+      ...common,
+      expectWarning: /\[owner-cel\]/,
+      forbidWarning: /\[owner-rego\]/,
+      prepare: only('cel'),
+    },
+    'gatekeeper-rego': {
+      ...common,
+      expectWarning: /\[owner-rego\]/,
+      forbidWarning: /\[owner-cel\]/,
+      prepare: only('rego'),
+    },
+  };
+}
+
+/**
+ * Forewarn's controller on the demo cluster and its webhook.
+ * @param {{certPem: string, keyPem: string}} certificate
+ * @param {Array<() => Promise<void>>} stops
+ * @returns {Promise<PeerCase>}
+ */
+async function forewarnCase(certificate, stops) {
+  const opaPath = cachedOpa();
+  const controller = await startProcess('servers/controller.js', [
+    JSON.stringify({ manifests: DEMO_MANIFESTS, ...(opaPath ? { opaPath } : {}) }),
+  ]);
+  stops.push(controller.stop);
+  const webhook = await startProcess('servers/webhook.js', [
+    JSON.stringify({ controllerUrl: `http://127.0.0.1:${controller.info.port}`, certificate }),
+  ]);
+  stops.push(webhook.stop);
+  return {
+    webhookUrl: `https://127.0.0.1:${webhook.info.port}/validate`,
+    pids: [webhook.child.pid ?? 0, controller.child.pid ?? 0],
+    expectWarning: /owner/,
+  };
+}
+
+/**
+ * @param {{durationSeconds: number, concurrencies?: number[]}} options
+ */
+async function runPeersBenchmark({ durationSeconds, concurrencies = [1, 16] }) {
+  const cluster = await startApiServer();
+  if (!cluster) return { skipped: TOOLS_MISSING };
+  /** @type {Array<() => Promise<void>>} */
+  const stops = [];
+  /** @type {string[]} */
+  const notes = [];
+  try {
+    const { api } = cluster;
+    const created = await apiRequest(api, 'POST', '/api/v1/namespaces', namespaceObject(NAMESPACE));
+    if (created.status !== 201) throw new Error(`namespace not created: ${JSON.stringify(created.body)}`);
+    const bundle = await generateSelfSignedBundle({
+      serviceName: 'forewarn-webhook',
+      namespace: 'forewarn-system',
+      extraSans: ['127.0.0.1'],
+      now: new Date(),
+    });
+    const certificate = { certPem: bundle.certPem, keyPem: bundle.keyPem };
+    /** @type {Partial<Record<CaseName, PeerCase>>} */
+    const cases = { none: { pids: [] } };
+
+    const bare = await startProcess('servers/bare-https.js', [
+      JSON.stringify({ certificate, answer: null, echoUid: true }),
+    ]);
+    stops.push(bare.stop);
+    cases.bare = { webhookUrl: `https://127.0.0.1:${bare.info.port}/validate`, pids: [bare.child.pid ?? 0] };
+
+    Object.assign(cases, await gatekeeperCases(cluster, certificate, stops, notes));
+    notes.push("Kyverno: not measured (the project does not build Kyverno's admission controller yet)");
+
+    cases.forewarn = await forewarnCase(certificate, stops);
+    const warningsPerCreate = await configure(api, {
+      webhookUrl: cases.forewarn.webhookUrl,
+      caPem: bundle.caPem,
+      namespace: NAMESPACE,
+      expectWarning: /owner/,
+    });
+    const rows = [];
+    for (const connections of concurrencies)
+      rows.push(await measureConcurrency(api, cases, bundle.caPem, { connections, durationSeconds }));
+    // At rest as in a cluster between deploys: after the load, once the processes have settled.
+    await configure(api, { caPem: bundle.caPem, namespace: NAMESPACE });
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_SECONDS * 1000));
+    const idle = await measureIdle(cases);
+    return { kubernetesVersion: cluster.kubernetesVersion, rows, idle, warningsPerCreate, notes };
+  } finally {
+    for (const stop of stops.reverse()) await stop().catch((error) => console.error(error.message));
+    await cluster.stop();
+  }
+}
+
+/**
+ * @param {(args: string[]) => Promise<string>} kubectl
+ * @param {string} crd
+ */
+async function waitForCrd(kubectl, crd) {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const established = await kubectl([
+      'wait',
+      '--for=condition=Established',
+      '--timeout=10s',
+      `crd/${crd}`,
+    ]).then(
+      () => true,
+      () => false,
+    );
+    if (established) return;
+    if (Date.now() > deadline)
+      throw new Error(`Gatekeeper did not create the constraint CRD ${crd} within 120 s`);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+
+module.exports = { runPeersBenchmark };
