@@ -37,21 +37,35 @@ describe('consequenceOf', () => {
 
 describe('severityForObject', () => {
   it('makes a standing Critical network rule Info, so the webhook drops it', () => {
-    expect(severityForObject('Critical', 'NetworkEgress', 'applies', true)).toBe('Info');
-    expect(severityForObject('Warning', 'Admission', 'applies', false)).toBe('Info');
+    expect(
+      severityForObject({ severity: 'Critical', constraintType: 'NetworkEgress' }, 'applies', true),
+    ).toBe('Info');
+    expect(severityForObject({ severity: 'Warning', constraintType: 'Admission' }, 'applies', false)).toBe(
+      'Info',
+    );
   });
 
   it('makes a violation Critical exactly when its source denies', () => {
-    expect(severityForObject('Warning', 'Admission', 'violates', true)).toBe('Critical');
-    expect(severityForObject('Critical', 'Admission', 'violates', false)).toBe('Warning');
+    expect(severityForObject({ severity: 'Warning', constraintType: 'Admission' }, 'violates', true)).toBe(
+      'Critical',
+    );
+    expect(severityForObject({ severity: 'Critical', constraintType: 'Admission' }, 'violates', false)).toBe(
+      'Warning',
+    );
   });
 
   it('caps a rule not evaluated at Warning (nothing says it rejects) and keeps Info', () => {
-    expect(severityForObject('Critical', 'Admission', 'unknown', true)).toBe('Warning');
-    expect(severityForObject('Info', 'Admission', 'unknown', true)).toBe('Info');
+    expect(severityForObject({ severity: 'Critical', constraintType: 'Admission' }, 'unknown', true)).toBe(
+      'Warning',
+    );
+    expect(severityForObject({ severity: 'Info', constraintType: 'Admission' }, 'unknown', true)).toBe(
+      'Info',
+    );
   });
 
   it('keeps a missing companion at its own severity', () => {
-    expect(severityForObject('Critical', 'MissingResource', 'applies', false)).toBe('Critical');
+    expect(
+      severityForObject({ severity: 'Critical', constraintType: 'MissingResource' }, 'applies', false),
+    ).toBe('Critical');
   });
 });

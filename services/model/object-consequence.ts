@@ -51,12 +51,12 @@ export function consequenceOf(constraint: ConsequenceInput): ObjectConsequence {
  * webhook, which keeps Warning and Critical only (spec 4.5), does not repeat it on every apply.
  */
 export function severityForObject(
-  listed: Severity,
-  constraintType: ConstraintType,
+  constraint: Pick<ConsequenceInput, 'severity' | 'constraintType'>,
   verdict: VerdictName,
   denies: boolean,
 ): Severity {
-  const consequence = consequenceOf({ severity: listed, constraintType, verdict });
+  const listed = constraint.severity;
+  const consequence = consequenceOf({ ...constraint, verdict });
   if (verdict === 'violates') return denies ? 'Critical' : 'Warning';
   if (consequence === 'standing') return 'Info';
   if (consequence === 'unknown' && listed === 'Critical') return 'Warning';

@@ -96,9 +96,7 @@ export function verdictIndexOf(index: ConstraintIndex): VerdictIndex {
   };
 }
 
-function denies(constraint: ConstraintDraft): boolean {
-  return constraint.effect === 'deny' || constraint.effect === 'limit';
-}
+const denies = (constraint: ConstraintDraft) => constraint.effect === 'deny' || constraint.effect === 'limit';
 
 function consequence(constraint: ConstraintDraft, verdict: Verdict): string {
   if (constraint.effect === 'warn') return 'will get a warning';
@@ -185,13 +183,7 @@ function checkedEntry(
     })),
   };
   if (verdict.reason) entry.reason = render(verdict.reason);
-  // What the constraint does to this object (issue 31): a standing network rule is Info here.
-  entry.severity = severityForObject(
-    listed.severity,
-    listed.constraintType,
-    verdict.verdict,
-    denies(constraint),
-  );
+  entry.severity = severityForObject(listed, verdict.verdict, denies(constraint));
   if (verdict.verdict === 'violates') entry.summary = violationSummary(constraint, verdict, render);
   return entry;
 }
@@ -212,10 +204,8 @@ function warningEntry(
       remediationHint: listed.remediationHint,
       verdict: verdict.verdict,
     };
-  if (verdict.verdict === 'passes') return undefined;
-  // Standing rules (network, mesh, opaque webhooks) are Info for the object: no warning (issue 31).
-  const severity = severityForObject(listed.severity, listed.constraintType, verdict.verdict, false);
-  if (severity === 'Info') return undefined;
+  const severity = severityForObject(listed, verdict.verdict, false);
+  if (verdict.verdict === 'passes' || severity === 'Info') return undefined;
   return {
     name: listed.name,
     severity,
