@@ -15,7 +15,10 @@
 ARG NODE_IMAGE=node:22.23.3-bookworm-slim
 # Go for Open Policy Agent, which compiles Gatekeeper templates' Rego (docs/decisions.md): the version
 # tools/build-opa.sh builds for the tests, from the Go module proxy. opa v1.22.3's go.mod asks Go 1.26.
-ARG GO_IMAGE=golang:1.26-bookworm
+# Pinned to a full version like the Node image (the Go these machines build opa with, go1.26.8); to
+# update, pick a newer `1.26.x-bookworm` tag (https://hub.docker.com/_/golang), rebuild and run the
+# Gatekeeper tests; append its digest (`docker buildx imagetools inspect`) for a byte-identical base.
+ARG GO_IMAGE=golang:1.26.8-bookworm
 ARG OPA_VERSION=v1.22.3
 
 FROM ${GO_IMAGE} AS opa

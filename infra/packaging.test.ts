@@ -47,4 +47,9 @@ describe('packaging', () => {
     const base = /^ARG NODE_IMAGE=(\S+)$/m.exec(dockerfile)?.[1];
     expect(base).toMatch(/^node:\d+\.\d+\.\d+-bookworm-slim(@sha256:[0-9a-f]{64})?$/);
   });
+
+  it('pins the Go image that builds opa to a full version too', () => {
+    const go = /^ARG GO_IMAGE=(\S+)$/m.exec(dockerfile)?.[1];
+    expect(go).toMatch(/^golang:\d+\.\d+\.\d+-bookworm(@sha256:[0-9a-f]{64})?$/);
+  });
 });

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runCli, type CliEnvironment } from './program';
+import { isLoopbackHost } from './kube-credentials';
 import { createApiAccess } from '../controller/http/api-auth';
 import { kubernetesTokenReviewer } from '../controller/http/token-review';
 import { silentLogger } from '../logging/logger';
@@ -176,4 +177,25 @@ it('refuses to send credentials over plain HTTP to a host that is not loopback (
   });
   expect(result.code).toBe(2);
   expect(result.stderr).toMatch(/use https:\/\/ or a port-forward on localhost/);
+});
+
+describe('isLoopbackHost (issue 32, row 10)', () => {
+  it.each([
+    ['localhost', true],
+    ['127.0.0.1', true],
+    ['127.200.3.4', true],
+    ['[::1]', true],
+    ['127.evil.example', false],
+    ['127.0.0.1.nip.io', false],
+    ['localhost.evil.example', false],
+    ['10.0.0.1', false],
+    ['[::ffff:7f00:1]', false],
+  ])('%s: %s', (host, expected) => {
+    expect(isLoopbackHost(new URL(`http://${host}:8080`).hostname)).toBe(expected);
+  });
+
+  it('reads the host as the URL parser does: 127.1 and 0x7f.1 are 127.0.0.1', () => {
+    expect(isLoopbackHost(new URL('http://127.1').hostname)).toBe(true);
+    expect(isLoopbackHost(new URL('http://0x7f.1').hostname)).toBe(true);
+  });
 });

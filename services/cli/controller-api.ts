@@ -1,6 +1,7 @@
 import { isRecord } from '../model/kubernetes';
 import { PORT_FORWARD_HINT, unavailableError, usageError, CliError } from './exit-codes';
 import { errorMessage } from '../model/error-message';
+import { withoutTerminalControlsDeep } from './terminal-text';
 
 // The command line's only network I/O: GET JSON from the controller's HTTP API, with every way it
 // can fail turned into one clear sentence and an exit code (exit-codes.ts).
@@ -88,7 +89,8 @@ export function createControllerApi(
     const text = await response.text().catch(() => '');
     let body: unknown;
     try {
-      body = JSON.parse(text);
+      // Nothing a server sent reaches the terminal with its escape sequences (terminal-text.ts).
+      body = withoutTerminalControlsDeep(JSON.parse(text));
     } catch {
       throw unavailableError(
         `${url} answered ${response.status} with a body that is not JSON; is ${baseUrl.href} the Forewarn controller?`,

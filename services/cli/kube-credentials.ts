@@ -1,3 +1,4 @@
+import { isIPv4 } from 'node:net';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
@@ -67,13 +68,21 @@ export async function currentContextToken(env: NodeJS.ProcessEnv): Promise<strin
 }
 
 /**
+ * Whether a URL's host (as `URL.hostname` gives it: IPv4 literals in dotted-quad form, IPv6 in
+ * brackets) is this machine: `localhost`, an IPv4 literal in 127.0.0.0/8, or `[::1]`. Only literals:
+ * a name such as `127.evil.example` is resolved by DNS and may point anywhere (issue 32, row 10).
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  if (hostname === 'localhost' || hostname === '[::1]') return true;
+  return isIPv4(hostname) && hostname.split('.')[0] === '127';
+}
+
+/**
  * A token sent over plain HTTP is readable on the way: only to a loopback address (the port-forward
  * `forewarn` is used through), otherwise only over HTTPS.
  */
 export function requireSafeUrlForCredentials(url: URL): void {
-  const loopback =
-    ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname) || url.hostname.startsWith('127.');
-  if (url.protocol === 'https:' || loopback) return;
+  if (url.protocol === 'https:' || isLoopbackHost(url.hostname)) return;
   throw usageError(
     `--as-me sends your Kubernetes credentials: use https:// or a port-forward on localhost, not ${url.origin}`,
   );

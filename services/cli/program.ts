@@ -29,6 +29,7 @@ import { isOpaqueReference } from '../model/opaque-reference';
 import { errorMessage } from '../model/error-message';
 import { parseBoolean } from '../flags/values';
 import { currentContextToken, requireSafeUrlForCredentials } from './kube-credentials';
+import { withoutTerminalControls } from './terminal-text';
 import { ParamKindError, parseParamKinds, type ParamKindResource } from '../model/param-kinds';
 
 // `forewarn`: the command line of Forewarn (docs/cli.md). Runs against an injected environment
@@ -280,10 +281,12 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.usage;
     if (error instanceof CliError || error instanceof UsageError) {
-      environment.stderr.write(`error: ${error.message.replace(/\n/g, '\nerror: ')}\n`);
+      const message = withoutTerminalControls(error.message);
+      environment.stderr.write(`error: ${message.replace(/\n/g, '\nerror: ')}\n`);
       return error.exitCode;
     }
-    environment.stderr.write(`error: ${errorMessage(error)} (this is a bug, please report it)\n`);
+    const message = withoutTerminalControls(errorMessage(error));
+    environment.stderr.write(`error: ${message} (this is a bug, please report it)\n`);
     return EXIT_CODES.unavailable;
   }
 }

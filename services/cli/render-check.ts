@@ -39,11 +39,16 @@ function withConsequence(object: CheckedObject, consequence: ObjectConsequence):
   return object.findings.filter((finding) => consequenceOf(finding) === consequence);
 }
 
+/** How many findings of the object count (Info ones, a dryrun not evaluated, are shown only). */
+function countOf(object: CheckedObject, consequence: ObjectConsequence): number {
+  return withConsequence(object, consequence).filter((finding) => finding.severity !== 'Info').length;
+}
+
 /** What the cluster will do with the object, from the verdicts: rejected, warned, or admitted. */
 function verdictLine(object: CheckedObject, style: Style): string {
-  const rejecting = withConsequence(object, 'rejected').length;
-  const warned = withConsequence(object, 'warned').length;
-  const unknown = withConsequence(object, 'unknown').length;
+  const rejecting = countOf(object, 'rejected');
+  const warned = countOf(object, 'warned');
+  const unknown = countOf(object, 'unknown');
   const notEvaluated = unknown > 0 ? `; ${plural(unknown, 'rule')} not evaluated` : '';
   if (rejecting > 0) return style.severity('Critical', `WILL BE REJECTED by ${plural(rejecting, 'rule')}`);
   if (warned > 0)

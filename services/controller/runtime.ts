@@ -1,5 +1,5 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
-import { readFileSync } from 'node:fs';
+import { readReferenceKeyFile } from './reference-key-file';
 import { errorMessage } from '../model/error-message';
 import type { Logger } from '../logging/logger';
 import { AdapterRegistry } from './adapters/registry';
@@ -174,7 +174,7 @@ function referenceKeyOf(config: ControllerConfig, logger: Logger): Uint8Array | 
   }
   let key: Buffer;
   try {
-    key = Buffer.from(readFileSync(config.referenceKeyFile, 'utf8').trim(), 'utf8');
+    key = readReferenceKeyFile(config.referenceKeyFile);
   } catch (error) {
     throw new Error(`--reference-key-file ${config.referenceKeyFile} cannot be read: ${errorMessage(error)}`);
   }

@@ -21,6 +21,18 @@ const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0
 const VERSION = /^v\d+((alpha|beta)\d+)?$/;
 const PLURAL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
+/**
+ * A group of the Kubernetes project's own APIs: the built-in ones Forewarn knows, and any other
+ * under `k8s.io` or `kubernetes.io` (reserved for the project: `events.k8s.io`, `resource.k8s.io`
+ * and whatever a newer API server serves). Their objects are not params the controller reads.
+ */
+function isKubernetesGroup(group: string): boolean {
+  return (
+    BUILT_IN_API_GROUPS.has(group) ||
+    ['k8s.io', 'kubernetes.io'].some((domain) => group === domain || group.endsWith(`.${domain}`))
+  );
+}
+
 /** `example.com/v1/replicalimits,...` → resources; empty entries ignored, duplicates once. */
 export function parseParamKinds(value: string): ParamKindResource[] {
   const resources = new Map<string, ParamKindResource>();
@@ -33,7 +45,7 @@ export function parseParamKinds(value: string): ParamKindResource[] {
       );
     const [group, version, plural] = parts;
     // Built-in kinds (ConfigMaps, Secrets) hold anything: the controller does not read them (least privilege).
-    if (!group.includes('.') || !DNS_SUBDOMAIN.test(group) || BUILT_IN_API_GROUPS.has(group))
+    if (!group.includes('.') || !DNS_SUBDOMAIN.test(group) || isKubernetesGroup(group))
       throw new ParamKindError(
         `${JSON.stringify(entry)}: the group must be a custom resource's API group (with a dot); ConfigMap and other built-in params are not read`,
       );

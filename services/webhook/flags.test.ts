@@ -7,6 +7,9 @@ describe('parseWebhookFlags', () => {
     expect(parseWebhookFlags([], {})).toEqual({
       listen: { host: undefined, port: 8443 },
       controllerTokenFile: null,
+      apiServerClientCaFile: null,
+      apiServerClientNames: [],
+      trustUnauthenticatedReviews: false,
       controllerUrl: 'http://forewarn-controller.forewarn-system.svc:8080',
       namespace: 'forewarn-system',
       selfSigned: true,

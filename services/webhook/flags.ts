@@ -64,6 +64,16 @@ function collectSans(text: string, previous: string[]): string[] {
   ];
 }
 
+function collectNames(text: string, previous: string[]): string[] {
+  return [
+    ...previous,
+    ...text
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter((entry) => entry !== ''),
+  ];
+}
+
 function parseInterval(text: string): number {
   const ms = parseDuration(text);
   if (ms <= 0 || ms > MAX_TIMER_MS)
@@ -151,6 +161,26 @@ const WEBHOOK_FLAGS = {
     help: 'projected ServiceAccount token (audience forewarn-controller) sent to the controller as a Bearer token',
     env: 'FOREWARN_CONTROLLER_TOKEN_FILE',
   }),
+  /** Issue 32, row 4: who may get warnings at the webhook's level (docs/webhook.md "Who gets which warnings"). */
+  apiServerClientCaFile: flag({
+    flags: '--api-server-client-ca-file <path>',
+    help: "CA of the client certificate the API server presents to webhooks (its AdmissionConfiguration kubeConfigFile); reviews over a connection with such a certificate get warnings in full, every other caller's as an anonymous caller of the controller sees them",
+    env: 'FOREWARN_API_SERVER_CLIENT_CA_FILE',
+  }),
+  apiServerClientNames: flag({
+    flags: '--api-server-client-name <name>',
+    help: "the API server's client certificate must name this (its subject CN or a DNS SAN; repeatable); unset: any certificate of the CA",
+    env: 'FOREWARN_API_SERVER_CLIENT_NAME',
+    parse: collectNames,
+    default: [] as string[],
+  }),
+  trustUnauthenticatedReviews: flag({
+    flags: '--trust-unauthenticated-reviews [bool]',
+    help: 'give every caller of the webhook port warnings in full, as the API server gets them (only where nothing but the API server can reach the port)',
+    env: 'FOREWARN_TRUST_UNAUTHENTICATED_REVIEWS',
+    parse: parseBoolean,
+    default: false,
+  }),
   logLevel: LOG_LEVEL_FLAG,
   rotationCheckIntervalMs: flag({
     flags: '--rotation-check-interval <duration>',
@@ -167,9 +197,10 @@ type WebhookFlags = FlagValues<typeof WEBHOOK_FLAGS>;
 /** The parsed flags with the defaults that depend on other flags filled in. */
 export type WebhookConfig = Omit<
   WebhookFlags,
-  'namespace' | 'secretName' | 'kubeconfig' | 'controllerTokenFile'
+  'namespace' | 'secretName' | 'kubeconfig' | 'controllerTokenFile' | 'apiServerClientCaFile'
 > & {
   namespace: string;
+  apiServerClientCaFile: string | null;
   controllerTokenFile: string | null;
   secretName: string;
   kubeconfig: string | null;
@@ -190,6 +221,7 @@ export function parseWebhookFlags(args: readonly string[], env: NodeJS.ProcessEn
     ...flags,
     namespace: flags.namespace ?? (env.POD_NAMESPACE || 'forewarn-system'),
     controllerTokenFile: flags.controllerTokenFile ?? null,
+    apiServerClientCaFile: flags.apiServerClientCaFile ?? null,
     secretName: flags.secretName ?? `${flags.webhookName}-tls`,
     extraSans: [...new Set(flags.extraSans)],
     kubeconfig: flags.kubeconfig ?? null,

@@ -10,6 +10,8 @@ import { createWebhookMetrics } from './metrics';
 import { createWebhookApp, WebhookHttpsServer } from './server';
 import { tokenFileReader } from './token-file';
 import { errorMessage } from '../model/error-message';
+import { readFileSync } from 'node:fs';
+import { apiServerCheck } from './api-server-identity';
 
 // Process entry of the webhook (`node dist/services/webhook/main.js`, image path /webhook): wires
 // flags, logger, controller client, HTTPS server and the certificate mode, and stops cleanly on
@@ -60,6 +62,28 @@ async function startCertificates(
   });
 }
 
+/**
+ * The controller as the webhook asks it: with its token for the API server's reviews, and without
+ * for every other caller's (issue 32: they get what the controller tells an anonymous caller).
+ */
+function controllerSources(config: WebhookConfig, logger: Logger) {
+  const controller = coalesceIdenticalQueries(
+    createControllerClient({
+      baseUrl: config.controllerUrl,
+      bearerToken: config.controllerTokenFile
+        ? tokenFileReader(config.controllerTokenFile, logger)
+        : undefined,
+    }),
+  );
+  const anonymousController = coalesceIdenticalQueries(
+    createControllerClient({ baseUrl: config.controllerUrl }),
+  );
+  const clientCaPem = config.apiServerClientCaFile
+    ? readFileSync(config.apiServerClientCaFile, 'utf8')
+    : undefined;
+  return { controller, anonymousController, clientCaPem };
+}
+
 export async function main(args: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
   let config: WebhookConfig;
   try {
@@ -72,18 +96,13 @@ export async function main(args: readonly string[], env: NodeJS.ProcessEnv): Pro
   }
 
   const logger = createLogger({ service: 'webhook', level: config.logLevel });
-  const controller = coalesceIdenticalQueries(
-    createControllerClient({
-      baseUrl: config.controllerUrl,
-      bearerToken: config.controllerTokenFile
-        ? tokenFileReader(config.controllerTokenFile, logger)
-        : undefined,
-    }),
-  );
+  const { controller, anonymousController, clientCaPem } = controllerSources(config, logger);
   // The handler is bound late: the app's readiness asks the server whether a certificate is loaded.
   const server: WebhookHttpsServer = new WebhookHttpsServer(
     (request, response) => app(request, response),
     logger,
+    {},
+    clientCaPem,
   );
   const metrics = createWebhookMetrics();
   server.onCertificateChange((notAfter) => metrics.setCertificateExpiry(notAfter));
@@ -92,6 +111,14 @@ export async function main(args: readonly string[], env: NodeJS.ProcessEnv): Pro
     logger,
     isReady: () => server.hasCertificate(),
     metrics,
+    callerTrust: {
+      isApiServer: apiServerCheck({
+        verifiesClientCertificates: clientCaPem !== undefined,
+        clientNames: config.apiServerClientNames,
+        trustUnauthenticated: config.trustUnauthenticatedReviews,
+      }),
+      anonymousConstraints: anonymousController,
+    },
   });
   const port = await server.listen(config.listen);
   logger.info(
@@ -100,6 +127,11 @@ export async function main(args: readonly string[], env: NodeJS.ProcessEnv): Pro
       port,
       controllerUrl: config.controllerUrl,
       certificates: config.selfSigned ? 'self-signed' : 'managed',
+      fullWarningsFor: config.trustUnauthenticatedReviews
+        ? 'every caller'
+        : clientCaPem
+          ? 'the API server (client certificate)'
+          : 'nobody: no --api-server-client-ca-file, warnings at the controller detail level',
     },
     'webhook listening (HTTPS; readiness waits for a certificate)',
   );
@@ -113,7 +145,7 @@ export async function main(args: readonly string[], env: NodeJS.ProcessEnv): Pro
     setTimeout(() => process.exit(1), HARD_EXIT_MS).unref();
     void (async () => {
       await server.close(DRAIN_MS);
-      await Promise.allSettled([certificates?.stop(), controller.close()]);
+      await Promise.allSettled([certificates?.stop(), controller.close(), anonymousController.close()]);
       logger.info({ event: 'stopped' }, 'stopped');
       process.exit(0);
     })();

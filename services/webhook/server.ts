@@ -34,6 +34,15 @@ export interface WebhookAppOptions {
   maxReviewBytes?: number;
   /** Prometheus metrics; `GET /metrics` is served when set. */
   metrics?: WebhookMetrics;
+  /**
+   * Who is the API server (api-server-identity.ts): reviews from any other caller are answered from
+   * `anonymousConstraints` (the controller asked without the webhook's token). Absent: every caller
+   * gets `constraints` (tests, `--trust-unauthenticated-reviews`).
+   */
+  callerTrust?: {
+    isApiServer: (request: IncomingMessage) => boolean;
+    anonymousConstraints: ConstraintSource;
+  };
 }
 
 // An UPDATE review carries the object twice (object and oldObject) and etcd accepts objects up to
@@ -85,8 +94,12 @@ function routePath(url: string | undefined): string {
 async function reviewWarnings(
   options: WebhookAppOptions,
   review: AdmissionRequestSummary,
+  fromApiServer: boolean,
 ): Promise<{ facts: AdmissionFacts; warnings: string[] }> {
-  const { constraints, logger, metrics } = options;
+  const { logger, metrics } = options;
+  const constraints = fromApiServer
+    ? options.constraints
+    : (options.callerTrust?.anonymousConstraints ?? options.constraints);
   const queryStarted = performance.now();
   const result = await constraints.query(constraintQueryOf(review, 'warnings'));
   metrics?.observeControllerQuery(
@@ -173,7 +186,8 @@ function admissionHandler(options: WebhookAppOptions) {
       }
       uid = parsed.request.uid;
       reviewApiVersion = parsed.request.reviewApiVersion;
-      const reviewed = await reviewWarnings(options, parsed.request);
+      const fromApiServer = options.callerTrust?.isApiServer(request) ?? true;
+      const reviewed = await reviewWarnings(options, parsed.request, fromApiServer);
       answer(reviewed.facts, reviewed.warnings);
     } catch (error) {
       logger.warn(
@@ -255,10 +269,19 @@ export class WebhookHttpsServer {
     handler: RequestListener,
     private readonly logger: Logger,
     timeouts: Partial<WebhookConnectionTimeouts> = {},
+    /**
+     * The CA of the API server's client certificate (api-server-identity.ts): clients are asked for
+     * a certificate and `socket.authorized` says whether theirs chains to it. A client without one
+     * is still served (answered as an anonymous caller).
+     */
+    private readonly clientCaPem?: string,
   ) {
     const { handshakeMs, idleMs } = { ...DEFAULT_CONNECTION_TIMEOUTS, ...timeouts };
+    const clientCertificates = clientCaPem
+      ? { requestCert: true, rejectUnauthorized: false, ca: clientCaPem }
+      : {};
     this.server = createServer(
-      { minVersion: 'TLSv1.2', handshakeTimeout: handshakeMs },
+      { minVersion: 'TLSv1.2', handshakeTimeout: handshakeMs, ...clientCertificates },
       (request: IncomingMessage, response: ServerResponse) => {
         // While draining, ask clients to reconnect elsewhere instead of reusing this connection.
         if (this.closing) response.setHeader('Connection', 'close');
@@ -290,7 +313,12 @@ export class WebhookHttpsServer {
   setCertificate(pair: ServingPair): void {
     // createSecureContext fails on a key that does not match: check before touching the server.
     createSecureContext({ cert: pair.certPem, key: pair.keyPem });
-    this.server.setSecureContext({ cert: pair.certPem, key: pair.keyPem, minVersion: 'TLSv1.2' });
+    this.server.setSecureContext({
+      cert: pair.certPem,
+      key: pair.keyPem,
+      minVersion: 'TLSv1.2',
+      ...(this.clientCaPem ? { ca: this.clientCaPem } : {}),
+    });
     this.servedIdentity = pairIdentity(pair);
     const notAfter = new Date(new X509Certificate(pair.certPem).validTo);
     for (const listener of this.certificateListeners) listener(notAfter);

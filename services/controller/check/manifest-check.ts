@@ -9,6 +9,7 @@ import { consequenceOf, type ObjectConsequence } from '../../model/object-conseq
 import { workloadLabels } from '../../model/workload-kinds';
 import { parseManifestIsolated } from '../sources/isolated-parsing';
 import { isClusterScoped, type ManifestProblem } from '../sources/manifest-parsing';
+import { unlimitedRequestBudget, type RequestBudget } from './request-budget';
 
 // `check`: the admission warnings a manifest would get, without applying it. Shared by the MCP
 // `check` tool and `forewarn check` (offline against a manifests directory, or against a running
@@ -74,6 +75,12 @@ export interface CheckedObject {
   resource: string;
   /** Why the object was not checked (kubectl would refuse it); absent when it was checked. */
   skipped?: string;
+  /**
+   * `unknown` when the request's CPU budget ran out before this object (request-budget.ts): it was
+   * not evaluated, `reason` says why, and its empty warnings mean nothing.
+   */
+  verdict?: 'unknown';
+  reason?: string;
   /** Exactly the admission warnings, Critical first. */
   warnings: string[];
   /** What will happen to the object: rejections, audits and warnings, rules not evaluated. */
@@ -93,7 +100,7 @@ export interface ManifestCheckReport {
   rejectionCount: number;
   /** Findings of objects that will be admitted but audited, warned about, or lack a companion. */
   auditedOrWarnedCount: number;
-  /** Rules about an object that could not be evaluated here. */
+  /** Rules about an object that could not be evaluated here, and objects not evaluated at all. */
   unknownCount: number;
   /**
    * Constraints that only apply (network, mesh, mutations, webhooks that decide by themselves):
@@ -111,6 +118,11 @@ export interface StandingConstraints {
 export interface ManifestCheckOptions {
   /** Namespace for objects that set none (`kubectl apply -n`); default `default`. */
   namespace?: string;
+  /**
+   * The request's CPU budget, shared by every call of one HTTP request (the MCP `check` tool);
+   * default: none (the CLI checks the user's own files on the user's own machine).
+   */
+  budget?: RequestBudget;
 }
 
 /**
@@ -215,6 +227,24 @@ function withOneFindingPerCause(constraints: readonly LookedUpConstraint[]): Che
   return kept;
 }
 
+/** An object the request's budget did not reach: named, with the reason, evaluated not at all. */
+function unevaluatedObject(object: KubernetesObject, reason: string): CheckedObject {
+  const kind = object.kind ?? '';
+  const apiVersion = object.apiVersion ?? '';
+  return {
+    kind,
+    apiVersion,
+    name: object.metadata?.name ?? '',
+    namespace: object.metadata?.namespace ?? null,
+    resource: formatResourceParameter({ group: groupOf(apiVersion), resource: pluralOfKind(kind) }),
+    verdict: 'unknown',
+    reason,
+    warnings: [],
+    findings: [],
+    passed: [],
+  };
+}
+
 function findingOf(constraint: LookedUpConstraint): CheckFinding {
   const finding: CheckFinding = {
     name: constraint.name,
@@ -234,10 +264,11 @@ function findingOf(constraint: LookedUpConstraint): CheckFinding {
   return finding;
 }
 
+/** Findings with this consequence; Info ones (a dryrun not evaluated) are shown but never counted. */
 function countOf(objects: readonly CheckedObject[], consequence: ObjectConsequence): number {
   return objects
     .flatMap((object) => object.findings)
-    .filter((finding) => consequenceOf(finding) === consequence).length;
+    .filter((finding) => finding.severity !== 'Info' && consequenceOf(finding) === consequence).length;
 }
 
 /** Standing constraints once per namespace, in the order the objects met them. */
@@ -265,16 +296,28 @@ export async function checkManifest(
   lookup: ConstraintLookup,
   options: ManifestCheckOptions = {},
 ): Promise<ManifestCheckReport> {
-  // Isolated: the MCP `check` tool takes up to 1 MiB and runs on the controller's event loop.
-  const parsed = await parseManifestIsolated(file, content, {
-    defaultNamespace: options.namespace ?? 'default',
-  });
+  const budget = options.budget ?? unlimitedRequestBudget();
+  // Isolated: the MCP `check` tool takes up to 1 MiB and runs on the controller's event loop. A
+  // step of the request too, so that the calls of a batch do not parse in the same turn.
+  const parsing = await budget.step(() =>
+    parseManifestIsolated(file, content, { defaultNamespace: options.namespace ?? 'default' }),
+  );
+  const parsed = parsing.ran
+    ? parsing.value
+    : { objects: [], problems: [{ file, line: 1, message: budget.reason }] };
   const objects: CheckedObject[] = [];
   const severities: Severity[] = [];
   const standing: Array<{ namespace: string; findings: CheckFinding[] }> = [];
-  // One at a time: against a controller this keeps the load of a large manifest to one request.
+  // One at a time: against a controller this keeps the load of a large manifest to one request. In
+  // the controller, the event loop gets a turn between objects, and once the request's budget is
+  // spent the objects left are `unknown` instead of evaluated.
   for (const object of parsed.objects) {
-    const result = await checkObject(object, lookup, options.namespace);
+    const step = await budget.step(() => checkObject(object, lookup, options.namespace));
+    if (!step.ran) {
+      objects.push(unevaluatedObject(object, budget.reason));
+      continue;
+    }
+    const result = step.value;
     objects.push(result.checked);
     severities.push(...result.warnings.map((warning) => warning.severity));
     standing.push({ namespace: result.checked.namespace ?? '', findings: result.standing });
@@ -287,7 +330,9 @@ export async function checkManifest(
     warningCount: severities.filter((severity) => severity === 'Warning').length,
     rejectionCount: countOf(objects, 'rejected'),
     auditedOrWarnedCount: countOf(objects, 'warned'),
-    unknownCount: countOf(objects, 'unknown'),
+    // An object the budget did not reach is not evaluated either.
+    unknownCount:
+      countOf(objects, 'unknown') + objects.filter((object) => object.verdict === 'unknown').length,
     standing: standingByNamespace(standing),
   };
 }

@@ -6,6 +6,7 @@ import type { Logger } from '../../logging/logger';
 import { bearerToken, MAX_REVIEW_CACHE_MS, tokenExpiryMs, type ReviewToken } from './api-auth';
 import type { CallerIdentity, ReviewAccess } from './access-review';
 import { beforeDeadline, ReviewBudgetExhausted, ReviewLimiter } from './review-limiter';
+import { couldBeValidToken } from './token-shapes';
 
 // Detail levels that follow Kubernetes RBAC (issue 24). A caller that sends a bearer token (its
 // kubectl credentials, or a ServiceAccount token) is authenticated by a TokenReview against the API
@@ -19,7 +20,9 @@ import { beforeDeadline, ReviewBudgetExhausted, ReviewLimiter } from './review-l
 // Cost is bounded four ways: answers are cached per caller and object for `ttlMs` (so a revoked
 // RoleBinding stops counting within it) in at most `maxEntries` entries; one review per collection
 // (`get` with no name, which RBAC allows only when every name is allowed) usually answers for all
-// objects of a kind in a namespace; a request starts at most `maxReviewsPerRequest` reviews; and all
+// objects of a kind in a namespace; a request starts at most `maxReviewsPerRequest` reviews, all its
+// lookups together (issue 32: an MCP `check` of 300 Pods in 300 namespaces looks up 300 times, and
+// the cap was per lookup: 609 reviews for one request); and all
 // reviews share one ReviewLimiter. Every request is answered within `timeoutMs` of asking, whatever
 // the API server does.
 
@@ -101,6 +104,8 @@ class CallerReadCheck implements CallerReadAccess {
   private readonly decisions: ExpiringCache<boolean>;
   private readonly pendingIdentities = new Map<string, Promise<CallerIdentity | null>>();
   private readonly pendingDecisions = new Map<string, Promise<boolean>>();
+  /** Reviews each HTTP request may still start, across all its lookups; gone with the request. */
+  private readonly requestBudgets = new WeakMap<IncomingMessage, { left: number }>();
   private lastWarning = -Infinity;
 
   constructor(private readonly options: CallerReadAccessOptions) {
@@ -122,6 +127,8 @@ class CallerReadCheck implements CallerReadAccess {
   ): Promise<ReadonlySet<Constraint>> {
     const token = bearerToken(request);
     if (token === undefined || constraints.length === 0) return NOTHING;
+    // A token no authenticator of the API server could accept costs no TokenReview (token-shapes.ts).
+    if (!couldBeValidToken(token, this.clock())) return NOTHING;
     const started = this.clock();
     const deadline = started + this.options.timeoutMs;
     const caller = await beforeDeadline(this.identify(token, deadline), deadline, null, started);
@@ -136,7 +143,13 @@ class CallerReadCheck implements CallerReadAccess {
     }
     const readable = new Set<string>();
     // Whatever is known at the deadline is used; answers still missing count as "may not read".
-    const collected = this.collectReadable(caller, [...unique.values()], deadline, readable);
+    const collected = this.collectReadable(
+      caller,
+      [...unique.values()],
+      deadline,
+      readable,
+      this.reviewBudgetOf(request),
+    );
     await beforeDeadline(collected, deadline, undefined, this.clock());
     const known = new Set(readable);
     // Readable only when every object the constraint is described from is.
@@ -146,6 +159,15 @@ class CallerReadCheck implements CallerReadAccess {
         return keys !== undefined && keys.every((key) => known.has(key));
       }),
     );
+  }
+
+  private reviewBudgetOf(request: IncomingMessage): { left: number } {
+    let budget = this.requestBudgets.get(request);
+    if (!budget) {
+      budget = { left: this.maxReviewsPerRequest };
+      this.requestBudgets.set(request, budget);
+    }
+    return budget;
   }
 
   reviewCounts(): { tokenReviews: number; accessReviews: number; refused: number } {
@@ -244,9 +266,9 @@ class CallerReadCheck implements CallerReadAccess {
     accesses: readonly ObjectReadAccess[],
     deadline: number,
     readable: Set<string>,
+    budget: { left: number },
   ): Promise<void> {
     const who = callerKey(caller);
-    const budget = { left: this.maxReviewsPerRequest };
     const collections = new Map<string, ObjectReadAccess[]>();
     for (const access of accesses) {
       const key = readAccessKey(collectionOf(access));

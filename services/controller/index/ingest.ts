@@ -334,10 +334,14 @@ export class Ingestor {
     this.errors.clear(key);
     const observedAt = this.clock().toISOString();
     const related = relatedSources(object, lookedUp);
-    const constraints = drafts.map((draft) => ({
-      ...this.finish(draft, object, key, observedAt),
-      ...(related.length > 0 ? { relatedSources: related } : {}),
-    }));
+    // An adapter may name objects it did not look up (a binding's params), kept beside those it did.
+    const constraints = drafts.map((draft) => {
+      const all = [...related, ...(draft.relatedSources ?? [])];
+      return {
+        ...this.finish(draft, object, key, observedAt),
+        ...(all.length > 0 ? { relatedSources: all } : {}),
+      };
+    });
     this.index.replaceObject(key, constraints, object);
   }
 

@@ -9,21 +9,27 @@ import type { Logger } from '../../logging/logger';
 import { answerClientErrorsAsJson } from '../../net/client-error';
 import { attachViewerLevel, type RequestLevel } from './viewer-level';
 import type { CallerReadAccess } from '../http/caller-read-access';
+import {
+  admitSession,
+  clientKeyOf,
+  DEFAULT_SESSION_LIMITS,
+  idleSessions,
+  type SessionLimits,
+} from './session-registry';
 
 // The MCP port (DESIGN.md 2, 5): the legacy SSE transport (GET /sse + POST /messages, what health
 // reports as `transport: "sse"`) and Streamable HTTP (/mcp, stateful sessions) side by side, so
 // older and newer agents both connect. Each session gets its own McpServer over the shared index.
-// Sessions are bounded in number and in idle time so a misbehaving client cannot pile them up.
+// Sessions are bounded in number, per client and in idle time (session-registry.ts) so a misbehaving
+// client cannot pile them up or crowd out other agents.
 
 export type McpTransportKind = 'sse' | 'streamable-http';
 
 export interface McpHttpServerOptions {
   createServer: () => McpServer;
   logger: Logger;
-  /** Concurrent sessions over both transports; more get 503. */
-  maxSessions?: number;
-  /** Streamable HTTP sessions without a request for this long are closed (clients may never DELETE). */
-  sessionIdleMs?: number;
+  /** Sessions over both transports, per client, idle time; default DEFAULT_SESSION_LIMITS. */
+  sessionLimits?: Partial<SessionLimits>;
   /** Comment frames on SSE streams so proxies and `kubectl port-forward` keep them open. */
   sseKeepAliveMs?: number;
   /**
@@ -40,6 +46,8 @@ export interface McpHttpServerOptions {
 
 interface Session {
   kind: McpTransportKind;
+  /** Who opened it (session-registry.ts `clientKeyOf`). */
+  client: string;
   transport: SSEServerTransport | StreamableHTTPServerTransport;
   server: McpServer;
   lastActivity: number;
@@ -71,12 +79,10 @@ export class McpHttpServer {
   private readonly sessions = new Map<string, Session>();
   private readonly httpServer: Server;
   private sweeper?: NodeJS.Timeout;
-  private readonly maxSessions: number;
-  private readonly sessionIdleMs: number;
+  private readonly limits: SessionLimits;
 
   constructor(private readonly options: McpHttpServerOptions) {
-    this.maxSessions = options.maxSessions ?? 100;
-    this.sessionIdleMs = options.sessionIdleMs ?? 30 * 60_000;
+    this.limits = { ...DEFAULT_SESSION_LIMITS, ...options.sessionLimits };
     this.httpServer = createServer(this.createApp());
     answerClientErrorsAsJson(this.httpServer);
   }
@@ -96,7 +102,7 @@ export class McpHttpServer {
         resolve();
       });
     });
-    this.sweeper = setInterval(() => this.closeIdleSessions(), Math.min(this.sessionIdleMs, 60_000));
+    this.sweeper = setInterval(() => this.closeIdleSessions(), Math.min(this.limits.idleMs, 60_000));
     this.sweeper.unref();
     const bound = this.httpServer.address();
     return typeof bound === 'object' && bound ? bound.port : port;
@@ -113,19 +119,34 @@ export class McpHttpServer {
     await closed;
   }
 
-  private closeIdleSessions(): void {
-    const now = Date.now();
-    for (const [id, session] of this.sessions)
-      if (session.kind === 'streamable-http' && now - session.lastActivity > this.sessionIdleMs) {
-        this.options.logger.info({ session: id }, 'closing idle MCP session');
-        void session.transport.close();
-      }
+  /** Closes idle sessions, SSE streams included (their keep-alive comments are not activity). */
+  closeIdleSessions(now = Date.now()): void {
+    for (const id of idleSessions(this.sessions, now, this.limits.idleMs)) this.closeSession(id, 'idle');
   }
 
-  private hasRoom(response: Response): boolean {
-    if (this.sessions.size < this.maxSessions) return true;
-    jsonRpcError(response, 503, `too many MCP sessions (${this.maxSessions}); close unused ones and retry`);
-    return false;
+  private closeSession(id: string, why: 'idle' | 'replaced' | 'evicted'): void {
+    const session = this.sessions.get(id);
+    if (!session) return;
+    this.options.logger.info({ session: id, transport: session.kind, why }, 'closing MCP session');
+    this.forget(id);
+    void session.transport.close().catch(() => undefined);
+  }
+
+  /** Makes room for one more session of the request's client, or answers 503. */
+  private hasRoom(request: IncomingMessage, response: Response): string | undefined {
+    const client = clientKeyOf(request);
+    const admission = admitSession(this.sessions, client, Date.now(), this.limits);
+    if (!admission.admit) {
+      jsonRpcError(
+        response,
+        503,
+        `too many MCP sessions in use (${this.limits.maxSessions}); retry in a minute`,
+      );
+      return undefined;
+    }
+    for (const id of admission.close)
+      this.closeSession(id, this.sessions.get(id)?.client === client ? 'replaced' : 'evicted');
+    return client;
   }
 
   private register(id: string, session: Session): void {
@@ -158,12 +179,19 @@ export class McpHttpServer {
       .catch(next);
   };
 
-  private openSseSession: RequestHandler = async (_request, response) => {
-    if (!this.hasRoom(response)) return;
+  private openSseSession: RequestHandler = async (request, response) => {
+    const client = this.hasRoom(request, response);
+    if (client === undefined) return;
     const transport = new SSEServerTransport('/messages', response);
     const server = this.options.createServer();
     transport.onclose = () => this.forget(transport.sessionId);
-    this.register(transport.sessionId, { kind: 'sse', transport, server, lastActivity: Date.now() });
+    this.register(transport.sessionId, {
+      kind: 'sse',
+      client,
+      transport,
+      server,
+      lastActivity: Date.now(),
+    });
     await server.connect(transport);
     keepAlive(response, this.options.sseKeepAliveMs ?? 15_000);
   };
@@ -192,12 +220,19 @@ export class McpHttpServer {
         400,
         `missing ${SESSION_HEADER} header; start with an initialize request`,
       );
-    if (!this.hasRoom(response)) return;
+    const client = this.hasRoom(request, response);
+    if (client === undefined) return;
     const server = this.options.createServer();
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (sessionId: string): void =>
-        this.register(sessionId, { kind: 'streamable-http', transport, server, lastActivity: Date.now() }),
+        this.register(sessionId, {
+          kind: 'streamable-http',
+          client,
+          transport,
+          server,
+          lastActivity: Date.now(),
+        }),
     });
     transport.onclose = () => {
       if (transport.sessionId) this.forget(transport.sessionId);

@@ -8,7 +8,7 @@ import {
   type ResourceAnswer,
   type ResourceDependencies,
 } from '../http/resource-requests';
-import { readableConstraintsOf } from './viewer-level';
+import { readableConstraintsOf, requestBudgetOf } from './viewer-level';
 import { renderName } from '../views/constraint-rendering';
 
 // The four resources of the spec as MCP resources (DESIGN.md 5). Every read goes through
@@ -118,8 +118,14 @@ function registerReferenceResource(server: McpServer, read: ReadForCaller): void
 }
 
 export function registerResources(server: McpServer, dependencies: ResourceDependencies): void {
-  const read: ReadForCaller = (request, extra) =>
-    answerResourceRequestFor(dependencies, request, [], readableConstraintsOf(extra.authInfo));
+  // Each read of a JSON-RPC batch waits its turn and stops once the HTTP request's budget is spent.
+  const read: ReadForCaller = async (request, extra) => {
+    const budget = requestBudgetOf(extra.authInfo);
+    const step = await budget.step(() =>
+      answerResourceRequestFor(dependencies, request, [], readableConstraintsOf(extra.authInfo)),
+    );
+    return step.ran ? step.value : { status: 429, body: { error: budget.reason } };
+  };
 
   server.registerResource(
     'reports',

@@ -8,7 +8,7 @@ import { indexLookup, NO_MISSING_COMPANIONS, type FindMissingCompanions } from '
 import { MAX_MESSAGE_LENGTH } from './explain-facts';
 import { explainMessage } from './explain';
 import { queryCandidates, queryConstraints } from './query';
-import { readableConstraintsOf, viewerLevelOf } from './viewer-level';
+import { readableConstraintsOf, requestBudgetOf, viewerLevelOf } from './viewer-level';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { Constraint } from '../../model/constraint';
 
@@ -37,6 +37,21 @@ const namespaceSchema = z
 
 function jsonResult(value: unknown): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(value, null, 2) }] };
+}
+
+/** A call of a JSON-RPC batch whose request spent its CPU budget on the calls before it. */
+function overBudget(reason: string): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: reason }] };
+}
+
+/** Runs a call once the event loop had a turn, within its HTTP request's CPU budget. */
+async function withinBudget(
+  authInfo: AuthInfo | undefined,
+  call: () => Promise<CallToolResult>,
+): Promise<CallToolResult> {
+  const budget = requestBudgetOf(authInfo);
+  const step = await budget.step(call);
+  return step.ran ? step.value : overBudget(budget.reason);
 }
 
 function notSynced(): CallToolResult {
@@ -77,6 +92,18 @@ function checkLookupFor(dependencies: ToolDependencies, authInfo: AuthInfo | und
   );
 }
 
+/** The `check` tool's answer: one object at a time, within the HTTP request's CPU budget. */
+async function checkCall(
+  dependencies: ToolDependencies,
+  manifest: string,
+  namespace: string | undefined,
+  authInfo: AuthInfo | undefined,
+): Promise<CallToolResult> {
+  const options = { namespace, budget: requestBudgetOf(authInfo) };
+  const lookup = checkLookupFor(dependencies, authInfo);
+  return jsonResult(await checkManifest('manifest', manifest, lookup, options));
+}
+
 export function registerTools(server: McpServer, dependencies: ToolDependencies): void {
   const synced = () => dependencies.runtimeState().source.synced;
   const callerLevels = callerLevelsFor(dependencies);
@@ -102,10 +129,12 @@ export function registerTools(server: McpServer, dependencies: ToolDependencies)
     },
     async (input, { authInfo }) => {
       if (!synced()) return notSynced();
-      const levelOf = await callerLevels(queryCandidates(dependencies.index, input), authInfo);
-      return jsonResult(
-        queryConstraints(dependencies.index, input, dependencies.configuredDetailLevel, levelOf),
-      );
+      return withinBudget(authInfo, async () => {
+        const levelOf = await callerLevels(queryCandidates(dependencies.index, input), authInfo);
+        return jsonResult(
+          queryConstraints(dependencies.index, input, dependencies.configuredDetailLevel, levelOf),
+        );
+      });
     },
   );
 
@@ -123,15 +152,17 @@ export function registerTools(server: McpServer, dependencies: ToolDependencies)
     },
     async ({ message, namespace }, { authInfo }) => {
       if (!synced()) return notSynced();
-      const constraints = dependencies.index.constraintsForNamespace(namespace);
-      const levelOf = await callerLevels(constraints, authInfo);
-      const viewer = { level: dependencies.configuredDetailLevel, namespace };
-      return jsonResult(
-        explainMessage(constraints, message, viewer, undefined, (constraint) => ({
-          level: levelOf(constraint),
-          namespace,
-        })),
-      );
+      return withinBudget(authInfo, async () => {
+        const constraints = dependencies.index.constraintsForNamespace(namespace);
+        const levelOf = await callerLevels(constraints, authInfo);
+        const viewer = { level: dependencies.configuredDetailLevel, namespace };
+        return jsonResult(
+          explainMessage(constraints, message, viewer, undefined, (constraint) => ({
+            level: levelOf(constraint),
+            namespace,
+          })),
+        );
+      });
     },
   );
 
@@ -149,10 +180,7 @@ export function registerTools(server: McpServer, dependencies: ToolDependencies)
       },
       annotations: READ_ONLY,
     },
-    async ({ manifest, namespace }, { authInfo }) => {
-      if (!synced()) return notSynced();
-      const lookup = checkLookupFor(dependencies, authInfo);
-      return jsonResult(await checkManifest('manifest', manifest, lookup, { namespace }));
-    },
+    async ({ manifest, namespace }, { authInfo }) =>
+      synced() ? checkCall(dependencies, manifest, namespace, authInfo) : notSynced(),
   );
 }

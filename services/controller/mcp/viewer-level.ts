@@ -3,6 +3,7 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { DetailLevel } from '../../model/api';
 import type { Constraint } from '../../model/constraint';
 import type { ReadableConstraints } from '../http/resource-requests';
+import { RequestBudget } from '../check/request-budget';
 
 // The level an MCP request is answered at is decided per HTTP request, by the same rule as the HTTP
 // API's `/api/v1/*` routes (http/api-auth.ts `ApiAccess.levelFor`: `full` for the webhook's
@@ -13,6 +14,7 @@ import type { ReadableConstraints } from '../http/resource-requests';
 
 const LEVEL_KEY = 'forewarnDetailLevel';
 const READABLE_KEY = 'forewarnReadableConstraints';
+const BUDGET_KEY = 'forewarnRequestBudget';
 
 /** Decides the level of one HTTP request (the HTTP API's `ApiAccess.levelFor`). */
 export type RequestLevel = (request: IncomingMessage) => Promise<DetailLevel>;
@@ -22,8 +24,10 @@ export function attachViewerLevel(
   request: IncomingMessage & { auth?: AuthInfo },
   level: DetailLevel,
   readable?: ReadableConstraints,
+  budget: RequestBudget = new RequestBudget(),
 ): void {
-  const extra: Record<string, unknown> = { [LEVEL_KEY]: level };
+  // One budget for the HTTP request: every call of a JSON-RPC batch shares it (issue 32, row 3).
+  const extra: Record<string, unknown> = { [LEVEL_KEY]: level, [BUDGET_KEY]: budget };
   if (readable) extra[READABLE_KEY] = readable;
   request.auth = { token: '', clientId: 'forewarn-viewer', scopes: [], extra };
 }
@@ -47,4 +51,13 @@ export function readableConstraintsOf(authInfo: AuthInfo | undefined): ReadableC
 export function viewerLevelOf(authInfo: AuthInfo | undefined, fallback: DetailLevel): DetailLevel {
   const level = authInfo?.extra?.[LEVEL_KEY];
   return level === 'summary' || level === 'detailed' || level === 'full' ? level : fallback;
+}
+
+/**
+ * The CPU budget of the HTTP request that carried the call (request-budget.ts); a call that came
+ * through no HTTP request gets a budget of its own.
+ */
+export function requestBudgetOf(authInfo: AuthInfo | undefined): RequestBudget {
+  const budget = authInfo?.extra?.[BUDGET_KEY];
+  return budget instanceof RequestBudget ? budget : new RequestBudget();
 }

@@ -165,6 +165,27 @@ function readBoundPolicy(policy: KubernetesObject, policyName: string): PolicyFa
   }
 }
 
+/**
+ * The params a binding reads (issue 32, row 11): its verdicts' messageExpressions may print their
+ * values, so a caller sees the constraint at `full` through its own RBAC only when it may read them
+ * too. A param kind is not a kind Forewarn can name a read access for (custom, or a selector of
+ * many objects), so such a binding is never elevated: the controller's level for every caller.
+ */
+function paramSourceOf(
+  policy: KubernetesObject,
+  bindingSpec: Record<string, unknown>,
+): SourceObject | undefined {
+  const paramKind = isRecord(policy.spec) ? policy.spec.paramKind : undefined;
+  const paramRef = bindingSpec.paramRef;
+  if (!isRecord(paramKind) || !isRecord(paramRef)) return undefined;
+  return {
+    kind: typeof paramKind.kind === 'string' ? paramKind.kind : '',
+    apiVersion: typeof paramKind.apiVersion === 'string' ? paramKind.apiVersion : '',
+    name: typeof paramRef.name === 'string' ? paramRef.name : '',
+    namespace: typeof paramRef.namespace === 'string' ? paramRef.namespace : null,
+  };
+}
+
 function bindingToConstraints(object: KubernetesObject, context: AdapterContext): ConstraintDraft[] {
   const source = sourceOf(object, false);
   const spec = requireSpec(object);
@@ -202,6 +223,7 @@ function bindingToConstraints(object: KubernetesObject, context: AdapterContext)
       : actions[0] === 'Warn'
         ? text`fix what the warnings of ${POLICY_KIND} "${policy}" point at before it is enforced`
         : text`violations of ${POLICY_KIND} "${policy}" are only recorded in the audit log; fix them before it is enforced`;
+  const params = paramSourceOf(policyObject as KubernetesObject, spec);
   const scope: NamespaceScope = applied.clusterScopedOnly
     ? { kind: 'none', reason: 'its rules have scope Cluster' }
     : applied.namespaceSelector
@@ -222,6 +244,7 @@ function bindingToConstraints(object: KubernetesObject, context: AdapterContext)
       ...(applied.objectSelector ? { workloadSelector: applied.objectSelector } : {}),
       resourceTargets: applied.targets,
       tags: ['admission', 'admission-policy', ...actions.map((action) => action.toLowerCase())],
+      ...(params ? { relatedSources: [params] } : {}),
       summary,
       remediationHint,
       remediation: {
