@@ -21,6 +21,7 @@ const path = require('node:path');
  *   'servers/watch-client.js': {port: number},
  *   'servers/cluster-api.js': {kubeConfigYaml: string, url: string, token: string},
  *   'servers/cluster-controller.js': {port: number, readyMs: number, constraints: number},
+ *   'servers/risks-controller.js': {port: number, constraints: number},
  * }} ReadyInfo
  */
 
@@ -36,6 +37,9 @@ const path = require('node:path');
  *   'run-changes': {command: {rate: number, durationMs: number}, result: {changes: number, seconds: number}},
  *   'heap-snapshot': {command: {file: string}, result: string},
  *   memory: {command: object, result: {rssBytes: number, peakRssBytes: number, heapUsedBytes: number, heapTotalBytes: number, externalBytes: number, constraints: number}},
+ *   'risk-evaluation': {command: object, result: {cpuSeconds: number, secondsSinceReady: number, workloads: number, evaluations: number, evaluated: boolean}},
+ *   'risk-status': {command: object, result: {workloads: number, pending: number, evaluations: number, evaluated: boolean}},
+ *   reevaluate: {command: {seconds: number}, result: {rounds: number, workloads: number, seconds: number, cpuSeconds: number}},
  * }} Commands
  */
 

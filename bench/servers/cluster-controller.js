@@ -47,6 +47,8 @@ async function main() {
     createLogger({ service: 'controller', level: 'error', destination: process.stderr }),
   );
   const readyMs = performance.now();
+  // The workloads at risk are evaluated after the first sync, in the background (issue 35).
+  const cpuAtReady = process.cpuUsage();
   serveCommands({
     memory: () => {
       gc();
@@ -63,6 +65,19 @@ async function main() {
       };
     },
     'cpu-usage': () => process.cpuUsage(),
+    // Waits for the first full evaluation of the workloads at risk: its CPU since the first sync.
+    'risk-evaluation': async () => {
+      await controller.risks.idle();
+      const cpu = process.cpuUsage(cpuAtReady);
+      const status = controller.risks.status();
+      return {
+        cpuSeconds: (cpu.user + cpu.system) / 1e6,
+        secondsSinceReady: (performance.now() - readyMs) / 1000,
+        workloads: status.workloads,
+        evaluations: status.evaluations,
+        evaluated: status.evaluated,
+      };
+    },
     // What the heap holds, for bench/heap-summary.js (written after a full collection).
     'heap-snapshot': ({ file }) => {
       gc();

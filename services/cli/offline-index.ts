@@ -12,6 +12,7 @@ import { silentLogger } from '../logging/logger';
 import { usageError } from './exit-codes';
 import { errorMessage } from '../model/error-message';
 import { compileGatekeeperTemplates } from '../controller/check/gatekeeper-templates';
+import { RiskTracker } from '../controller/risks/risk-tracker';
 
 // `forewarn check --manifests DIR`: the cluster as a GitOps repository describes it, indexed in this
 // process with the controller's own source, adapters and index, read once (no file watching). The
@@ -20,6 +21,10 @@ import { compileGatekeeperTemplates } from '../controller/check/gatekeeper-templ
 
 export interface OfflineCluster {
   index: ConstraintIndex;
+  /** What filled the index: `impact` ingests proposed policies into an overlay with a copy of it. */
+  ingestor: Ingestor;
+  /** The workloads of DIR, kept for `risks` and `impact`; evaluated only when asked (`evaluate`). */
+  risks: RiskTracker;
   /** Adds objects that are not in DIR, e.g. the Namespaces of the manifest being checked. */
   add(objects: readonly KubernetesObject[]): void;
   findMissingCompanions: FindMissingCompanions;
@@ -51,6 +56,8 @@ export async function loadOfflineCluster(
     canSee: (group, kind) => source.watchesKind(group, kind),
   });
   ingestor.onChange((object, removed) => companions.observe(object, removed));
+  const risks = new RiskTracker(index);
+  ingestor.onChange((object, removed) => risks.observe(object, removed));
   // Gatekeeper Rego templates: opa from FOREWARN_OPA_PATH, the image's path or PATH.
   const gatekeeperTemplates = compileGatekeeperTemplates(
     (listener) => ingestor.onChange(listener),
@@ -72,6 +79,8 @@ export async function loadOfflineCluster(
   await source.stop();
   return {
     index,
+    ingestor,
+    risks,
     add: (objects) => {
       for (const object of objects) ingestor.upsert(object);
       companions.evaluate();

@@ -31,6 +31,7 @@ import { parseBoolean } from '../flags/values';
 import { currentContextToken, requireSafeUrlForCredentials } from './kube-credentials';
 import { withoutTerminalControls } from './terminal-text';
 import { ParamKindError, parseParamKinds, type ParamKindResource } from '../model/param-kinds';
+import { addImpactCommand, addRisksCommand } from './risks-command';
 
 // `forewarn`: the command line of Forewarn (docs/cli.md). Runs against an injected environment
 // (argv, streams, env) and returns the exit code, so tests and main.ts share one path.
@@ -263,6 +264,8 @@ function buildProgram(environment: CliEnvironment, setExitCode: (code: ExitCode)
     );
 
   addCheckCommand(program, { environment, controller, print, style, setExitCode });
+  addRisksCommand(program, { environment, controller, print, style, setExitCode });
+  addImpactCommand(program, { environment, controller, print, style, setExitCode });
   return program;
 }
 

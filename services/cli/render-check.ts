@@ -92,7 +92,7 @@ function labelOf(finding: CheckFinding): string {
 }
 
 /** One finding: its severity and summary, the remediation, then every failing field or why it was not evaluated. */
-function findingLines(
+export function findingLines(
   finding: CheckFinding,
   width: number | undefined,
   style: Style,
@@ -134,7 +134,7 @@ function findingLines(
   return lines;
 }
 
-function objectLines(object: CheckedObject, width: number | undefined, style: Style): string[] {
+export function objectLines(object: CheckedObject, width: number | undefined, style: Style): string[] {
   const title = objectTitle(object);
   if (object.skipped !== undefined)
     return wrapText(`${title}: skipped (${object.skipped})`, width, '  ', '    ').map(style.dim);

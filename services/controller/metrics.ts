@@ -7,6 +7,7 @@ import type { WatchObserver } from './sources/cluster/reflector';
 import { healthStatusOf, type RuntimeState } from './views/health';
 import type { RequestObserver } from './http/request-observer';
 import type { AdmissionMemoOutcome } from './http/admission-check-route';
+import type { RiskCounts } from './risks/risk-tracker';
 
 // Prometheus metrics of the controller (`GET /metrics`, DESIGN.md 2; every metric is described in
 // docs/metrics.md). Index, health and parse-error figures are read at scrape time from the same
@@ -32,6 +33,8 @@ export interface ControllerMetricsOptions {
   mcpSessions?: () => Record<string, number> | undefined;
   /** Reviews asked for callers' own RBAC (http/caller-read-access.ts); undefined when it is off. */
   callerReviews?: () => { tokenReviews: number; accessReviews: number; refused: number } | undefined;
+  /** Workloads at risk by namespace (risks/risk-tracker.ts); absent when not tracked. */
+  risks?: () => readonly RiskCounts[];
 }
 
 const HEALTH_STATUSES: readonly HealthStatus[] = ['healthy', 'degraded', 'unhealthy'];
@@ -169,6 +172,22 @@ function registerCallerReviewMetrics(
   });
 }
 
+function registerRiskMetrics(registry: Registry, risks: () => readonly RiskCounts[]): void {
+  new Gauge({
+    name: 'forewarn_workloads_at_risk',
+    help: 'Running workloads that fail a constraint if applied again (issue 35), by namespace and severity: Critical would be rejected, Warning only warned about or audited; namespaces without any are not exported',
+    labelNames: ['namespace', 'severity'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const { namespace, rejected, warned } of risks()) {
+        this.set({ namespace, severity: 'Critical' }, rejected);
+        this.set({ namespace, severity: 'Warning' }, warned);
+      }
+    },
+  });
+}
+
 export function createControllerMetrics(
   index: ConstraintIndex,
   runtimeState: () => RuntimeState,
@@ -181,6 +200,7 @@ export function createControllerMetrics(
   const watchObserver = registerWatchMetrics(registry);
   if (options.mcpSessions) registerMcpMetrics(registry, options.mcpSessions);
   if (options.callerReviews) registerCallerReviewMetrics(registry, options.callerReviews);
+  if (options.risks) registerRiskMetrics(registry, options.risks);
 
   const requests = new Counter({
     name: 'forewarn_http_requests_total',

@@ -26,6 +26,8 @@ import { createCallerReadAccess, type CallerReadAccess } from './http/caller-rea
 import { kubernetesTokenReviewer } from './http/token-review';
 import { regoEngine } from './verdicts/gatekeeper/rego-engine';
 import { compileTemplateOnArrival } from './verdicts/gatekeeper/template-preparation';
+import type { RiskTracker } from './risks/risk-tracker';
+import { wireRisks } from './risk-wiring';
 
 // Wires one controller: index, ingestion, a source, the HTTP server. I/O pieces are created here
 // (or injected by tests) so everything below stays pure.
@@ -33,6 +35,8 @@ import { compileTemplateOnArrival } from './verdicts/gatekeeper/template-prepara
 export interface RunningController {
   index: ConstraintIndex;
   missingResources: MissingResourceTracker;
+  /** The workloads at risk, evaluated in the background after the first sync (issue 35). */
+  risks: RiskTracker;
   source: ObjectSource;
   httpServer: Server;
   /** The port actually bound (useful with port 0 in tests). */
@@ -313,6 +317,7 @@ export async function startController(
   const clock = overrides.clock ?? (() => new Date());
   const startedAt = clock();
   const { registry, index, parseErrors, ingestor } = createIngestion(config, logger, clock);
+  const { start: startRisks, ...riskServing } = wireRisks(index, ingestor, registry);
   // Set once MCP is up; the metrics read it at scrape time, which may come before.
   let mcpService: RunningMcpService | undefined = undefined;
   // Created before the source so its watch counters see the first list; read only at scrape time.
@@ -321,6 +326,7 @@ export async function startController(
   const metrics = createControllerMetrics(index, () => runtimeState(), {
     mcpSessions: () => mcpService?.sessionCounts(),
     callerReviews: () => callerReadAccess?.reviewCounts(),
+    risks: () => riskServing.risks.countsByNamespace(),
   });
   const source = overrides.source
     ? overrides.source(ingestor, registry, metrics.watchObserver)
@@ -335,12 +341,9 @@ export async function startController(
     mcp,
     startedAt,
   });
-
+  const served = { index, runtimeState, configuredDetailLevel: config.detailLevel, clock, ...riskServing };
   const app = createControllerApp({
-    index,
-    runtimeState,
-    configuredDetailLevel: config.detailLevel,
-    clock,
+    ...served,
     logger,
     prospectiveFindings: (workload) => prospectiveFindings(missingResources, workload),
     prospectiveRevision: () => missingResources.inventory.revision,
@@ -356,10 +359,7 @@ export async function startController(
     logger,
     mcp,
     {
-      index,
-      runtimeState,
-      configuredDetailLevel: config.detailLevel,
-      clock,
+      ...served,
       findMissingCompanions: (object, namespace) =>
         prospectiveFindingsForObject(missingResources, object, namespace),
     },
@@ -369,10 +369,11 @@ export async function startController(
   );
   await source.start();
   logger.info({ constraints: index.totalConstraints() }, 'first sync complete; ready');
-
+  startRisks(httpServer);
   return {
     index,
     missingResources,
+    risks: riskServing.risks,
     source,
     httpServer,
     port,
@@ -382,6 +383,7 @@ export async function startController(
       await mcpService?.close();
       flowObserver.monitor.stop();
       missingResources.stop();
+      riskServing.risks.stop();
       await source.stop();
       await new Promise<void>((resolve) => {
         httpServer.close(() => resolve());

@@ -37,6 +37,7 @@ import {
   type ResourceDependencies,
 } from './resource-requests';
 import type { CallerReadAccess } from './caller-read-access';
+import { impactHandler, type AnswerImpact } from './impact-route';
 
 // The controller's HTTP surface (spec 4.1, 4.2; DESIGN.md 5): read-only JSON, errors as
 // {"error": ...}, security headers, no CORS, a small body limit on the one POST route.
@@ -63,6 +64,8 @@ export interface ControllerAppDependencies extends ResourceDependencies {
    * (caller-read-access.ts, issue 24); absent, every caller gets the controller's level.
    */
   callerReadAccess?: CallerReadAccess;
+  /** Answers `POST /api/v1/impact` (risks/impact.ts); absent: 404. */
+  impact?: AnswerImpact;
 }
 
 /** Answers a resource request for the caller who sent `request` (its own RBAC, issue 24). */
@@ -217,6 +220,12 @@ function registerResourceRoutes(app: Express, dependencies: ControllerAppDepende
       params: { namespace: request.params.namespace },
     }),
   );
+  readOnlyRoute(app, '/resources/risks/:namespace', 'GET', (request, response, next) =>
+    resource(request, response, next, {
+      resource: 'risks',
+      params: { namespace: request.params.namespace },
+    }),
+  );
   readOnlyRoute(app, '/resources/constraints/:namespace/*name', 'GET', (request, response, next) => {
     const segments = (request.params as unknown as { name: string[] }).name;
     resource(request, response, next, {
@@ -307,6 +316,15 @@ export function createControllerRoutes(
     admissionCheckHandler(callerAnswerer(dependencies, answerer)),
   ];
   readOnlyRoute(app, ADMISSION_CHECK_PATH, 'POST', ...checkHandlers);
+  // Read-only too: the proposed policies are evaluated on an overlay, never applied.
+  readOnlyRoute(
+    app,
+    '/api/v1/impact',
+    'POST',
+    requireJsonBody,
+    apiAccess,
+    impactHandler(dependencies.impact, () => dependencies.runtimeState().source.synced),
+  );
   readOnlyRoute(app, '/api/v1/health', 'GET', (_request, response) => {
     const health = buildApiHealth(dependencies.runtimeState());
     response.status(health.synced ? 200 : 503).json(health);

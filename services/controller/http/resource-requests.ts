@@ -8,6 +8,8 @@ import { buildNamespaceReport } from '../views/report';
 import { buildReferencedConstraint } from '../views/constraint-reference';
 import { isOpaqueReference } from '../../model/opaque-reference';
 import type { Constraint } from '../../model/constraint';
+import type { RiskTracker } from '../risks/risk-tracker';
+import { buildRisksReport, constraintsOfRisks } from '../risks/risk-view';
 
 /** Whether the caller may read a constraint's source (caller-read-access.ts); absent: no caller rights. */
 export type ReadableConstraint = (constraint: Constraint) => boolean;
@@ -43,6 +45,8 @@ export interface ResourceDependencies {
   /** The level set by `--detail-level`: the most any caller can see. */
   configuredDetailLevel: DetailLevel;
   clock(): Date;
+  /** The workloads at risk (issue 35); absent, `risks` answers 404 and reports carry no count. */
+  risks?: Pick<RiskTracker, 'risksInNamespace' | 'objectOf' | 'status' | 'atRiskCount'>;
 }
 
 export interface ResourceAnswer {
@@ -50,9 +54,10 @@ export interface ResourceAnswer {
   body: unknown;
 }
 
-export type ResourceName = 'reports' | 'constraints' | 'references' | 'health' | 'capabilities';
+export type ResourceName = 'reports' | 'risks' | 'constraints' | 'references' | 'health' | 'capabilities';
 export const RESOURCE_NAMES: readonly ResourceName[] = [
   'reports',
+  'risks',
   'constraints',
   'references',
   'health',
@@ -138,6 +143,8 @@ export function constraintsToReview(
   if (typeof namespace !== 'string' || !isDns1123Label(namespace)) return [];
   const constraints = dependencies.index.constraintsForNamespace(namespace);
   if (request.resource === 'reports') return [...constraints];
+  if (request.resource === 'risks' && dependencies.risks)
+    return constraintsOfRisks(dependencies.risks.risksInNamespace(namespace));
   if (request.resource === 'constraints')
     return constraints.filter((constraint) => constraint.name === params.name);
   return [];
@@ -157,6 +164,32 @@ function requestLevels(
     base: resolveDetailLevel(dependencies.configuredDetailLevel, ...requested),
     elevated: resolveDetailLevel('full', ...requested),
   };
+}
+
+/**
+ * A namespace's report (with `atRiskCount`, an addition to schema 1) or its workloads at risk
+ * (issue 35), at the request's level, per constraint where the caller's RBAC was asked.
+ */
+function answerNamespaceResource(
+  dependencies: ResourceDependencies,
+  resource: 'reports' | 'risks',
+  params: Record<string, unknown>,
+  level: DetailLevel,
+  levelOf: ((constraint: Constraint) => DetailLevel) | undefined,
+): ResourceAnswer {
+  const problem = namespaceProblem(params.namespace);
+  if (problem) return problem;
+  const namespace = params.namespace as string;
+  const { risks } = dependencies;
+  if (resource === 'risks' && !risks)
+    return error(404, 'workloads at risk are not tracked by this controller');
+  if (!dependencies.runtimeState().source.synced) return notSynced();
+  if (resource === 'risks' && risks)
+    return { status: 200, body: buildRisksReport(risks, namespace, level, dependencies.clock(), levelOf) };
+  const report = buildNamespaceReport(dependencies.index, namespace, level, dependencies.clock(), levelOf);
+  // How many of the namespace's workloads would be rejected if applied again (docs/api.md).
+  const atRiskCount = risks?.atRiskCount(namespace);
+  return { status: 200, body: atRiskCount === undefined ? report : { ...report, atRiskCount } };
 }
 
 export function answerResourceRequest(
@@ -190,21 +223,15 @@ export function answerResourceRequest(
     case 'capabilities':
       if (!state.source.synced) return notSynced();
       return { status: 200, body: buildCapabilities(dependencies.index, state) };
-    case 'reports': {
-      const problem = namespaceProblem(params.namespace);
-      if (problem) return problem;
-      if (!state.source.synced) return notSynced();
-      return {
-        status: 200,
-        body: buildNamespaceReport(
-          dependencies.index,
-          params.namespace as string,
-          level,
-          dependencies.clock(),
-          readable ? levelOf : undefined,
-        ),
-      };
-    }
+    case 'reports':
+    case 'risks':
+      return answerNamespaceResource(
+        dependencies,
+        request.resource,
+        params,
+        level,
+        readable ? levelOf : undefined,
+      );
     case 'constraints': {
       const problem = namespaceProblem(params.namespace);
       if (problem) return problem;

@@ -108,6 +108,8 @@ export interface ConstraintIndexOptions {
 
 export class ConstraintIndex {
   private readonly opaqueReferenceKey: Uint8Array;
+  /** Options of an overlay (index-overlay.ts): this index's reference key, so that its refs agree. */
+  overlayOptions = (): ConstraintIndexOptions => ({ opaqueReferenceKey: this.opaqueReferenceKey });
   private readonly byReference = new Map<string, Constraint>();
   /** A source object's constraints; a lone one without an array around it (most objects have one). */
   private readonly byObject = new Map<string, Constraint | readonly Constraint[]>();

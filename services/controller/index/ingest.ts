@@ -153,6 +153,18 @@ export class Ingestor {
     private readonly clock: () => Date = () => new Date(),
   ) {}
 
+  /**
+   * An ingestor writing to `index` (an overlay of this one's index, index-overlay.ts) that starts
+   * from this one's retained objects: a proposed policy is then bound to the bindings, templates and
+   * constraints already in the cluster, as it would be once applied. This one is not changed.
+   */
+  overlay(index: ConstraintIndex, errors: ParseErrorCounter): Ingestor {
+    const copy = new Ingestor(index, this.registry, errors, this.settings, this.clock);
+    for (const [key, object] of this.retained) copy.retained.set(key, object);
+    for (const [adapter, keys] of this.retainedKeys) copy.retainedKeys.set(adapter, new Set(keys));
+    return copy;
+  }
+
   /** Adds or replaces an object. Returns the adapter that handled it, if any. */
   upsert(object: KubernetesObject): AdapterName | undefined {
     const handledBy = this.upsertIntoIndex(object);

@@ -17,6 +17,7 @@ import { renderName } from '../views/constraint-rendering';
 
 export const RESOURCE_URIS = {
   reports: 'forewarn://reports/{namespace}',
+  risks: 'forewarn://risks/{namespace}',
   // `{+name}` (RFC 6570 reserved expansion) because constraint names may contain `/`
   // (`api-allow-frontend/ingress`); the URI an agent reads is still forewarn://constraints/ns/a/b.
   constraints: 'forewarn://constraints/{namespace}/{+name}',
@@ -191,7 +192,38 @@ export function registerResources(server: McpServer, dependencies: ResourceDepen
 
   registerReferenceResource(server, read);
 
+  registerRisksResource(server, dependencies, read);
+
   registerStatusResources(server, read);
+}
+
+/** `forewarn://risks/{namespace}`: the namespace's workloads at risk (issue 35). */
+function registerRisksResource(
+  server: McpServer,
+  dependencies: ResourceDependencies,
+  read: ReadForCaller,
+): void {
+  server.registerResource(
+    'risks',
+    new ResourceTemplate(RESOURCE_URIS.risks, {
+      list: undefined,
+      complete: { namespace: (value) => completeNamespace(dependencies, value) },
+    }),
+    {
+      title: 'Workloads at risk in a namespace',
+      description:
+        'Running workloads of the namespace (Deployments, StatefulSets, DaemonSets, Jobs, CronJobs, bare Pods, Services, ...) that would be rejected or warned about if applied again now, each with the constraints it fails, the evidence and the fix, as check shows them. Same JSON as GET /resources/risks/{namespace}.',
+      mimeType: JSON_MIME_TYPE,
+    },
+    async (uri, variables, extra) =>
+      toReadResult(
+        uri,
+        await read(
+          { resource: 'risks', params: { namespace: variable(variables.namespace, 'namespace') } },
+          extra,
+        ),
+      ),
+  );
 }
 
 /** Health and capabilities: the same JSON as their HTTP routes, for every caller. */

@@ -23,7 +23,10 @@ import { withServerDefaults } from './defaulting';
 import { evaluateVerdicts } from './evaluate';
 import { EvaluationAborted, EvaluationGuard } from './guard/evaluation-guard';
 import { pathWithinObject } from './evidence-path';
-import type { AdmissionOperation, Requester, Verdict, VerdictIndex } from './types';
+import type { AdmissionOperation, Requester, Verdict } from './types';
+import { verdictIndexOf } from './verdict-index';
+
+export { verdictIndexOf } from './verdict-index';
 
 // `POST /api/v1/admission-check` (DESIGN.md 7b): the constraints the list query would return for the
 // object, each with the verdict on the object itself. A violation's summary starts with what fails,
@@ -62,41 +65,10 @@ export interface AdmissionWarningsOptions extends AdmissionCheckOptions {
 
 const VERDICT_RANK: Record<VerdictName, number> = { violates: 0, applies: 1, unknown: 1, passes: 2 };
 
-/**
- * Where constraints and their sources come from, as the evaluators see the index. Made per
- * admitted object: lists by kind are kept for the object's evaluation (quotas read the namespace's
- * LimitRanges too).
- */
-export function verdictIndexOf(index: ConstraintIndex): VerdictIndex {
-  const lists = new Map<string, KubernetesObject[]>();
-  return {
-    sourceOf: (constraint) => index.sourceOfConstraint(constraint),
-    find: (group, kind, namespace, name) => index.findSource(group, kind, namespace, name),
-    namespaces: () =>
-      index.knownNamespaces().map((name) => ({ name, labels: index.labelsOfNamespace(name) })),
-    paramsOfKind: (group, kind) => index.paramsOfKind(group, kind),
-    listInNamespace: (group, kind, namespace) => {
-      const key = `${group}/${kind}/${namespace}`;
-      let list = lists.get(key);
-      if (!list) {
-        list = index
-          .constraintsForNamespace(namespace)
-          .filter(
-            (constraint) => constraint.source.kind === kind && constraint.source.namespace === namespace,
-          )
-          .map((constraint) => index.sourceOfConstraint(constraint))
-          .filter(
-            (source): source is KubernetesObject =>
-              source !== undefined && groupOf(source.apiVersion) === group,
-          );
-        lists.set(key, list);
-      }
-      return list;
-    },
-  };
+/** A violation of this constraint is a rejection (Critical), not a warning or an audit entry. */
+export function denies(constraint: ConstraintDraft): boolean {
+  return constraint.effect === 'deny' || constraint.effect === 'limit';
 }
-
-const denies = (constraint: ConstraintDraft) => constraint.effect === 'deny' || constraint.effect === 'limit';
 
 function consequence(constraint: ConstraintDraft, verdict: Verdict): string {
   if (constraint.effect === 'warn') return 'will get a warning';
@@ -150,7 +122,8 @@ function renderEvidencePath(
   return isNameVisible(constraint.source.namespace, viewer) ? path : pathWithinObject(object, path);
 }
 
-function checkedEntry(
+/** One constraint's entry of an admission check for the viewer; workloads at risk render theirs with it too. */
+export function checkedEntry(
   constraint: ConstraintDraft,
   verdict: Verdict,
   object: KubernetesObject,
@@ -277,6 +250,28 @@ export function buildAdmissionCheck(
   request: AdmissionCheckRequest,
   options: AdmissionCheckOptions | AdmissionWarningsOptions = {},
 ): AdmissionCheck | AdmissionCheckWarnings {
+  const evaluated = evaluateAdmission(index, request, options.prospective ?? []);
+  return renderedCheck(evaluated, options);
+}
+
+/** The verdicts of an admission check before rendering: what workloads at risk keep (risks/). */
+export interface EvaluatedAdmission {
+  /** The request with its objects defaulted as the API server defaults them. */
+  request: AdmissionCheckRequest;
+  /** The namespace the rules see ('' for a cluster-scoped object other than a Namespace). */
+  namespace: string;
+  verdicts: ReturnType<typeof evaluateVerdicts>;
+}
+
+/**
+ * Matches and evaluates the constraints of the request: the one evaluation behind the admission
+ * check, `check` and the workloads at risk, under one guard per object.
+ */
+export function evaluateAdmission(
+  index: ConstraintIndex,
+  request: AdmissionCheckRequest,
+  prospective: readonly ConstraintDraft[] = [],
+): EvaluatedAdmission {
   // The server defaults the object before any admission sees it (defaulting/index.ts): matching
   // (a Job takes its template's labels) and every verdict use the defaulted copy, once per object.
   // The object's guard starts here, so that its deadline bounds the copy too: a huge object's
@@ -285,7 +280,7 @@ export function buildAdmissionCheck(
   const defaulted = withDefaultsUnderGuard(request, guard);
   if (defaulted.clusterScoped) {
     const scoped = clusterScopedCheck(index, defaulted.object);
-    return checkedConstraints(index, defaulted, scoped, options, guard);
+    return evaluateScope(index, defaulted, scoped, guard);
   }
   const { object } = defaulted;
   const namespace = namespaceOfObject(object);
@@ -301,14 +296,13 @@ export function buildAdmissionCheck(
       labels,
       object,
     },
-    options.prospective ?? [],
+    prospective,
   );
   const namespaceLabels = index.labelsOfNamespace(namespace);
-  return checkedConstraints(
+  return evaluateScope(
     index,
     defaulted,
     { constraints, namespace, namespaceLabels: isStringRecord(namespaceLabels) ? namespaceLabels : {} },
-    options,
     guard,
   );
 }
@@ -329,14 +323,12 @@ function withDefaultsUnderGuard(
   }
 }
 
-/** Verdicts on the object for the constraints that apply, rendered for the viewer and ordered. */
-function checkedConstraints(
+function evaluateScope(
   index: ConstraintIndex,
   request: AdmissionCheckRequest,
   scope: { constraints: ConstraintDraft[]; namespace: string; namespaceLabels: Record<string, string> },
-  options: AdmissionCheckOptions,
   guard: EvaluationGuard,
-): AdmissionCheck | AdmissionCheckWarnings {
+): EvaluatedAdmission {
   const { namespace } = scope;
   const verdicts = evaluateVerdicts(scope.constraints, {
     guard,
@@ -350,6 +342,14 @@ function checkedConstraints(
     },
     index: verdictIndexOf(index),
   });
+  return { request, namespace, verdicts };
+}
+
+/** Verdicts on the object for the constraints that apply, rendered for the viewer and ordered. */
+function renderedCheck(
+  { request, namespace, verdicts }: EvaluatedAdmission,
+  options: AdmissionCheckOptions,
+): AdmissionCheck | AdmissionCheckWarnings {
   // Unredacted (`full`) for the webhook; other callers see the level they are allowed, constraint
   // by constraint where their own RBAC was asked (`levelOf`).
   const viewer: Viewer = { level: options.viewer?.level ?? 'full', namespace };

@@ -30,6 +30,8 @@ const ALLOWED: Record<string, readonly string[]> = {
     'controller/views',
     'controller/verdicts',
   ],
+  // Workloads at risk and impact (issue 35): the admission check's evaluation over the inventory.
+  'controller/risks': ['model', 'controller/index', 'controller/views', 'controller/verdicts'],
   'controller/http': [
     'model',
     'logging',
@@ -38,6 +40,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'controller/views',
     'controller/sources',
     'controller/verdicts',
+    'controller/risks',
   ],
   'controller/mcp': [
     'model',
@@ -49,13 +52,14 @@ const ALLOWED: Record<string, readonly string[]> = {
     'controller/http',
     'controller/sources',
     'controller/verdicts',
+    'controller/risks',
   ],
   controller: [
     'model',
     'logging',
     'net',
     'flags',
-    ...['adapters', 'index', 'missing', 'sources', 'views', 'verdicts', 'check', 'http', 'mcp'].map(
+    ...['adapters', 'index', 'missing', 'sources', 'views', 'verdicts', 'check', 'risks', 'http', 'mcp'].map(
       (folder) => `controller/${folder}`,
     ),
   ],
@@ -66,7 +70,9 @@ const ALLOWED: Record<string, readonly string[]> = {
     'model',
     'logging',
     'flags',
-    ...['adapters', 'index', 'missing', 'sources', 'views', 'check'].map((folder) => `controller/${folder}`),
+    ...['adapters', 'index', 'missing', 'sources', 'views', 'check', 'risks'].map(
+      (folder) => `controller/${folder}`,
+    ),
   ],
   // Infra ships as a package: it may use the model and the flag value rules, never a service.
   infra: ['model', 'flags'],

@@ -83,6 +83,7 @@ describe.each(TRANSPORTS)('MCP server over %s', (transport) => {
       'forewarn://constraints/{namespace}/{+name}',
       'forewarn://references/{ref}',
       'forewarn://reports/{namespace}',
+      'forewarn://risks/{namespace}',
     ]);
   });
 
@@ -174,9 +175,9 @@ describe.each(TRANSPORTS)('MCP server over %s', (transport) => {
     expect(names.completion.values).toEqual(['api-allow-frontend/egress', 'api-allow-frontend/ingress']);
   });
 
-  it('lists the three tools with their input schemas', async () => {
+  it('lists the tools with their input schemas', async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name).sort()).toEqual(['check', 'explain', 'query']);
+    expect(tools.map((tool) => tool.name).sort()).toEqual(['check', 'explain', 'impact', 'query', 'risks']);
     const query = tools.find((tool) => tool.name === 'query');
     expect(query?.inputSchema.required).toEqual(['namespace']);
     expect(Object.keys(query?.inputSchema.properties ?? {}).sort()).toEqual([

@@ -16,6 +16,9 @@ import {
   syncedSource,
 } from '../../support/controller-fixtures';
 import { conforms } from './openapi-contract';
+import { RiskTracker } from '../../../services/controller/risks/risk-tracker';
+import { computeImpact } from '../../../services/controller/risks/impact';
+import type { KubernetesObject } from '../../../services/model/kubernetes';
 
 // The cluster served: the demo manifests through the registered adapters, plus two constraints
 // written here so that metrics and a cluster-scoped (redactable) name occur whatever adapters the
@@ -96,6 +99,45 @@ cluster.parseErrors.record('openapi-test/broken', {
   at: FIXED_NOW.toISOString(),
 });
 
+// The workloads at risk of the demo cluster, evaluated once (issue 35), plus one owned by an
+// operator's custom resource so that `owner` occurs.
+export const risks = new RiskTracker(cluster.index);
+for (const object of demoClusterObjects()) risks.observe(object, false);
+export const ownedWorkload = {
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: {
+    name: 'operated',
+    namespace: 'shop',
+    ownerReferences: [
+      { apiVersion: 'example.com/v1', kind: 'App', name: 'operated', uid: 'u1', controller: true },
+    ],
+  },
+  spec: {
+    replicas: 1,
+    selector: { matchLabels: { app: 'operated' } },
+    template: {
+      metadata: { labels: { app: 'operated' } },
+      spec: { containers: [{ name: 'app', image: 'app:1' }] },
+    },
+  },
+};
+risks.observe(ownedWorkload as KubernetesObject, false);
+risks.start();
+risks.evaluatePendingNow();
+risks.stop();
+
+const answerImpact = (objects: readonly KubernetesObject[]) =>
+  computeImpact(
+    {
+      index: cluster.index,
+      ingestor: cluster.ingestor,
+      workloads: (namespaces) => risks.keptWorkloads(namespaces),
+      objectOf: (workload) => risks.objectOf(workload),
+    },
+    objects,
+  );
+
 /** A source with one enabled adapter, one disabled (so `reason` occurs) and a broken file. */
 function sourceStatus(synced: boolean): SourceStatus {
   return syncedSource({
@@ -132,6 +174,8 @@ export function controllerDependencies(
     logger: silentLogger(),
     metricsHandler: metrics.handler,
     requestObserver: metrics.requestObserver,
+    risks,
+    impact: answerImpact,
   };
 }
 
@@ -167,6 +211,8 @@ export const LEVELS: Array<DetailLevel | undefined> = [undefined, ...DETAIL_LEVE
 /** A real URL for each documented path, for the 405 checks. */
 export const SAMPLE_URLS: Record<string, string> = {
   '/resources/reports/{namespace}': '/resources/reports/shop',
+  '/resources/risks/{namespace}': '/resources/risks/shop',
+  '/api/v1/impact': '/api/v1/impact',
   '/resources/constraints/{namespace}/{name}': '/resources/constraints/shop/api-allow-frontend/ingress',
   '/resources/references/{ref}': '/resources/references/fw-0000000000000000',
   '/resources/health': '/resources/health',

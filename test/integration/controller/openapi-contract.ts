@@ -129,6 +129,18 @@ function observe(schemaName: string, value: unknown): void {
     case 'CheckedConstraint':
       each(value.evidence, 'Evidence');
       break;
+    case 'RisksReport':
+      each(value.workloads, 'RiskWorkload');
+      break;
+    case 'RiskWorkload':
+    case 'ImpactedWorkload':
+      observe('WorkloadOwner', value.owner);
+      each(value.findings, 'CheckedConstraint');
+      break;
+    case 'ImpactReport':
+      if (Array.isArray(value.namespaces))
+        for (const entry of value.namespaces) if (isRecord(entry)) each(entry.workloads, 'ImpactedWorkload');
+      break;
   }
 }
 

@@ -21,6 +21,7 @@ import {
   withLevel,
 } from './openapi-app';
 import { checkCallerRbacAnswers, checkVerdictsAndErrors, checkWarningsView } from './openapi-admission-check';
+import { checkImpact, checkRisks } from './openapi-risks';
 
 // docs/openapi.yaml is the contract users read; this test holds the code to it. Every route is
 // called on the demo cluster at every detail level and in every error case, and each real answer
@@ -183,6 +184,8 @@ describe('real responses conform to docs/openapi.yaml', () => {
   it('POST /api/v1/admission-check with view=warnings: the entries that become warnings', checkWarningsView);
 
   it('POST /api/v1/admission-check with verdicts, and its errors', checkVerdictsAndErrors);
+  it('GET /resources/risks/{namespace} at every level, and atRiskCount in the report', checkRisks);
+  it('POST /api/v1/impact, and its errors', checkImpact);
   it(
     "the webhook's routes answered for a caller's own RBAC: each entry's detailLevel",
     checkCallerRbacAnswers,

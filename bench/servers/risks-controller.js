@@ -1,0 +1,104 @@
+// @ts-check
+'use strict';
+
+// The real controller process (`--manifests DIR`, as bench/servers/controller.js) on namespaces of
+// policies and Deployments, for the workloads-at-risk benchmark (bench/risks.js): it can keep the
+// background evaluation of every workload running for a while, so that admission checks are
+// measured during a full re-evaluation. argv[2]: JSON `{"namespaces": n, "constraints": per
+// namespace, "deployments": per namespace}`.
+
+const { mkdtempSync, rmSync, writeFileSync } = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { startController } = require('../../dist/services/controller/runtime');
+const { parseControllerConfig } = require('../../dist/services/controller/config');
+const { createLogger } = require('../../dist/services/logging/logger');
+const { namespaceObject, policyObjects, WORKLOAD_LABELS } = require('../lib/cluster-objects');
+const { z } = require('zod');
+const { reportReady, serveCommands } = require('../lib/processes');
+
+/** @param {string} namespace @param {number} item */
+function deployment(namespace, item) {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: `app-${item}`, namespace, labels: WORKLOAD_LABELS },
+    spec: {
+      replicas: 2,
+      selector: { matchLabels: WORKLOAD_LABELS },
+      template: {
+        metadata: { labels: WORKLOAD_LABELS },
+        spec: { containers: [{ name: 'app', image: `registry.example.com/app-${item}:1.0.0` }] },
+      },
+    },
+  };
+}
+
+async function main() {
+  const settings = z
+    .object({ namespaces: z.number(), constraints: z.number(), deployments: z.number() })
+    .parse(JSON.parse(process.argv[2]));
+  const directory = mkdtempSync(path.join(os.tmpdir(), 'forewarn-bench-risks-'));
+  for (let index = 0; index < settings.namespaces; index++) {
+    const namespace = `bench-${index}`;
+    const items = [namespaceObject(namespace), ...policyObjects(namespace, settings.constraints)];
+    for (let item = 0; item < settings.deployments; item++) items.push(deployment(namespace, item));
+    writeFileSync(
+      path.join(directory, `${namespace}.json`),
+      JSON.stringify({ apiVersion: 'v1', kind: 'List', items }),
+    );
+  }
+  const config = parseControllerConfig(
+    [
+      '--manifests',
+      directory,
+      '--port',
+      '0',
+      '--address',
+      '127.0.0.1',
+      '--mcp=false',
+      '--detail-level',
+      'full',
+    ],
+    {},
+  );
+  const controller = await startController(
+    config,
+    createLogger({ service: 'controller', level: 'error', destination: process.stderr }),
+  );
+  await controller.risks.idle();
+  serveCommands({
+    'cpu-usage': () => process.cpuUsage(),
+    'risk-status': () => controller.risks.status(),
+    // Full re-evaluations back to back for `seconds`: how many, and their CPU.
+    reevaluate: async ({ seconds }) => {
+      const deadline = performance.now() + seconds * 1000;
+      const cpuBefore = process.cpuUsage();
+      const started = performance.now();
+      let rounds = 0;
+      while (performance.now() < deadline) {
+        controller.risks.reevaluateAll();
+        await controller.risks.idle();
+        rounds++;
+      }
+      const cpu = process.cpuUsage(cpuBefore);
+      return {
+        rounds,
+        workloads: controller.risks.status().workloads,
+        seconds: (performance.now() - started) / 1000,
+        cpuSeconds: (cpu.user + cpu.system) / 1e6,
+      };
+    },
+  });
+  process.on('exit', () => rmSync(directory, { recursive: true, force: true }));
+  process.on('SIGTERM', () => controller.close().then(() => process.exit(0)));
+  reportReady('servers/risks-controller.js', {
+    port: controller.port,
+    constraints: controller.index.totalConstraints(),
+  });
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,63 @@
+import type { Server } from 'node:http';
+import type { KubernetesObject } from '../model/kubernetes';
+import type { AdapterRegistry } from './adapters/registry';
+import type { ConstraintIndex } from './index/constraint-index';
+import type { Ingestor } from './index/ingest';
+import type { AnswerImpact } from './http/impact-route';
+import { computeImpact } from './risks/impact';
+import { DEFAULT_RISK_SETTINGS, RiskTracker } from './risks/risk-tracker';
+
+// The workloads at risk and the impact answer of one controller (issue 35), wired to its ingestion
+// and its HTTP server: every ingested change feeds the tracker, and the tracker makes way while the
+// server is answering requests.
+
+/** A request within this window counts as the API serving (risks/risk-tracker.ts `serving`). */
+const SERVING_WINDOW_MS = 100;
+
+export interface RiskWiring {
+  risks: RiskTracker;
+  impact: AnswerImpact;
+  /**
+   * After the first sync: evaluates every workload in the background, making way while `server`
+   * answers requests.
+   */
+  start(server: Server): void;
+}
+
+export function wireRisks(index: ConstraintIndex, ingestor: Ingestor, registry: AdapterRegistry): RiskWiring {
+  // A change of an adapter's retained kind (a policy its bindings use, a template) re-derives other
+  // objects' constraints, so it reaches every workload.
+  const rederivingKinds = new Set(
+    registry.adapters.flatMap((adapter) =>
+      (adapter.retainedKinds ?? []).map(({ group, kind }) => `${group}/${kind}`),
+    ),
+  );
+  let lastRequestAt = -Infinity;
+  const risks = new RiskTracker(index, {
+    ...DEFAULT_RISK_SETTINGS,
+    serving: () => performance.now() - lastRequestAt < SERVING_WINDOW_MS,
+    rederivesOthers: (group, kind) =>
+      rederivingKinds.has(`${group}/${kind}`) || rederivingKinds.has(`${group}/*`),
+  });
+  ingestor.onChange((object, removed) => risks.observe(object, removed));
+  const answerImpact = (objects: readonly KubernetesObject[]) =>
+    computeImpact(
+      {
+        index,
+        ingestor,
+        workloads: (namespaces) => risks.keptWorkloads(namespaces),
+        objectOf: (workload) => risks.objectOf(workload),
+        yieldToRequests: () => new Promise<void>((resolve) => setImmediate(resolve)),
+        sliceBudgetMs: DEFAULT_RISK_SETTINGS.sliceBudgetMs,
+      },
+      objects,
+    );
+  return {
+    risks,
+    impact: answerImpact,
+    start: (server) => {
+      server.on('request', () => (lastRequestAt = performance.now()));
+      risks.start();
+    },
+  };
+}
