@@ -153,19 +153,26 @@ function medianMilliseconds(call) {
  */
 
 const name = process.argv[2] ?? 'quantity';
-const matcher = MATCHERS[name];
-if (!matcher) throw new Error(`unknown matcher ${name}; one of ${Object.keys(MATCHERS).join(', ')}`);
-// Two passes over the sizes, the first only to let V8 compile and settle every path; the second counts.
-const measure = () =>
-  matcher.sizes.map((size) => ({ size, milliseconds: medianMilliseconds(matcher.prepare(size)) }));
-measure();
-const points = measure();
-const growthPerDoubling = points
-  .slice(1)
-  .map(
-    (point, position) =>
-      point.milliseconds / points[position].milliseconds / (point.size / points[position].size),
-  );
-/** @type {HostileOutput} */
-const output = { matcher: name, unit: matcher.unit, points, growthPerDoubling };
-console.log(JSON.stringify(output));
+// Issue 32: the worst event-loop hold and heap growth per engine (bench/lib/hostile-engines.js).
+if (name === 'engines') void require('./lib/hostile-engines').main();
+else runMatcher(name);
+
+/** @param {string} name */
+function runMatcher(name) {
+  const matcher = MATCHERS[name];
+  if (!matcher) throw new Error(`unknown matcher ${name}; one of ${Object.keys(MATCHERS).join(', ')}`);
+  // Two passes over the sizes, the first only to let V8 compile and settle every path; the second counts.
+  const measure = () =>
+    matcher.sizes.map((size) => ({ size, milliseconds: medianMilliseconds(matcher.prepare(size)) }));
+  measure();
+  const points = measure();
+  const growthPerDoubling = points
+    .slice(1)
+    .map(
+      (point, position) =>
+        point.milliseconds / points[position].milliseconds / (point.size / points[position].size),
+    );
+  /** @type {HostileOutput} */
+  const output = { matcher: name, unit: matcher.unit, points, growthPerDoubling };
+  console.log(JSON.stringify(output));
+}

@@ -13,7 +13,7 @@ const { format, printTable } = require('./lib/table');
 const { runAdmissionBenchmark, admissionVerdicts } = require('./admission');
 const { runReadsBenchmark } = require('./reads');
 const { runWatchBenchmark } = require('./watch');
-const { HOSTILE_MATCHERS, LINEAR_GROWTH_LIMIT, runHostile } = require('./lib/hostile-runner');
+const { HOSTILE_MATCHERS, runHostile } = require('./lib/hostile-runner');
 const { runApiServerBenchmark } = require('./apiserver');
 const { reportPeers } = require('./lib/peers-report');
 const { reportGatekeeper } = require('./lib/gatekeeper-report');
@@ -23,13 +23,12 @@ const { runClusterBenchmark, clusterVerdicts } = require('./cluster');
  * A line of the verdicts table (and of `verdicts` in latest.json); `pass: null` is for information.
  * @typedef {{benchmark: string, target: string, measured: string, pass: boolean | null}} Verdict
  */
-
 /** @typedef {import('./lib/measure').SideFigures} SideFigures */
 
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
   // Any other argument still starts the benchmarks: `--help` must not be the one that does.
   console.log(
-    'node bench/run.js [--only=admission,apiserver,peers,reads,scale,cluster,watch,verdicts,gatekeeper,hostile] [--duration=<seconds per measured run, default 4>] [--churn=<seconds of churn in cluster, default 60>]',
+    'node bench/run.js [--only=admission,apiserver,peers,reads,scale,cluster,watch,verdicts,gatekeeper,hostile,startup] [--duration=<seconds per measured run, default 4>] [--churn=<seconds of churn in cluster, default 60>]',
   );
   process.exit(0);
 }
@@ -41,7 +40,7 @@ const options = Object.fromEntries(
   }),
 );
 const selected = (
-  options.only || 'admission,apiserver,peers,reads,scale,cluster,watch,verdicts,gatekeeper,hostile'
+  options.only || 'admission,apiserver,peers,reads,scale,cluster,watch,verdicts,gatekeeper,hostile,startup'
 ).split(',');
 // Churn of the cluster benchmark; the issue's 10 minutes: --churn=600.
 const churnSeconds = Number(options.churn || 60);
@@ -100,6 +99,7 @@ function throughputAndLatencyCells(result) {
 
 /** @type {Record<string, (verdicts: Verdict[]) => Promise<unknown>>} */
 const BENCHMARKS = {
+  startup: (verdicts) => require('./lib/startup-report').runStartupBenchmark(runJsonScript, verdicts),
   verdicts: async (verdicts) => {
     const figures = await runVerdicts();
     printTable(
@@ -148,15 +148,8 @@ const BENCHMARKS = {
             ],
       ),
     );
-    for (const result of results) {
-      const worst = 'error' in result ? Number.POSITIVE_INFINITY : Math.max(...result.growthPerDoubling);
-      verdicts.push({
-        benchmark: `hostile ${result.matcher}: time growth per size doubling`,
-        target: `< ${LINEAR_GROWTH_LIMIT} (linear)`,
-        measured: 'error' in result ? result.error : format(worst),
-        pass: worst < LINEAR_GROWTH_LIMIT,
-      });
-    }
+    // The growth verdicts, then issue 32's engines (bench/lib/hostile-runner.js).
+    await require('./lib/hostile-runner').reportHostile(verdicts, results);
     return results;
   },
   admission: async (verdicts) => {

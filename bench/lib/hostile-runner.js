@@ -6,6 +6,7 @@
 
 const { execFile } = require('node:child_process');
 const path = require('node:path');
+const { format, printTable } = require('./table');
 
 /** Each hostile matcher in its own process: one that is not linear runs into the time limit. */
 const HOSTILE_MATCHERS = ['quantity', 'wildcard', 'cel find', 'cel replace', 'cel exists_one'];
@@ -32,4 +33,62 @@ const runHostile = (matcher) =>
     );
   });
 
-module.exports = { HOSTILE_MATCHERS, LINEAR_GROWTH_LIMIT, runHostile };
+/**
+ * Issue 32: per engine, the worst event-loop hold and heap growth (`node bench/hostile.js engines`).
+ * @returns {Promise<{engines: Record<string, {worstHoldMilliseconds: number, worstHeapGrowthMegabytes: number, verdicts: string[]}>} | {error: string}>}
+ */
+const runHostileEngines = () =>
+  new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [path.join(__dirname, '..', 'hostile.js'), 'engines'],
+      { maxBuffer: 16 * 1024 * 1024, timeout: 5 * HOSTILE_TIME_LIMIT_MS, killSignal: 'SIGKILL' },
+      (error, stdout) =>
+        resolve(
+          error
+            ? {
+                error: error.killed
+                  ? `not finished in ${(5 * HOSTILE_TIME_LIMIT_MS) / 1000} s`
+                  : error.message,
+              }
+            : JSON.parse(stdout),
+        ),
+    );
+  });
+
+/**
+ * Runs the engines benchmark, prints its table and adds one verdict per engine.
+ * @param {Array<{benchmark: string, target: string, measured: string, pass: boolean}>} verdicts
+ */
+async function reportHostileEngines(verdicts) {
+  const engines = await runHostileEngines();
+  if ('error' in engines) {
+    verdicts.push({ benchmark: 'hostile engines', target: 'finishes', measured: engines.error, pass: false });
+    return;
+  }
+  printTable(
+    'Hostile policies and objects per engine (issue 32): worst event-loop hold and heap growth of one check',
+    ['engine', 'worst hold ms', 'worst heap growth MiB', 'verdicts'],
+    Object.entries(engines.engines).map(([engine, figures]) => [
+      engine,
+      format(figures.worstHoldMilliseconds, 1),
+      format(figures.worstHeapGrowthMegabytes, 1),
+      figures.verdicts.join(','),
+    ]),
+  );
+  for (const [engine, figures] of Object.entries(engines.engines))
+    verdicts.push({
+      benchmark: `hostile ${engine}: event-loop hold / heap growth`,
+      target: '<= 100 ms / <= 64 MiB',
+      measured: `${format(figures.worstHoldMilliseconds, 1)} ms / ${format(figures.worstHeapGrowthMegabytes, 1)} MiB`,
+      pass: figures.worstHoldMilliseconds <= 100 && figures.worstHeapGrowthMegabytes <= 64,
+    });
+}
+
+module.exports = {
+  HOSTILE_MATCHERS,
+  LINEAR_GROWTH_LIMIT,
+  runHostile,
+  runHostileEngines,
+  reportHostileEngines,
+};

@@ -6,11 +6,11 @@ import {
   type LookedUpConstraint,
   type ManifestCheckReport,
 } from '../controller/check/manifest-check';
-import { indexLookup } from '../controller/check/index-lookup';
 import { parseManifest } from '../controller/sources/manifest-parsing';
 import { constraintQueryPath } from '../model/admission-query';
 import type { ControllerApi } from './controller-api';
 import { checkExitCode, unavailableError, usageError, type ExitCode, type FailOn } from './exit-codes';
+import { offlineEngines } from './offline-engines';
 import {
   namespaceMismatches,
   nearestName,
@@ -20,7 +20,6 @@ import {
 } from './manifest-input';
 import { isClusterScoped } from '../controller/sources/manifest-parsing';
 import type { KubernetesObject } from '../model/kubernetes';
-import { loadOfflineCluster } from './offline-index';
 import { webhookQueryFor } from './webhook-query';
 import type { ParamKindResource } from '../model/param-kinds';
 
@@ -51,6 +50,8 @@ export interface CheckCommandResult {
   /** Namespaces the objects go to that the cluster does not have: kubectl apply would fail there. */
   unknownNamespaces: UnknownNamespace[];
   exitCode: ExitCode;
+  /** The text of every checked file by its report's name: the CI formats point at its lines. */
+  contents: Map<string, string>;
 }
 
 export interface UnknownNamespace {
@@ -111,7 +112,7 @@ export function parseListedConstraints(body: unknown): LookedUpConstraint[] {
   );
 }
 
-function controllerLookup(api: ControllerApi): ConstraintLookup {
+export function controllerLookup(api: ControllerApi): ConstraintLookup {
   // The webhook's own request: the object as the review would carry it, to the admission check.
   return async (query) => {
     // Not a request the webhook makes (it sees namespaced objects only): the object as it is.
@@ -160,6 +161,8 @@ export async function runCheck(options: CheckCommandOptions): Promise<CheckComma
   let clusterProblems: string[] = [];
   let unknownNamespaces: UnknownNamespace[] = [];
   if (options.manifests !== undefined) {
+    // The engines and the index load only for an offline check (start-up time, docs/benchmarks.md).
+    const { loadOfflineCluster, indexLookup } = offlineEngines();
     const cluster = await loadOfflineCluster(options.manifests, options.paramKinds ?? []);
     // Namespaces created by the checked manifests carry the labels cluster-wide policies select on.
     cluster.add(objects.map(({ object }) => object).filter((object) => object.kind === 'Namespace'));
@@ -189,5 +192,6 @@ export async function runCheck(options: CheckCommandOptions): Promise<CheckComma
     skippedFiles,
     unknownNamespaces,
     exitCode: checkExitCode(rejections, findings, options.failOn),
+    contents: new Map(parsed.map(({ file, content }) => [file, content])),
   };
 }

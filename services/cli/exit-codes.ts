@@ -1,5 +1,4 @@
 import { UsageError } from '../flags/command-line';
-import { wrapText } from './output';
 
 // Exit codes of `forewarn` (docs/cli.md). `check` uses 3 for an object that will be rejected and 1
 // for the other findings about an object (audited, warned, not evaluated), so a CI step can tell
@@ -45,6 +44,27 @@ export const EXIT_CODE_MEANINGS: ReadonlyArray<{ code: ExitCode; meaning: string
       'the controller or the file system could not answer: unreachable, not ready, not found, unreadable',
   },
 ];
+
+/**
+ * Words of `text` on lines of at most `width` characters, the first after `first`, the others
+ * after `rest`. Here rather than output.ts's wrapText: help must not load the output module,
+ * which the CLI loads lazily.
+ */
+function wrapText(text: string, width: number, first: string, rest = first): string[] {
+  const lines: string[] = [];
+  let line = first;
+  let empty = true;
+  for (const word of text.split(' ')) {
+    if (!empty && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = rest;
+      empty = true;
+    }
+    line += (empty ? '' : ' ') + word;
+    empty = false;
+  }
+  return [...lines, line];
+}
 
 /** The width commander wraps its own help at: the exit codes follow it. */
 const HELP_WIDTH = 80;

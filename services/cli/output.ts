@@ -1,11 +1,12 @@
 import { stringify } from 'yaml';
 import type { Severity } from '../model/api';
+import { decideColour } from './colour-mode';
+import { OUTPUT_FORMATS, type OutputFormat } from './output-formats';
 
-// Output formats and terminal styling. Colour only when the stream is a terminal and NO_COLOR is
-// not set (https://no-color.org), so pipes, files and CI logs get plain text.
+// Output formats and terminal styling. Colour as colour-mode.ts decides (by default only on a
+// terminal without NO_COLOR), so pipes, files and CI logs get plain text.
 
-export const OUTPUT_FORMATS = ['table', 'json', 'yaml'] as const;
-export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+export { OUTPUT_FORMATS, type OutputFormat };
 
 export interface OutputStream {
   write(text: string): unknown;
@@ -26,8 +27,9 @@ export function wrapWidth(stream: OutputStream, env: NodeJS.ProcessEnv): number 
   return Number.isInteger(columns) && columns > 0 ? Math.max(columns, MINIMUM_WRAP_WIDTH) : undefined;
 }
 
+/** `--color=auto`: FORCE_COLOR, then NO_COLOR, then whether the stream is a terminal (colour-mode.ts). */
 export function shouldColour(stream: OutputStream, env: NodeJS.ProcessEnv): boolean {
-  return stream.isTTY === true && (env.NO_COLOR === undefined || env.NO_COLOR === '');
+  return decideColour('auto', stream, env);
 }
 
 const ANSI = {

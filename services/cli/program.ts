@@ -1,9 +1,9 @@
-import { Command, CommanderError, Option } from 'commander';
+import { Argument, Command, CommanderError, Option } from 'commander';
 import { addFlags, applyEnvironment, flag, flagValues, UsageError } from '../flags/command-line';
 import { isDns1123Label } from '../model/kubernetes';
 import { packageVersion } from '../model/package-version';
-import { runCheck, type CheckCommandResult } from './check-command';
-import { createControllerApi, parseControllerUrl, type ControllerApi } from './controller-api';
+import type { CheckCommandResult } from './check-command';
+import type { ControllerApi } from './controller-api';
 import {
   CliError,
   EXIT_CODES,
@@ -13,34 +13,35 @@ import {
   type ExitCode,
   type FailOn,
 } from './exit-codes';
+import type { OutputStream, Style } from './output';
 import {
-  createStyle,
-  wrapWidth,
-  formatData,
+  CHECK_OUTPUT_FORMATS,
+  isCheckOutputFormat,
   OUTPUT_FORMATS,
-  shouldColour,
+  type CheckOutputFormat,
   type OutputFormat,
-  type OutputStream,
-} from './output';
-import { renderCheckTable } from './render-check';
-import { parseConstraintView, parseReferencedConstraint, parseReport } from './wire-schemas';
-import { renderConstraintTable, renderReferenceTable, renderReportTable } from './render-views';
-import { isOpaqueReference } from '../model/opaque-reference';
+} from './output-formats';
+import { COLOUR_MODES, decideColour, type ColourMode } from './colour-mode';
+import { COMPLETION_SHELLS, type CompletionShell } from './completion';
 import { errorMessage } from '../model/error-message';
 import { parseBoolean } from '../flags/values';
-import { currentContextToken, requireSafeUrlForCredentials } from './kube-credentials';
+import { lazy } from './lazy-modules';
 import { withoutTerminalControls } from './terminal-text';
 import { ParamKindError, parseParamKinds, type ParamKindResource } from '../model/param-kinds';
 import { addImpactCommand, addRisksCommand } from './risks-command';
 
 // `forewarn`: the command line of Forewarn (docs/cli.md). Runs against an injected environment
-// (argv, streams, env) and returns the exit code, so tests and main.ts share one path.
+// (argv, streams, env) and returns the exit code, so tests and main.ts share one path. Engines,
+// parsers, schemas and the HTTP client are loaded inside the actions that use them (lazy-modules.ts):
+// `--help` and `--version` load commander and little else (docs/benchmarks.md, start-up).
 
 export interface CliEnvironment {
   stdout: OutputStream;
   stderr: OutputStream;
   env: NodeJS.ProcessEnv;
   readStdin(): Promise<string>;
+  /** How help and errors name the program: `kubectl forewarn` when run as a kubectl plugin. */
+  programName?: string;
 }
 
 /** The global flags of every subcommand. */
@@ -54,8 +55,14 @@ const GLOBAL_FLAGS = {
   output: flag({
     flags: '-o, --output <format>',
     help: 'output format',
-    choices: OUTPUT_FORMATS,
-    default: 'table' as OutputFormat,
+    choices: [...OUTPUT_FORMATS, ...CHECK_OUTPUT_FORMATS],
+    default: 'table' as OutputFormat | CheckOutputFormat,
+  }),
+  color: flag({
+    flags: '--color <when>',
+    help: 'colour tables: auto (on a terminal, unless NO_COLOR is set; FORCE_COLOR forces it), always or never',
+    choices: COLOUR_MODES,
+    default: 'auto' as ColourMode,
   }),
   timeout: flag({ flags: '--timeout <seconds>', help: 'how long to wait for the controller', default: '10' }),
   asMe: flag({
@@ -88,7 +95,8 @@ interface ProgramContext {
   environment: CliEnvironment;
   controller: () => ControllerApi;
   print: (value: unknown, table: () => string) => void;
-  style: () => ReturnType<typeof createStyle>;
+  style: () => Style;
+  outputFormat: () => OutputFormat | CheckOutputFormat;
   setExitCode: (code: ExitCode) => void;
 }
 
@@ -108,6 +116,35 @@ function writeCheckNotes(result: CheckCommandResult, stderr: OutputStream): void
   for (const skipped of result.skippedFiles)
     stderr.write(`note: ${skipped.file}: skipped, ${skipped.reason}\n`);
   for (const unknown of result.unknownNamespaces) stderr.write(`warning: ${unknown.message}\n`);
+}
+
+/** `check`'s output: notes on stderr, then the CI format, or the table/JSON/YAML, and the exit code. */
+function printCheckResult(result: CheckCommandResult, context: ProgramContext): void {
+  writeCheckNotes(result, context.environment.stderr);
+  const format = context.outputFormat();
+  if (isCheckOutputFormat(format)) {
+    const { renderCheckFormat } = lazy.ciFormats();
+    context.environment.stdout.write(renderCheckFormat(format, result, packageVersion()));
+    return;
+  }
+  const critical = result.reports.reduce((sum, report) => sum + report.criticalCount, 0);
+  const warnings = result.reports.reduce((sum, report) => sum + report.warningCount, 0);
+  const data = {
+    reports: result.reports,
+    criticalCount: critical,
+    warningCount: warnings,
+    skippedFiles: result.skippedFiles,
+    unknownNamespaces: result.unknownNamespaces,
+  };
+  context.print(data, () =>
+    lazy
+      .renderCheck()
+      .renderCheckTable(
+        result.reports,
+        context.style(),
+        lazy.output().wrapWidth(context.environment.stdout, context.environment.env),
+      ),
+  );
 }
 
 function addCheckCommand(program: Command, context: ProgramContext): void {
@@ -162,6 +199,7 @@ function addCheckCommand(program: Command, context: ProgramContext): void {
           );
         if (options.filename === undefined)
           throw usageError("required option '-f, --filename <path...>' not specified");
+        const { runCheck } = lazy.checkCommand();
         const result = await runCheck({
           filenames: options.filename,
           manifests: options.manifests,
@@ -171,59 +209,32 @@ function addCheckCommand(program: Command, context: ProgramContext): void {
           controller: context.controller,
           readStdin: context.environment.readStdin,
         });
-        writeCheckNotes(result, context.environment.stderr);
-        const critical = result.reports.reduce((sum, report) => sum + report.criticalCount, 0);
-        const warnings = result.reports.reduce((sum, report) => sum + report.warningCount, 0);
-        const data = {
-          reports: result.reports,
-          criticalCount: critical,
-          warningCount: warnings,
-          skippedFiles: result.skippedFiles,
-          unknownNamespaces: result.unknownNamespaces,
-        };
-        context.print(data, () =>
-          renderCheckTable(
-            result.reports,
-            context.style(),
-            wrapWidth(context.environment.stdout, context.environment.env),
-          ),
-        );
+        printCheckResult(result, context);
         context.setExitCode(result.exitCode);
       },
     );
 }
 
-function buildProgram(environment: CliEnvironment, setExitCode: (code: ExitCode) => void): Command {
-  const program = new Command('forewarn')
-    .description(
-      'Shows the policies that constrain a Kubernetes namespace and the admission warnings a manifest would get.',
-    )
-    .version(packageVersion(), '--version', 'print the version');
-  addFlags(program, GLOBAL_FLAGS).showSuggestionAfterError().addHelpText('after', `\n${exitCodesHelp()}`);
-
-  // The environment given to runCli, not process.env, sets the global flags the command line left out.
-  program.hook('preAction', () => applyEnvironment(program, GLOBAL_FLAGS, environment.env));
-  const globals = () => flagValues(program, GLOBAL_FLAGS);
-  const style = () => createStyle(shouldColour(environment.stdout, environment.env));
-  const controller = () => {
-    const url = parseControllerUrl(globals().url);
-    if (globals().asMe) requireSafeUrlForCredentials(url);
-    const bearerToken = globals().asMe ? () => currentContextToken(environment.env) : undefined;
-    return createControllerApi(url, parseTimeoutSeconds(globals().timeout), bearerToken);
-  };
-  const print = (value: unknown, table: () => string) => {
-    const format = globals().output;
-    environment.stdout.write(format === 'table' ? table() : formatData(value, format));
-  };
-
+/** `report` and `get`: views of the controller's index. */
+function addViewCommands(program: Command, context: ProgramContext): void {
+  const { controller, print, style } = context;
   program
     .command('report')
     .description('list every constraint that applies to a namespace')
     .option('-n, --namespace <namespace>', 'namespace', 'default')
     .action(async (options: { namespace: string }) => {
       const namespace = requireNamespace(options.namespace);
+      const { parseReport } = lazy.wireSchemas();
       const report = parseReport(await controller().getJson(`resources/reports/${namespace}`));
-      print(report, () => renderReportTable(report, style(), wrapWidth(environment.stdout, environment.env)));
+      print(report, () =>
+        lazy
+          .renderViews()
+          .renderReportTable(
+            report,
+            style(),
+            lazy.output().wrapWidth(context.environment.stdout, context.environment.env),
+          ),
+      );
     });
 
   program
@@ -239,6 +250,9 @@ function buildProgram(environment: CliEnvironment, setExitCode: (code: ExitCode)
     )
     .action(
       async (namespaceArgument: string | undefined, name: string | undefined, options: { ref?: string }) => {
+        const { parseConstraintView, parseReferencedConstraint } = lazy.wireSchemas();
+        const { renderConstraintTable, renderReferenceTable } = lazy.renderViews();
+        const { isOpaqueReference } = lazy.opaqueReference();
         if (options.ref !== undefined) {
           if (namespaceArgument !== undefined)
             throw usageError('--ref names the constraint by itself: give no namespace or name with it');
@@ -247,9 +261,9 @@ function buildProgram(environment: CliEnvironment, setExitCode: (code: ExitCode)
               `--ref ${JSON.stringify(options.ref)} is not a reference; expected fw- and 16 hex digits`,
             );
           const referenced = parseReferencedConstraint(
-            await controller().getJson(`resources/references/${options.ref}`),
+            await context.controller().getJson(`resources/references/${options.ref}`),
           );
-          print(referenced, () => renderReferenceTable(referenced, style()));
+          context.print(referenced, () => renderReferenceTable(referenced, context.style()));
           return;
         }
         if (namespaceArgument === undefined || name === undefined)
@@ -257,16 +271,78 @@ function buildProgram(environment: CliEnvironment, setExitCode: (code: ExitCode)
         const namespace = requireNamespace(namespaceArgument);
         const encodedName = name.split('/').map(encodeURIComponent).join('/');
         const view = parseConstraintView(
-          await controller().getJson(`resources/constraints/${namespace}/${encodedName}`),
+          await context.controller().getJson(`resources/constraints/${namespace}/${encodedName}`),
         );
-        print(view, () => renderConstraintTable(view, style()));
+        context.print(view, () => renderConstraintTable(view, context.style()));
       },
     );
+}
 
-  addCheckCommand(program, { environment, controller, print, style, setExitCode });
-  addRisksCommand(program, { environment, controller, print, style, setExitCode });
-  addImpactCommand(program, { environment, controller, print, style, setExitCode });
+function buildProgram(environment: CliEnvironment, setExitCode: (code: ExitCode) => void): Command {
+  const program = new Command(environment.programName ?? 'forewarn')
+    .description(
+      'Shows the policies that constrain a Kubernetes namespace and the admission warnings a manifest would get.',
+    )
+    .version(packageVersion(), '--version', 'print the version');
+  addFlags(program, GLOBAL_FLAGS)
+    .addOption(new Option('--no-color', 'same as --color=never'))
+    .showSuggestionAfterError()
+    .addHelpText('after', `\n${exitCodesHelp()}`);
+
+  // The environment given to runCli, not process.env, sets the global flags the command line left out.
+  program.hook('preAction', (_program, action) => {
+    applyEnvironment(program, GLOBAL_FLAGS, environment.env);
+    const format = flagValues(program, GLOBAL_FLAGS).output;
+    // Refused before any request: the CI formats describe findings, which only check has.
+    if (isCheckOutputFormat(format) && action.name() !== 'check')
+      throw usageError(`-o ${format} is a format of check; ${action.name()} prints table, json or yaml`);
+  });
+  const globals = () => flagValues(program, GLOBAL_FLAGS);
+  // `--no-color` sets the value false; otherwise one of COLOUR_MODES.
+  const colourMode = (): ColourMode =>
+    program.getOptionValue('color') === false ? 'never' : globals().color;
+  const style = () =>
+    lazy.output().createStyle(decideColour(colourMode(), environment.stdout, environment.env));
+  const controller = (): ControllerApi => {
+    const { createControllerApi, parseControllerUrl } = lazy.controllerApi();
+    const url = parseControllerUrl(globals().url);
+    if (!globals().asMe) return createControllerApi(url, parseTimeoutSeconds(globals().timeout));
+    const { currentContextToken, requireSafeUrlForCredentials } = lazy.kubeCredentials();
+    requireSafeUrlForCredentials(url);
+    return createControllerApi(url, parseTimeoutSeconds(globals().timeout), () =>
+      currentContextToken(environment.env),
+    );
+  };
+  const outputFormat = () => globals().output;
+  const print = (value: unknown, table: () => string) => {
+    const format = outputFormat();
+    if (isCheckOutputFormat(format)) throw new Error(`-o ${format} reached print`);
+    const { formatData } = lazy.output();
+    environment.stdout.write(format === 'table' ? table() : formatData(value, format));
+  };
+
+  const context: ProgramContext = { environment, controller, print, style, outputFormat, setExitCode };
+  addViewCommands(program, context);
+  addCheckCommand(program, context);
+  addRisksCommand(program, context);
+  addImpactCommand(program, context);
+  addCompletionCommand(program, environment);
   return program;
+}
+
+/** `completion bash|zsh|fish`: made from the program's own commands and flags (completion.ts). */
+function addCompletionCommand(program: Command, environment: CliEnvironment): void {
+  program
+    .command('completion')
+    .description('print a shell completion script (bash: source <(forewarn completion bash); docs/cli.md)')
+    .addArgument(new Argument('<shell>', 'the shell').choices(COMPLETION_SHELLS))
+    .action((shell: CompletionShell) => {
+      const { completionScript, completionSpecOf } = lazy.completion();
+      const spec = completionSpecOf(program, ['forewarn', 'kubectl-forewarn'], {
+        completion: COMPLETION_SHELLS,
+      });
+      environment.stdout.write(completionScript(shell, spec));
+    });
 }
 
 export async function runCli(argv: readonly string[], environment: CliEnvironment): Promise<ExitCode> {

@@ -1,16 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
-import { z } from 'zod';
 import { isDns1123Label } from '../model/kubernetes';
 import { errorMessage } from '../model/error-message';
-import { parseManifest } from '../controller/sources/manifest-parsing';
-import {
-  computeImpact,
-  ImpactRequestError,
-  proposedObjectsOf,
-  type ImpactReport,
-} from '../controller/risks/impact';
-import { buildRisksReport, type RisksReport } from '../controller/risks/risk-view';
+import type { ImpactReport } from '../controller/risks/impact';
+import type { RisksReport } from '../controller/risks/risk-view';
 import type { ControllerApi } from './controller-api';
 import {
   checkExitCode,
@@ -21,9 +14,10 @@ import {
   type ExitCode,
   type FailOn,
 } from './exit-codes';
-import { loadOfflineCluster, type OfflineCluster } from './offline-index';
-import { wrapWidth, type createStyle, type OutputStream } from './output';
-import { renderImpactTable, renderRisksTable } from './render-risks';
+import type { OfflineCluster } from './offline-index';
+import type { createStyle, OutputStream } from './output';
+// Engines, parsers and tables load when a command runs, not with the program (start-up, lazy-modules.ts).
+import { lazy } from './lazy-modules';
 
 // `forewarn risks` and `forewarn impact` (issue 35, docs/cli.md): the running workloads that would be
 // rejected on their next apply, and what a proposed policy would reject, against a controller or
@@ -40,63 +34,6 @@ export interface RiskCommandContext {
 }
 
 // The controller's answers, checked before rendering (unknown fields pass through to -o json).
-const finding = z
-  .object({
-    name: z.string(),
-    severity: z.enum(['Critical', 'Warning', 'Info']),
-    summary: z.string(),
-    verdict: z.string(),
-    sourceKind: z.string(),
-    remediationHint: z.string(),
-    evidence: z.array(z.object({ path: z.string(), message: z.string() }).passthrough()),
-  })
-  .passthrough();
-const workload = z
-  .object({
-    kind: z.string(),
-    apiVersion: z.string(),
-    namespace: z.string(),
-    name: z.string(),
-    findings: z.array(finding),
-  })
-  .passthrough();
-const risksSchema = z
-  .object({
-    namespace: z.string(),
-    atRiskCount: z.number(),
-    warnedCount: z.number(),
-    evaluated: z.boolean(),
-    workloads: z.array(workload.extend({ outcome: z.enum(['rejected', 'warned']) }).passthrough()),
-  })
-  .passthrough();
-const impactSchema = z
-  .object({
-    proposed: z.array(z.object({ kind: z.string(), name: z.string() }).passthrough()),
-    evaluatedWorkloads: z.number(),
-    newlyRejectedCount: z.number(),
-    newlyWarnedCount: z.number(),
-    noLongerRejectedCount: z.number(),
-    namespaces: z.array(
-      z
-        .object({
-          namespace: z.string(),
-          workloads: z.array(
-            workload.extend({ change: z.enum(['newly-rejected', 'newly-warned', 'no-longer-rejected']) }),
-          ),
-        })
-        .passthrough(),
-    ),
-  })
-  .passthrough();
-
-function validated<T>(schema: z.ZodType<T, z.ZodTypeDef, unknown>, body: unknown, what: string): T {
-  const result = schema.safeParse(body);
-  if (result.success) return result.data;
-  throw unavailableError(
-    `the controller answered with something that is not ${what} (${result.error.issues[0]?.message}); do the versions match?`,
-  );
-}
-
 function requireNamespace(namespace: string): string {
   if (!isDns1123Label(namespace))
     throw usageError(
@@ -114,7 +51,7 @@ function manifestsOrUrl(program: Command, manifests: string | undefined): void {
 
 /** Every workload of DIR evaluated once, synchronously (nothing else waits in a one-shot command). */
 async function evaluatedOffline(directory: string): Promise<OfflineCluster> {
-  const cluster = await loadOfflineCluster(directory);
+  const cluster = await lazy.offlineIndex().loadOfflineCluster(directory);
   cluster.risks.start();
   cluster.risks.evaluatePendingNow();
   cluster.risks.stop();
@@ -122,7 +59,9 @@ async function evaluatedOffline(directory: string): Promise<OfflineCluster> {
 }
 
 function offlineRisks(cluster: OfflineCluster, namespaces: readonly string[]): RisksReport[] {
-  return namespaces.map((namespace) => buildRisksReport(cluster.risks, namespace, 'full', new Date()));
+  return namespaces.map((namespace) =>
+    lazy.riskView().buildRisksReport(cluster.risks, namespace, 'full', new Date()),
+  );
 }
 
 function risksExitCode(reports: readonly RisksReport[], failOn: FailOn): ExitCode {
@@ -166,11 +105,15 @@ export function addRisksCommand(program: Command, context: RiskCommandContext): 
           if (options.allNamespaces)
             throw usageError('--all-namespaces goes with --manifests; ask a controller with -n');
           const body = await context.controller().getJson(`resources/risks/${namespace}`);
-          reports = [validated(risksSchema, body, 'a risks report') as unknown as RisksReport];
+          reports = [
+            lazy
+              .riskSchemas()
+              .validated(lazy.riskSchemas().risksSchema, body, 'a risks report') as unknown as RisksReport,
+          ];
         }
-        const width = wrapWidth(context.environment.stdout, context.environment.env);
+        const width = lazy.output().wrapWidth(context.environment.stdout, context.environment.env);
         context.print(options.allNamespaces ? { reports } : reports[0], () =>
-          renderRisksTable(reports, context.style(), width),
+          lazy.renderRisks().renderRisksTable(reports, context.style(), width),
         );
         context.setExitCode(risksExitCode(reports, options.failOn));
       },
@@ -188,7 +131,7 @@ async function readPolicies(filenames: readonly string[], readStdin: () => Promi
       if (code === 'ENOENT') throw usageError(`-f ${file}: no such file`);
       throw unavailableError(`cannot read ${file}: ${errorMessage(error)}`);
     }
-    const parsed = parseManifest(file, content);
+    const parsed = lazy.manifestParsing().parseManifest(file, content);
     if (parsed.problems.length > 0)
       throw usageError(
         parsed.problems.map((problem) => `${problem.file}:${problem.line}: ${problem.message}`).join('\n'),
@@ -196,9 +139,9 @@ async function readPolicies(filenames: readonly string[], readStdin: () => Promi
     objects.push(...parsed.objects);
   }
   try {
-    return proposedObjectsOf({ objects });
+    return lazy.impact().proposedObjectsOf({ objects });
   } catch (error) {
-    if (error instanceof ImpactRequestError) throw usageError(error.message);
+    if (error instanceof lazy.impact().ImpactRequestError) throw usageError(error.message);
     throw error;
   }
 }
@@ -221,7 +164,7 @@ export function addImpactCommand(program: Command, context: RiskCommandContext):
       let report: ImpactReport;
       if (options.manifests !== undefined) {
         const cluster = await evaluatedOffline(options.manifests);
-        report = await computeImpact(
+        report = await lazy.impact().computeImpact(
           {
             index: cluster.index,
             ingestor: cluster.ingestor,
@@ -232,10 +175,12 @@ export function addImpactCommand(program: Command, context: RiskCommandContext):
         );
       } else {
         const body = await context.controller().postJson('/api/v1/impact', { objects });
-        report = validated(impactSchema, body, 'an impact report') as unknown as ImpactReport;
+        report = lazy
+          .riskSchemas()
+          .validated(lazy.riskSchemas().impactSchema, body, 'an impact report') as unknown as ImpactReport;
       }
-      const width = wrapWidth(context.environment.stdout, context.environment.env);
-      context.print(report, () => renderImpactTable(report, context.style(), width));
+      const width = lazy.output().wrapWidth(context.environment.stdout, context.environment.env);
+      context.print(report, () => lazy.renderRisks().renderImpactTable(report, context.style(), width));
       context.setExitCode(
         options.failOn === 'never'
           ? EXIT_CODES.ok

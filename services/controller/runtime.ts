@@ -25,6 +25,7 @@ import { kubernetesAccessReviewer, type ReviewAccess } from './http/access-revie
 import { createCallerReadAccess, type CallerReadAccess } from './http/caller-read-access';
 import { kubernetesTokenReviewer } from './http/token-review';
 import { regoEngine } from './verdicts/gatekeeper/rego-engine';
+import { evaluationIsolate, lateEvaluationIsolate } from './verdicts/guard/evaluation-isolate';
 import { compileTemplateOnArrival } from './verdicts/gatekeeper/template-preparation';
 import type { RiskTracker } from './risks/risk-tracker';
 import { wireRisks } from './risk-wiring';
@@ -221,6 +222,9 @@ function createIngestion(config: ControllerConfig, logger: Logger, clock: () => 
   );
   // Gatekeeper templates' Rego compiles in the background as templates arrive (before the source starts).
   regoEngine.configure(config.opaPath);
+  // The evaluation isolate (Rego, JMESPath) starts now, so that no admission waits for it to start.
+  void evaluationIsolate.started();
+  void lateEvaluationIsolate.started();
   if (regoEngine.opa === undefined)
     logger.warn(
       { opaPath: config.opaPath ?? null },

@@ -1,6 +1,6 @@
 import { Command, CommanderError, Help, InvalidArgumentError, Option } from 'commander';
 import type { LevelWithSilent } from 'pino';
-import { isLogLevel } from '../logging/logger';
+import { isLogLevel } from '../logging/log-levels';
 import { errorMessage } from '../model/error-message';
 
 // One way to declare a flag for every Forewarn process: name, environment variable, parser, default

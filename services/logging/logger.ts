@@ -5,19 +5,7 @@ import pino, { type Logger, type LevelWithSilent } from 'pino';
 
 export type { Logger };
 
-export const LOG_LEVELS: readonly LevelWithSilent[] = [
-  'fatal',
-  'error',
-  'warn',
-  'info',
-  'debug',
-  'trace',
-  'silent',
-];
-
-export function isLogLevel(value: string): value is LevelWithSilent {
-  return (LOG_LEVELS as readonly string[]).includes(value);
-}
+export { LOG_LEVELS, isLogLevel } from './log-levels';
 
 export interface LoggerOptions {
   service: 'controller' | 'webhook' | 'cli';

@@ -1,6 +1,5 @@
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { workerEntry } from '../worker-entry';
 import { parseManifest, type ParsedManifest, type ParseManifestOptions } from './manifest-parsing';
 
 // Parsing a large manifest takes seconds on a busy node (about 3 s for 1 MiB), and the controller
@@ -17,25 +16,6 @@ export const ISOLATED_PARSING_LIMITS = {
   workerDeadlineMs: 30_000,
 } as const;
 
-const compiledWorker = path.join(__dirname, 'manifest-parse-worker.js');
-const sourceWorker = path.join(__dirname, 'manifest-parse-worker.ts');
-
-/**
- * How to start the worker: the compiled file in a build; from the TypeScript sources (jest runs
- * them untranspiled on disk) through swc, the test toolchain's compiler, registered for `.ts`.
- */
-function workerEntry(): { script: string; eval: boolean } {
-  if (existsSync(compiledWorker)) return { script: compiledWorker, eval: false };
-  const bootstrap = `
-    const swc = require(${JSON.stringify(require.resolve('@swc/core'))});
-    require.extensions['.ts'] = (module, filename) => {
-      const options = { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } };
-      module._compile(swc.transformFileSync(filename, options).code, filename);
-    };
-    require(${JSON.stringify(sourceWorker)});`;
-  return { script: bootstrap, eval: true };
-}
-
 function failure(file: string, message: string): ParsedManifest {
   return { objects: [], problems: [{ file, line: 1, message }] };
 }
@@ -45,7 +25,7 @@ function parseInWorker(
   content: string,
   options: ParseManifestOptions,
 ): Promise<ParsedManifest> {
-  const entry = workerEntry();
+  const entry = workerEntry(__dirname, 'manifest-parse-worker');
   const worker = new Worker(entry.script, {
     eval: entry.eval,
     workerData: { file, content, options },

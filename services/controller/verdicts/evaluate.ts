@@ -15,6 +15,7 @@ import {
   DEFAULT_EVALUATION_LIMITS,
   EvaluationAborted,
   EvaluationGuard,
+  underGuard,
   type EvaluationLimits,
 } from './guard/evaluation-guard';
 import {
@@ -122,7 +123,18 @@ export function evaluateVerdicts(
   limits: EvaluationLimits = DEFAULT_EVALUATION_LIMITS,
 ): ConstraintVerdict[] {
   // A guard given by the caller has already counted the object's preparation (defaulting).
-  const guarded: VerdictContext = { ...context, guard: context.guard ?? new EvaluationGuard(limits) };
+  const guarded: VerdictContext = {
+    ...context,
+    guard: context.guard ?? new EvaluationGuard(limits),
+    constraints,
+  };
+  return underGuard(guarded.guard, () => verdictsUnderGuard(constraints, guarded));
+}
+
+function verdictsUnderGuard(
+  constraints: readonly Constraint[],
+  guarded: VerdictContext,
+): ConstraintVerdict[] {
   const verdicts: ConstraintVerdict[] = [];
   let stopped: EvaluationAborted | undefined;
   let first = true;

@@ -82,6 +82,11 @@ export interface VerdictContext {
   index: VerdictIndex;
   /** Bounds the time and work of this object's evaluation (guard/evaluation-guard.ts). */
   guard: EvaluationGuard;
+  /**
+   * Every constraint evaluated for this object: evaluators that run in the evaluation isolate send
+   * the object's others along in the same call (gatekeeper/rego-template.ts).
+   */
+  constraints?: readonly Constraint[];
 }
 
 export type ConstraintEvaluator = (

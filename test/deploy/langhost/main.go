@@ -11,7 +11,8 @@
 //     folder with its own node_modules works, wherever it is), the entry point is `main:` or "." (the
 //     runner then takes package.json's `main`), TypeScript runs through the SDK's ts-node support, and
 //     runtime options typescript, tsconfig and nodeargs are honoured;
-//   - RunPlugin (nodejs): runs a source-based component plugin with @pulumi/pulumi/cmd/run-plugin;
+//   - RunPlugin (nodejs): runs a source-based component plugin with @pulumi/pulumi/cmd/run-plugin, and a
+//     policy pack (kind "analyzer", `pulumi preview --policy-pack`) with @pulumi/pulumi/cmd/run-policy-pack;
 //   - GeneratePackage and Link (python): the CLI's own Python code generator (pkg/v3/codegen/python),
 //     then a requirements.txt entry; InstallDependencies (python) pip-installs requirements.txt.
 //

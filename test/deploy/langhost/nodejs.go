@@ -179,7 +179,7 @@ func (w streamWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// runNodejsPlugin runs a source-based component plugin: @pulumi/pulumi's run-plugin loads the
+// runNodejsPlugin runs a source-based component plugin (or a policy pack, below): @pulumi/pulumi's run-plugin loads the
 // directory's package.json entry and hosts the components it exports; the engine reads the provider's
 // port from the streamed standard output.
 func runNodejsPlugin(req *pulumirpc.RunPluginRequest, stream pulumirpc.LanguageRuntime_RunPluginServer) error {
@@ -187,13 +187,24 @@ func runNodejsPlugin(req *pulumirpc.RunPluginRequest, stream pulumirpc.LanguageR
 	if req.Info != nil && req.Info.ProgramDirectory != "" {
 		directory = req.Info.ProgramDirectory
 	}
-	runner, err := locateSDKModule(stream.Context(), directory, "@pulumi/pulumi/cmd/run-plugin")
+	// A Node.js policy pack (`pulumi preview --policy-pack DIR`) comes as kind "analyzer": as Pulumi's own
+	// host does, it runs @pulumi/pulumi's run-policy-pack with the engine's arguments first and the pack's
+	// folder last, in the pack's folder (@pulumi/policy reads the pack's version from ./package.json).
+	module, analyzer := "@pulumi/pulumi/cmd/run-plugin", req.Kind == "analyzer"
+	if analyzer {
+		module = "@pulumi/pulumi/cmd/run-policy-pack"
+	}
+	runner, err := locateSDKModule(stream.Context(), directory, module)
 	if err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(stream.Context(), "node", append([]string{runner, directory}, req.Args...)...)
+	args := append([]string{runner, directory}, req.Args...)
+	if analyzer {
+		args = append(append([]string{runner}, req.Args...), directory)
+	}
+	cmd := exec.CommandContext(stream.Context(), "node", args...)
 	cmd.Dir = directory
-	if req.Pwd != "" {
+	if req.Pwd != "" && !analyzer {
 		cmd.Dir = req.Pwd
 	}
 	cmd.Env = append(os.Environ(), req.Env...)

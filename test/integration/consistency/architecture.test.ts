@@ -74,6 +74,14 @@ const ALLOWED: Record<string, readonly string[]> = {
       (folder) => `controller/${folder}`,
     ),
   ],
+  // The Pulumi policy pack (policy-pack/ in the package) is another front end of the CLI's check:
+  // it runs `forewarn check`'s lookups and texts inside `pulumi preview`.
+  'policy-pack': [
+    'model',
+    'logging',
+    'cli',
+    ...['adapters', 'index', 'missing', 'sources', 'views', 'check'].map((folder) => `controller/${folder}`),
+  ],
   // Infra ships as a package: it may use the model and the flag value rules, never a service.
   infra: ['model', 'flags'],
 };

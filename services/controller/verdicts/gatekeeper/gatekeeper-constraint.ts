@@ -1,18 +1,20 @@
 import type { ConstraintDraft as Constraint } from '../../../model/constraint';
 import {
+  GATEKEEPER_CONSTRAINT_GROUP,
   GATEKEEPER_TEMPLATE_GROUP,
   GatekeeperShapeError,
   readConstraintTemplate,
   templateNameOf,
   type ConstraintTemplateCode,
 } from '../../../model/gatekeeper';
-import type { KubernetesObject } from '../../../model/kubernetes';
+import { groupOf, type KubernetesObject } from '../../../model/kubernetes';
+import { factOfEvaluation } from '../evaluation-memo';
 import { detail, objectName, text } from '../../../model/text';
 import { NOT_APPLICABLE, unknown, type VerdictContext, type VerdictOutcome } from '../types';
 import { evaluateCelTemplate } from './cel-template';
 import { constraintSelects } from './constraint-match';
 import { regoEngine, type RegoEngine } from './rego-engine';
-import { evaluateRegoTemplate } from './rego-template';
+import { evaluateRegoTemplate, type RegoConstraint } from './rego-template';
 
 // A Gatekeeper constraint's verdict: does its match select the object, and does its template's
 // code (CEL on the CEL evaluator, Rego on OPA) find violations? The template is the indexed
@@ -37,13 +39,46 @@ function templateCode(template: KubernetesObject): ConstraintTemplateCode | { er
   return code;
 }
 
+/** Whether the constraint's match selects the object, decided once per object. */
+function selectionOf(
+  source: KubernetesObject,
+  context: VerdictContext,
+): ReturnType<typeof constraintSelects> {
+  return factOfEvaluation(context.guard, 'gatekeeper-match', source, () =>
+    constraintSelects(source, context),
+  );
+}
+
+/** The object's Gatekeeper constraints that select it and whose template is in Rego. */
+function regoConstraintsOf(context: VerdictContext): RegoConstraint[] {
+  const found: RegoConstraint[] = [];
+  for (const constraint of context.constraints ?? []) {
+    if (
+      constraint.adapter !== 'policyengine' ||
+      groupOf(constraint.source.apiVersion) !== GATEKEEPER_CONSTRAINT_GROUP
+    )
+      continue;
+    const source = context.index.sourceOf(constraint);
+    if (!source || selectionOf(source, context) !== 'selected') continue;
+    const template = context.index.find(
+      GATEKEEPER_TEMPLATE_GROUP,
+      'ConstraintTemplate',
+      null,
+      templateNameOf(source.kind ?? ''),
+    );
+    const code = template ? templateCode(template) : undefined;
+    if (code && !('error' in code) && !code.cel && code.rego) found.push({ source, code: code.rego });
+  }
+  return found;
+}
+
 export function evaluateGatekeeperConstraint(
   _constraint: Constraint,
   source: KubernetesObject,
   context: VerdictContext,
   engine: RegoEngine = regoEngine,
 ): VerdictOutcome {
-  const selection = constraintSelects(source, context);
+  const selection = selectionOf(source, context);
   if (selection === 'not-selected') return NOT_APPLICABLE;
   if (selection === 'undecided')
     return unknown(
@@ -64,7 +99,7 @@ export function evaluateGatekeeperConstraint(
   const outcome = code.cel
     ? evaluateCelTemplate(code.cel, templateName, source, context)
     : code.rego
-      ? evaluateRegoTemplate(code.rego, source, context, engine)
+      ? evaluateRegoTemplate(code.rego, source, context, engine, () => regoConstraintsOf(context))
       : { unknown: text`its ConstraintTemplate has no code for admission` };
   if ('matched' in outcome) return NOT_APPLICABLE;
   if ('unknown' in outcome) return unknown(outcome.unknown);

@@ -1,33 +1,50 @@
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { accessSync, constants } from 'node:fs';
 import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
+import { setFlagsFromString } from 'node:v8';
 import type { RegoCode } from '../../../model/gatekeeper';
+import {
+  evaluationIsolate,
+  lateEvaluationIsolate,
+  type EvaluationIsolate,
+} from '../guard/evaluation-isolate';
+import type { WasmModule } from '../guard/isolate-protocol';
 import { fileInBundle } from './bundle-file';
-import { installGoSprintf } from './rego-sprintf';
-import { REGO_HOST_BUILTINS } from './rego-builtins';
+import { runOpaWatched, type OpaLimits } from './opa-watchdog';
 
 // Gatekeeper templates' Rego run on Open Policy Agent itself (docs/decisions.md, "Gatekeeper
 // verdicts"): the real `opa` binary compiles each template to WebAssembly in a child process (so
-// the event loop never waits for a compiler), and the compiled policy is evaluated in-process with
-// the OPA project's @open-policy-agent/opa-wasm. Compiled policies are cached by the hash of their
-// code, so a template re-listed unchanged, or two templates with the same code, compile once.
+// the event loop never waits for a compiler), and the compiled policy is evaluated with the OPA
+// project's @open-policy-agent/opa-wasm in the evaluation isolate (guard/evaluation-isolate.ts: a
+// Wasm call cannot be interrupted, so it never runs on the event loop). Compiled policies are cached
+// by the hash of their code, so a template re-listed unchanged, or two templates with the same
+// code, compile once. Compilation is bounded (issue 32): opa runs under a watchdog
+// (opa-watchdog.ts) with a time and memory limit, one at a time, smallest text first, so one huge
+// template neither delays the others for long nor outlives the controller; a template whose Rego
+// is larger than MAX_REGO_BYTES is not compiled at all.
 
 /** Where the controller image installs opa (Dockerfile). */
 export const IMAGE_OPA_PATH = '/usr/local/bin/opa';
-/** A template's compilation may take this long before opa is stopped. */
-const COMPILE_TIMEOUT_MILLISECONDS = 30_000;
+/**
+ * One opa run's limits: the largest template of the Gatekeeper library compiles in about a second
+ * with 60 MiB; the limits leave ten times that, and opa's memory beside the controller's heap fits
+ * the component's default 512 MiB pod.
+ */
+export const OPA_LIMITS: OpaLimits = { timeoutMilliseconds: 15_000, memoryMegabytes: 128 };
+/**
+ * Rego text (template and libraries) compiled at most: a hundred times the library's largest
+ * template (about 6 KB); larger is `unknown` without running opa.
+ */
+export const MAX_REGO_BYTES = 256 * 1024;
 /** Compiled templates kept (a cluster has tens; revisions add up over a long run). */
 const MAX_COMPILED_TEMPLATES = 1000;
-/** Wasm memory of one policy: 320 KiB to start, 64 MiB at most (a huge object fails, not the process). */
-const MEMORY = { initial: 5, maximum: 1024 };
 
 export type CompiledRego =
   | { state: 'compiling' }
-  | { state: 'ready'; policy: LoadedPolicy; entrypoint: string }
+  /** `policy`: the name the isolate knows the compiled policy by (the hash of its code). */
+  | { state: 'ready'; policy: string; entrypoint: string }
   | { state: 'failed'; reason: string }
   | { state: 'no-opa' };
 
@@ -70,29 +87,29 @@ export function regoCodeHash(code: RegoCode): string {
     .digest('hex');
 }
 
-function runOpa(opa: string, args: string[]): Promise<{ ok: true } | { ok: false; message: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      opa,
-      args,
-      { timeout: COMPILE_TIMEOUT_MILLISECONDS, maxBuffer: 1024 * 1024 },
-      (error, _stdout, stderr) => {
-        if (!error) resolve({ ok: true });
-        else {
-          const output = String(stderr).trim() || error.message;
-          resolve({ ok: false, message: output.split('\n').slice(0, 6).join('\n') });
-        }
-      },
-    );
-  });
-}
+type OpaRun = { ok: true } | { ok: false; message: string; limit?: 'time' | 'memory' };
+
+// V8 compiles a Wasm module's functions lazily, on their first call: 40 ms for a template's first
+// evaluation here, on the evaluation's time (past the deadline on a busy machine, and again in every
+// isolate that replaces one). Compiled eagerly instead, by WebAssembly.compile on V8's background
+// threads, off the event loop; the isolates receive the compiled module.
+setFlagsFromString('--no-wasm-lazy-compilation');
+
+const webAssembly = (
+  globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WasmModule> } }
+).WebAssembly;
 
 /**
  * `opa build -t wasm` of the template and its libraries. Gatekeeper parses a template as Rego v1
  * first and falls back to v0 (unless its source says `version: v1`): so does this, with opa's
  * `--v0-compatible` for the second attempt.
  */
-async function compileToWasm(opa: string, code: RegoCode, entrypoint: string): Promise<Buffer> {
+async function compileToWasm(
+  opa: string,
+  code: RegoCode,
+  entrypoint: string,
+  limits: OpaLimits,
+): Promise<Buffer> {
   const directory = await mkdtemp(path.join(tmpdir(), 'forewarn-rego-'));
   try {
     const sources = path.join(directory, 'src');
@@ -101,18 +118,26 @@ async function compileToWasm(opa: string, code: RegoCode, entrypoint: string): P
     for (const [index, library] of code.libs.entries())
       await writeFile(path.join(sources, `lib_${index}.rego`), library);
     const bundle = path.join(directory, 'bundle.tar.gz');
-    const build = (extra: string[]) =>
-      runOpa(opa, ['build', '-t', 'wasm', '-e', entrypoint, ...extra, '-o', bundle, sources]);
+    const build = (extra: string[]): Promise<OpaRun> =>
+      runOpaWatched(opa, ['build', '-t', 'wasm', '-e', entrypoint, ...extra, '-o', bundle, sources], limits);
     // A template with neither `if` nor `contains` is v0 (v1 needs them in rule bodies and partial
     // sets): compiled as v0 first, saving a failing opa run for most installed templates.
     const v0First = code.version !== 'v1' && !V1_KEYWORDS.test([code.rego, ...code.libs].join('\n'));
     const first: string[] = v0First ? ['--v0-compatible'] : [];
     let result = await build(first);
-    if (!result.ok && code.version !== 'v1') {
+    // A run stopped at a limit is not tried again in the other syntax: it would take as long.
+    if (!result.ok && result.limit === undefined && code.version !== 'v1') {
       const other = await build(v0First ? [] : ['--v0-compatible']);
       if (other.ok) result = other;
     }
-    if (!result.ok) throw new Error(result.message);
+    if (!result.ok)
+      throw new Error(
+        result.limit === 'time'
+          ? `opa stopped at its compile time limit of ${limits.timeoutMilliseconds / 1000} s`
+          : result.limit === 'memory'
+            ? `opa stopped at its compile memory limit of ${limits.memoryMegabytes} MiB`
+            : result.message,
+      );
     const wasm = fileInBundle(await readFile(bundle), 'policy.wasm');
     if (!wasm) throw new Error('opa wrote a bundle without policy.wasm');
     return wasm;
@@ -127,10 +152,30 @@ export class RegoEngine {
   private readonly hashes = new WeakMap<RegoCode, string>();
   private readonly pending = new Set<Promise<void>>();
   private changes = 0;
-  /** One opa at a time: a cluster's templates arrive together at start, the machine keeps its cores. */
-  private queue: Promise<void> = Promise.resolve();
+  /**
+   * One opa at a time (a cluster's templates arrive together at start, the machine keeps its
+   * cores), the smallest waiting text first.
+   */
+  private readonly waiting: Array<{ size: number; start: () => Promise<void> }> = [];
+  private compiling = false;
 
-  constructor(private opaPath: string | undefined = findOpa()) {}
+  constructor(
+    private opaPath: string | undefined = findOpa(),
+    private readonly isolate: EvaluationIsolate = evaluationIsolate,
+    private readonly limits: OpaLimits = OPA_LIMITS,
+    private readonly lateIsolate: EvaluationIsolate = lateEvaluationIsolate,
+  ) {}
+
+  /** The isolate that evaluates this engine's compiled policies. */
+  get evaluator(): EvaluationIsolate {
+    return this.isolate;
+  }
+
+  /** The isolate of policies that ran out of an object's time before (loaded there on demand). */
+  lateEvaluator(policy: string): EvaluationIsolate {
+    this.lateIsolate.loadFrom(this.isolate, policy);
+    return this.lateIsolate;
+  }
 
   /** `--opa-path`; undefined: the image's opa, then PATH. */
   configure(opaPath: string | undefined): void {
@@ -176,42 +221,68 @@ export class RegoEngine {
     // is dropped, and compiled again should it come back.
     if (this.compiled.size >= MAX_COMPILED_TEMPLATES) {
       const oldest = this.compiled.keys().next().value as string;
-      if (this.compiled.get(oldest)?.state !== 'compiling') this.compiled.delete(oldest);
+      if (this.compiled.get(oldest)?.state !== 'compiling') {
+        this.compiled.delete(oldest);
+        this.isolate.forget(oldest);
+        this.lateIsolate.forget(oldest);
+      }
+    }
+    const size = [code.rego, ...code.libs].reduce((total, source) => total + Buffer.byteLength(source), 0);
+    if (size > MAX_REGO_BYTES) {
+      const failed: CompiledRego = {
+        state: 'failed',
+        reason: `the Rego is ${Math.ceil(size / 1024)} KiB, more than the ${MAX_REGO_BYTES / 1024} KiB compiled here`,
+      };
+      this.compiled.set(hash, failed);
+      return failed;
     }
     const compiling: CompiledRego = { state: 'compiling' };
     this.compiled.set(hash, compiling);
     const key = hash;
-    const done = this.queue
-      .then(() => compileToWasm(opa, code, entrypoint))
-      .then(async (wasm) => {
-        installGoSprintf();
-        const policy = await loadPolicy(wasm, MEMORY, { ...REGO_HOST_BUILTINS });
-        // V8 compiles Wasm functions on first call: one evaluation here keeps that (about a
-        // millisecond per template) off the first admission.
-        try {
-          policy.evaluate({ review: { object: {} }, parameters: {} }, entrypoint);
-        } catch {
-          // A template that fails on an empty object says so again on a real one.
-        }
-        this.compiled.set(key, { state: 'ready', policy, entrypoint });
-        this.changes++;
-      })
-      .catch((error: unknown) => {
+    const done = this.enqueue(size, async () => {
+      try {
+        const wasm = await compileToWasm(opa, code, entrypoint, this.limits);
+        // Compiled once here, off the event loop; the module is shared with every isolate.
+        const module = await webAssembly.compile(wasm);
+        this.isolate.load(key, module, entrypoint);
+        this.compiled.set(key, { state: 'ready', policy: key, entrypoint });
+      } catch (error: unknown) {
         this.compiled.set(key, {
           state: 'failed',
           reason: error instanceof Error ? error.message : String(error),
         });
-        this.changes++;
-      });
-    this.queue = done;
+      }
+      this.changes++;
+    });
     this.pending.add(done);
     void done.finally(() => this.pending.delete(done));
     return compiling;
   }
 
+  /** Runs `compile` when no other compilation runs and no smaller one waits. */
+  private enqueue(size: number, compile: () => Promise<void>): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.waiting.push({ size, start: () => compile().finally(resolve) });
+      this.waiting.sort((left, right) => left.size - right.size);
+      this.next();
+    });
+  }
+
+  private next(): void {
+    if (this.compiling) return;
+    const first = this.waiting.shift();
+    if (!first) return;
+    this.compiling = true;
+    void first.start().finally(() => {
+      this.compiling = false;
+      this.next();
+    });
+  }
+
   /** Resolves once every compilation started so far has finished (one-shot checks, tests). */
   async settled(): Promise<void> {
     while (this.pending.size > 0) await Promise.all([...this.pending]);
+    await this.isolate.started();
   }
 }
 

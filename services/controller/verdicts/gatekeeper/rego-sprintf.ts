@@ -51,6 +51,13 @@ function argumentText(verb: string, value: unknown, precision: string | undefine
   }
 }
 
+/**
+ * Go's fmt refuses widths and precisions above 1e6 (`tooLarge`): it prints `%!(BADWIDTH)` or
+ * `%!(BADPREC)` and formats the value without them. So does this, so a template's
+ * `sprintf("%200000000v", ...)` prints a short message instead of building a 200 MB string.
+ */
+const MAX_WIDTH = 1_000_000;
+
 const VERB = /%([-+# 0]*)(\d*)(?:\.(\d+))?([vsdqfxtT%])/g;
 
 export function goSprintf(format: unknown, values: unknown): string {
@@ -61,11 +68,22 @@ export function goSprintf(format: unknown, values: unknown): string {
     VERB,
     (_whole, flags: string, width: string, precision: string | undefined, verb: string) => {
       if (verb === '%') return '%';
-      if (next >= list.length) return `%!${verb}(MISSING)`;
+      let refused = '';
+      let size = Number(width || 0);
+      if (size > MAX_WIDTH) {
+        refused += '%!(BADWIDTH)';
+        size = 0;
+      }
+      if (precision !== undefined && Number(precision) > MAX_WIDTH) {
+        refused += '%!(BADPREC)';
+        precision = undefined;
+      }
+      if (next >= list.length) return `${refused}%!${verb}(MISSING)`;
       const value: unknown = list[next++];
       const text = verb === 'T' ? typeof value : argumentText(verb, value, precision);
-      const size = Number(width || 0);
-      return text.length >= size ? text : flags.includes('-') ? text.padEnd(size) : text.padStart(size);
+      return (
+        refused + (text.length >= size ? text : flags.includes('-') ? text.padEnd(size) : text.padStart(size))
+      );
     },
   );
   return next < list.length

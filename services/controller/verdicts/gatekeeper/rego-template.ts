@@ -4,6 +4,7 @@ import { pluralOfKind } from '../../../model/resources';
 import { detail, text } from '../../../model/text';
 import { workloadKind } from '../../../model/workload-kinds';
 import { factOfEvaluation } from '../evaluation-memo';
+import { MAX_RESULT_LENGTH, type RegoItem, type RegoReply } from '../guard/isolate-protocol';
 import type { Evidence, VerdictContext } from '../types';
 import type { RegoEngine } from './rego-engine';
 import type { TemplateOutcome } from './template-outcome';
@@ -114,30 +115,12 @@ function evidencePath(message: string, object: KubernetesObject): string {
   return named.length === 1 ? named[0].path : '';
 }
 
-function messagesOf(resultSet: unknown): string[] | undefined {
-  if (!Array.isArray(resultSet)) return undefined;
-  const messages: string[] = [];
-  for (const entry of resultSet) {
-    if (!isRecord(entry) || !Array.isArray(entry.result)) return undefined;
-    for (const violation of entry.result) {
-      if (!isRecord(violation)) continue;
-      messages.push(typeof violation.msg === 'string' ? violation.msg : JSON.stringify(violation.msg ?? ''));
-    }
-  }
-  return messages.sort();
-}
-
-const inventoryLoaded = new WeakMap<object, string>();
 /** `,"parameters":{...}}`: the end of the input for a constraint, as UTF-8. */
 const parametersJson = new WeakMap<object, Uint8Array>();
 const encoder = new TextEncoder();
 
-export function evaluateRegoTemplate(
-  code: RegoCode,
-  constraint: KubernetesObject,
-  context: VerdictContext,
-  engine: RegoEngine,
-): TemplateOutcome {
+/** Why a template has no verdict without evaluating it; undefined when it can be evaluated. */
+function cannotEvaluate(code: RegoCode): TemplateOutcome | undefined {
   const { external, requester, referential, missingKinds } = analysisOf(code);
   if (external)
     return {
@@ -149,6 +132,100 @@ export function evaluateRegoTemplate(
     return {
       unknown: text`the template reads ${detail(missingKinds.join(', '), 'other objects')} from Gatekeeper's synced data (data.inventory), which the index does not hold`,
     };
+  return undefined;
+}
+
+/** A Gatekeeper constraint whose template is in Rego: its source object and the template's code. */
+export interface RegoConstraint {
+  source: KubernetesObject;
+  code: RegoCode;
+}
+
+/**
+ * What the isolate answered for each constraint of the object; `stopped`: it ran out of time;
+ * `starting`: the isolate was being replaced, nothing was evaluated.
+ */
+type RegoReplies = Map<KubernetesObject, RegoReply | 'stopped' | 'starting'>;
+
+/**
+ * Templates that ran out of an object's time (a loop, or quadratic in what an object holds): each
+ * is evaluated on its own afterwards, with at most LATE_TEMPLATE_MILLISECONDS, in an isolate of
+ * their own, so that it takes neither the time of the templates beside it nor their isolate. One
+ * that finishes in time is trusted again.
+ */
+const lateTemplates = new Set<string>();
+const LATE_TEMPLATES_KEPT = 1000;
+export const LATE_TEMPLATE_MILLISECONDS = 10;
+
+/**
+ * Evaluates `batch` in the evaluation isolate, in one call: every Rego constraint of the object
+ * costs one round trip together (the review is sent once), and the wait is the guard's time left.
+ */
+function evaluateInIsolate(
+  batch: ReadonlyArray<{ source: KubernetesObject; code: RegoCode; policy: string }>,
+  context: VerdictContext,
+  engine: RegoEngine,
+  replies: RegoReplies,
+  waitCap = Number.POSITIVE_INFINITY,
+  isolate = engine.evaluator,
+): void {
+  // The parameters are the same for every object, the review for every constraint: each is
+  // serialized and encoded once, and the input is their bytes side by side (in the isolate).
+  const review = factOfEvaluation(context.guard, 'gatekeeper-review-json', context.admitted, () =>
+    encoder.encode(`{"review":${JSON.stringify(reviewOf(context))}`),
+  );
+  const items: RegoItem[] = batch.map(({ source, code, policy }) => {
+    let parameters = parametersJson.get(source);
+    if (parameters === undefined) {
+      const spec = isRecord(source.spec) ? source.spec : {};
+      parameters = encoder.encode(`,"parameters":${JSON.stringify(spec.parameters ?? {})}}`);
+      parametersJson.set(source, parameters);
+    }
+    if (!analysisOf(code).referential) return { policy, parameters };
+    // The inventory an admitted object is judged with, built once for all its constraints.
+    const { inventory, key } = factOfEvaluation(
+      context.guard,
+      'gatekeeper-inventory',
+      context.admitted,
+      () => {
+        const inventory = { inventory: namespaceInventory(context) };
+        return { inventory, key: JSON.stringify(inventory) };
+      },
+    );
+    return { policy, parameters, inventory: { key, data: inventory } };
+  });
+  context.guard.checkDeadline();
+  const call = isolate.call(
+    { kind: 'rego', review, items },
+    context.guard.remainingWallMilliseconds(waitCap),
+  );
+  for (const reply of call.replies)
+    if (reply.kind === 'rego')
+      reply.replies.forEach((itemReply, index) => {
+        replies.set(batch[index].source, itemReply);
+        lateTemplates.delete(batch[index].policy);
+      });
+  if (call.starting) {
+    for (const { source } of batch) replies.set(source, 'starting');
+    return;
+  }
+  const late = call.finished ? undefined : batch[call.itemInProgress ?? 0];
+  if (late) {
+    if (lateTemplates.size >= LATE_TEMPLATES_KEPT) lateTemplates.clear();
+    lateTemplates.add(late.policy);
+  }
+  for (const { source } of batch) if (!replies.has(source)) replies.set(source, 'stopped');
+}
+
+export function evaluateRegoTemplate(
+  code: RegoCode,
+  constraint: KubernetesObject,
+  context: VerdictContext,
+  engine: RegoEngine,
+  otherRegoConstraints: () => readonly RegoConstraint[] = () => [],
+): TemplateOutcome {
+  const refused = cannotEvaluate(code);
+  if (refused) return refused;
   const compiled = engine.policyFor(code);
   switch (compiled.state) {
     case 'no-opa':
@@ -162,48 +239,56 @@ export function evaluateRegoTemplate(
         unknown: text`opa cannot compile the template's Rego: ${detail(compiled.reason, 'a compile error')}`,
       };
   }
-  // The parameters are the same for every object, the review for every constraint: each is
-  // serialized and encoded once, and the input is their bytes side by side.
-  let parameters = parametersJson.get(constraint);
-  if (parameters === undefined) {
-    const spec = isRecord(constraint.spec) ? constraint.spec : {};
-    parameters = encoder.encode(`,"parameters":${JSON.stringify(spec.parameters ?? {})}}`);
-    parametersJson.set(constraint, parameters);
-  }
-  const review = factOfEvaluation(context.guard, 'gatekeeper-review-json', context.admitted, () =>
-    encoder.encode(`{"review":${JSON.stringify(reviewOf(context))}`),
+  const replies = factOfEvaluation(
+    context.guard,
+    'gatekeeper-rego-replies',
+    context.admitted,
+    (): RegoReplies => new Map(),
   );
-  const input = new Uint8Array(review.byteLength + parameters.byteLength);
-  input.set(review);
-  input.set(parameters, review.byteLength);
-  context.guard.checkDeadline();
-  let resultSet: unknown;
-  try {
-    if (referential) {
-      // The inventory an admitted object is judged with, built once for all its constraints.
-      const { inventory, key } = factOfEvaluation(
-        context.guard,
-        'gatekeeper-inventory',
-        context.admitted,
-        () => {
-          const inventory = { inventory: namespaceInventory(context) };
-          return { inventory, key: JSON.stringify(inventory) };
-        },
-      );
-      if (inventoryLoaded.get(compiled.policy) !== key) {
-        compiled.policy.setData(inventory);
-        inventoryLoaded.set(compiled.policy, key);
-      }
+  let reply = replies.get(constraint);
+  const wasLate = lateTemplates.has(compiled.policy);
+  if (reply === undefined) {
+    // The object's other Rego constraints that can be evaluated, together with this one unless it
+    // was late: a late one runs after them, alone, so that its running out of time (and the isolate
+    // being replaced) costs them nothing.
+    const batch = wasLate ? [] : [{ source: constraint, code, policy: compiled.policy }];
+    for (const other of otherRegoConstraints()) {
+      if (other.source === constraint || replies.has(other.source) || cannotEvaluate(other.code)) continue;
+      const otherCompiled = engine.policyFor(other.code);
+      if (otherCompiled.state === 'ready' && !lateTemplates.has(otherCompiled.policy))
+        batch.push({ ...other, policy: otherCompiled.policy });
     }
-    resultSet = compiled.policy.evaluate(input.buffer, compiled.entrypoint);
-  } catch (error) {
-    const message = isRecord(error) && typeof error.message === 'string' ? error.message : String(error);
-    return { unknown: text`OPA cannot evaluate the template: ${detail(message, 'an evaluation error')}` };
+    if (batch.length > 0) evaluateInIsolate(batch, context, engine, replies);
+    if (wasLate)
+      evaluateInIsolate(
+        [{ source: constraint, code, policy: compiled.policy }],
+        context,
+        engine,
+        replies,
+        LATE_TEMPLATE_MILLISECONDS,
+        engine.lateEvaluator(compiled.policy),
+      );
+    reply = replies.get(constraint) ?? 'stopped';
   }
+  if (reply === 'starting')
+    return {
+      unknown: text`the evaluation isolate that runs Rego is restarting after an evaluation that ran out of time; ask again in a moment`,
+    };
+  if (reply === 'stopped' && wasLate)
+    return {
+      unknown: text`the template's Rego stopped at its deadline of ${String(LATE_TEMPLATE_MILLISECONDS)} ms, the time given to a template that ran out of an object's time before`,
+    };
   context.guard.checkDeadline();
-  const messages = messagesOf(resultSet);
-  if (!messages) return { unknown: text`OPA returned a result that is not a set of violations` };
-  const evidence: Evidence[] = messages.map((message) => ({
+  if (reply === 'stopped') context.guard.stopAtDeadline("the template's Rego did not finish in time");
+  if ('error' in reply)
+    return { unknown: text`OPA cannot evaluate the template: ${detail(reply.error, 'an evaluation error')}` };
+  if ('tooLarge' in reply)
+    return {
+      unknown: text`OPA's result for the template is larger than the ${String(MAX_RESULT_LENGTH / (1024 * 1024))} MiB an evaluation may return`,
+    };
+  if ('notViolations' in reply)
+    return { unknown: text`OPA returned a result that is not a set of violations` };
+  const evidence: Evidence[] = reply.messages.map((message) => ({
     path: evidencePath(message, context.admitted.object),
     message: [detail(message, 'it fails a rule of the constraint')],
   }));

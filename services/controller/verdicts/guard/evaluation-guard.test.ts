@@ -52,10 +52,10 @@ describe('EvaluationGuard', () => {
 });
 
 describe('EvaluationGuard on a machine that gives it little CPU', () => {
-  function starvedGuard(deadlineMilliseconds: number) {
+  function starvedGuard(deadlineMilliseconds: number, wallDeadlineMilliseconds = 500) {
     const clocks = { wall: 0, cpu: 0, cpuReads: 0 };
     const guard = new EvaluationGuard(
-      { deadlineMilliseconds, workBudget: 1e9 },
+      { deadlineMilliseconds, wallDeadlineMilliseconds, workBudget: 1e9 },
       () => clocks.wall,
       () => {
         clocks.cpuReads++;
@@ -110,13 +110,28 @@ describe('EvaluationGuard on a machine that gives it little CPU', () => {
     expect(() => guard.checkDeadline()).toThrow(/deadline of 50 ms of CPU/);
   });
 
-  it('stops at ten times the deadline of wall time however little CPU it got', () => {
+  it('stops at its wall deadline however little CPU it got, naming that budget', () => {
     const { guard, clocks } = starvedGuard(50);
     clocks.wall = 499;
     clocks.cpu = 10;
     expect(() => guard.checkDeadline()).not.toThrow();
     clocks.wall = 501;
-    expect(() => guard.checkDeadline()).toThrow(/after 500 ms: the controller got too little CPU/);
+    expect(() => guard.checkDeadline()).toThrow(/deadline of 500 ms of wall time for one object/);
+  });
+
+  it('holds the event loop at most 60 ms by default, within the bound of 100 ms (issue 32)', () => {
+    const clocks = { wall: 0, cpu: 0 };
+    const guard = new EvaluationGuard(
+      { deadlineMilliseconds: 50, workBudget: 1e9 },
+      () => clocks.wall,
+      () => clocks.cpu,
+    );
+    clocks.wall = 59;
+    clocks.cpu = 10;
+    expect(() => guard.checkDeadline()).not.toThrow();
+    expect(guard.remainingWallMilliseconds(1000)).toBe(1);
+    clocks.wall = 61;
+    expect(() => guard.checkDeadline()).toThrow(/deadline of 60 ms of wall time .*\d+ of its 50 ms of CPU/);
   });
 
   it('reads no clock at all without a deadline', () => {

@@ -9,7 +9,10 @@ import {
   TYPE_STRING,
   type JSONValue,
 } from '@jmespath-community/jmespath';
+import { isMainThread } from 'node:worker_threads';
 import { parse as parseYaml } from 'yaml';
+import { activeGuard } from '../guard/evaluation-guard';
+import { evaluationIsolate } from '../guard/evaluation-isolate';
 import { isRecord } from '../../../model/kubernetes';
 import { wildcardMatches } from './scalar-pattern';
 import { KyvernoRuleError, NotEvaluable } from './kyverno-errors';
@@ -249,14 +252,44 @@ function registerKyvernoFunctions(): void {
     );
 }
 
-const compiled = new Map<string, ReturnType<typeof compile>>();
+type Expression = ReturnType<typeof compile>;
+
+// A plain path (fields, indexes, quoted names, literals, `@`) only selects a part of its input, in
+// time linear in its own text: it runs here. Everything else (functions, projections, filters,
+// multiselects, comparisons, pipes) can build values of any size with no checkpoint inside the
+// interpreter (24 context variables `[v, v]` then `to_string(v24)`: 23 s, then out of memory), so
+// it runs in the evaluation isolate (guard/evaluation-isolate.ts), bounded by the guard's time
+// left and the isolate's heap, and what comes back is refused there past MAX_RESULT_LENGTH.
+const PLAIN_PATH_NODES = new Set([
+  'Field',
+  'Subexpression',
+  'IndexExpression',
+  'Index',
+  'Identity',
+  'Current',
+  'Literal',
+]);
+
+function isPlainPath(node: unknown): boolean {
+  if (node === null || typeof node !== 'object') return true;
+  const { type, left, right, children } = node as {
+    type?: unknown;
+    left?: unknown;
+    right?: unknown;
+    children?: unknown;
+  };
+  if (typeof type !== 'string' || !PLAIN_PATH_NODES.has(type)) return false;
+  if (Array.isArray(children) && !children.every(isPlainPath)) return false;
+  return isPlainPath(left) && isPlainPath(right);
+}
+
+const compiled = new Map<string, { ast: Expression; plainPath: boolean }>();
 const CACHE_LIMIT = 2000;
 
-/** Evaluates an expression; a syntax or type error is Kyverno's rule error. */
-export function queryJmesPath(expression: string, data: unknown): unknown {
-  registerKyvernoFunctions();
-  let ast = compiled.get(expression);
-  if (!ast) {
+function compiledExpression(expression: string): { ast: Expression; plainPath: boolean } {
+  let known = compiled.get(expression);
+  if (!known) {
+    let ast: Expression;
     try {
       ast = compile(expression);
     } catch (error) {
@@ -265,8 +298,42 @@ export function queryJmesPath(expression: string, data: unknown): unknown {
       );
     }
     if (compiled.size >= CACHE_LIMIT) compiled.clear();
-    compiled.set(expression, ast);
+    known = { ast, plainPath: isPlainPath(ast) };
+    compiled.set(expression, known);
   }
+  return known;
+}
+
+function queryInIsolate(expression: string, data: unknown): unknown {
+  const guard = activeGuard();
+  const { replies, finished, starting } = evaluationIsolate.call(
+    { kind: 'jmespath', expression, data },
+    guard ? guard.remainingWallMilliseconds(Number.POSITIVE_INFINITY) : Number.POSITIVE_INFINITY,
+  );
+  guard?.checkDeadline();
+  const reply = replies[0];
+  if (starting)
+    throw new NotEvaluable(
+      'the evaluation isolate that runs JMESPath is restarting after an evaluation that ran out of time; ask again in a moment',
+    );
+  if (!finished || reply === undefined) {
+    if (guard) guard.stopAtDeadline('a JMESPath expression did not finish in time');
+    throw new NotEvaluable('the JMESPath expression did not finish in the time an evaluation may take');
+  }
+  if (reply.kind === 'jmespath') return reply.value;
+  if (reply.kind === 'jmespath-error' && reply.error === 'rule-error')
+    throw new KyvernoRuleError(reply.message);
+  throw new NotEvaluable(
+    reply.kind === 'jmespath-error' ? reply.message : 'the isolate answered something else',
+  );
+}
+
+/** Evaluates an expression; a syntax or type error is Kyverno's rule error. */
+export function queryJmesPath(expression: string, data: unknown): unknown {
+  registerKyvernoFunctions();
+  const { ast, plainPath } = compiledExpression(expression);
+  // In the isolate itself (not the main thread), every expression runs where it is.
+  if (!plainPath && isMainThread) return queryInIsolate(expression, data);
   try {
     return TreeInterpreter.search(ast, data as JSONValue);
   } catch (error) {

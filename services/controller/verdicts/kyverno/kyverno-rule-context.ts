@@ -1,6 +1,9 @@
 import { isRecord } from '../../../model/kubernetes';
 import type { Requester, VerdictContext } from '../types';
+import { jsonLengthWithin } from '../guard/bounded-size';
+import { NotEvaluable } from './kyverno-errors';
 import { queryJmesPath } from './kyverno-jmespath';
+import { MAX_SUBSTITUTED_LENGTH } from './variable-substitution';
 import { resolve, substituteVariables, type JsonContext } from './kyverno-variables';
 
 // The JSON context a Kyverno rule's variables read (pkg/engine/context): the admission request as the
@@ -33,6 +36,13 @@ export function ruleContext(rule: Fields, base: JsonContext, checkpoint: () => v
     }
     if ((value === null || value === undefined) && variable.default !== undefined)
       value = substituteVariables(variable.default, context, checkpoint);
+    // A value that shares its parts (`value: ["{{v}}", "{{v}}"]` doubles at each variable) is
+    // measured as the JSON it would print to: past the bound the rule is not evaluated.
+    checkpoint();
+    if (jsonLengthWithin(value, MAX_SUBSTITUTED_LENGTH, checkpoint) === undefined)
+      throw new NotEvaluable(
+        `its context variable ${entry.name} is larger than the ${MAX_SUBSTITUTED_LENGTH} characters of JSON a value may have here`,
+      );
     context = { data: { ...context.data, [entry.name]: value }, unbound };
   }
   return context;

@@ -1,6 +1,7 @@
 import { isRecord } from '../../../model/kubernetes';
 import { NotEvaluable } from './kyverno-errors';
 import { queryJmesPath } from './kyverno-jmespath';
+import { substituteText } from './variable-substitution';
 
 // Kyverno's variables (https://kyverno.io/docs/writing-policies/variables/): `{{ <JMESPath> }}` in
 // strings, resolved against the rule's JSON context. A string that is one variable becomes the
@@ -17,8 +18,6 @@ export interface JsonContext {
   /** Context entries Kyverno loads from the cluster (apiCall, configMap...): reading one is `unknown`. */
   unbound: readonly string[];
 }
-
-const VARIABLE = /(^|[^\\])(\{\{(?:\{[^{}]*\}|[^{}])*\}\})/g;
 
 /**
  * Names whose value depends on who makes the request, never on the object: bound only when the
@@ -78,27 +77,7 @@ export function resolve(expression: string, context: JsonContext): unknown {
 }
 
 function substituteString(text: string, context: JsonContext, checkpoint: () => void): unknown {
-  let value = text;
-  for (let round = 0; round < 10; round++) {
-    const matches = [...value.matchAll(VARIABLE)];
-    if (matches.length === 0) break;
-    for (const match of matches) {
-      checkpoint();
-      const whole = match[2];
-      let expression = whole.slice(2, -2).trim();
-      let shallow = false;
-      if (expression.startsWith('-')) {
-        expression = expression.slice(1).trim();
-        shallow = true;
-      }
-      const resolved = resolve(expression, context);
-      if (value === whole) return resolved;
-      let printed = typeof resolved === 'string' ? resolved : JSON.stringify(resolved ?? null);
-      if (shallow) printed = printed.replaceAll('{{', '\\{{');
-      value = value.replace(whole, printed);
-    }
-  }
-  return value.replaceAll('\\{{', '{{');
+  return substituteText(text, (expression) => resolve(expression, context), checkpoint);
 }
 
 /** Substitutes every variable in a document (keys and values), as Kyverno's SubstituteAll does. */
