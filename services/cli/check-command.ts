@@ -186,15 +186,19 @@ export async function runCheck(options: CheckCommandOptions): Promise<CheckComma
   const reports: ManifestCheckReport[] = [];
   for (const { file, content } of parsed)
     reports.push(await checkManifest(file, content, lookup, { namespace: options.namespace }));
-  // Exit 3 only for what will be rejected; every other warning (Critical ones included) counts as a warning.
+  // What will happen to the objects (issue 31): 3 for a rejection, 1 for an audit, a warning or a
+  // rule not evaluated; standing constraints (network, mesh, opaque webhooks) never count.
   const rejections = reports.reduce((sum, report) => sum + report.rejectionCount, 0);
-  const warnings = reports.reduce((sum, report) => sum + report.criticalCount + report.warningCount, 0);
+  const findings = reports.reduce(
+    (sum, report) => sum + report.auditedOrWarnedCount + report.unknownCount,
+    0,
+  );
   return {
     reports,
     clusterProblems,
     skippedFiles,
     unknownNamespaces,
-    exitCode: checkExitCode(rejections, warnings, options.failOn),
+    exitCode: checkExitCode(rejections, findings, options.failOn),
     contents: new Map(parsed.map(({ file, content }) => [file, content])),
   };
 }

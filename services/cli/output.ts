@@ -102,25 +102,46 @@ export function wrapText(
   return lines;
 }
 
+/** Narrower than this, the last column goes below its row: a word per line helps nobody. */
+const MINIMUM_LAST_COLUMN = 24;
+/** The indent of a last column printed below its row. */
+const BELOW_INDENT = '    ';
+
 /**
  * Aligned columns separated by two spaces; the last column is not padded (it holds long text).
- * `paint` styles a cell after padding, so escape codes never disturb the alignment.
+ * `paint` styles a cell after padding, so escape codes never disturb the alignment. With `maxWidth`
+ * (a terminal's), the last column is wrapped under itself so that rows fit it, as `check` wraps;
+ * where the other columns leave it too little room, it is wrapped on lines of its own below the row.
  */
 export function formatTable(
   headers: readonly string[],
   rows: readonly (readonly string[])[],
   paint: (row: number, column: number, text: string) => string = (_row, _column, text) => text,
+  maxWidth?: number,
 ): string {
   const widths = headers.map((header, column) =>
     Math.max(width(header), ...rows.map((row) => width(row[column] ?? ''))),
   );
-  const line = (cells: readonly string[], row: number) =>
-    cells
+  const last = headers.length - 1;
+  const lastStart = widths.slice(0, last).reduce((sum, each) => sum + each + 2, 0);
+  const below = maxWidth !== undefined && maxWidth - lastStart < MINIMUM_LAST_COLUMN;
+  const lastLines = (text: string): string[] => {
+    if (maxWidth === undefined) return [text];
+    if (below) return ['', ...(text === '' ? [] : wrapText(text, maxWidth, BELOW_INDENT))];
+    return wrapText(text, maxWidth - lastStart, '').map((each, index) =>
+      index === 0 ? each : ' '.repeat(lastStart) + each,
+    );
+  };
+  const line = (cells: readonly string[], row: number) => {
+    const [first = '', ...rest] = lastLines(cells[last] ?? '');
+    const padded = cells
       .map((cell, column) => {
-        const padded = column === cells.length - 1 ? cell : cell + ' '.repeat(widths[column] - width(cell));
-        return row < 0 ? padded : paint(row, column, padded);
+        const text = column === last ? first : cell + ' '.repeat(Math.max(widths[column] - width(cell), 0));
+        return row < 0 ? text : paint(row, column, text);
       })
       .join('  ')
       .trimEnd();
+    return [padded, ...rest].join('\n');
+  };
   return [line(headers, -1), ...rows.map((row, index) => line(row, index))].join('\n') + '\n';
 }

@@ -4,7 +4,15 @@ import { isDns1123Label } from '../model/kubernetes';
 import { packageVersion } from '../model/package-version';
 import type { CheckCommandResult } from './check-command';
 import type { ControllerApi } from './controller-api';
-import { CliError, EXIT_CODES, FAIL_ON_LEVELS, usageError, type ExitCode, type FailOn } from './exit-codes';
+import {
+  CliError,
+  EXIT_CODES,
+  exitCodesHelp,
+  FAIL_ON_LEVELS,
+  usageError,
+  type ExitCode,
+  type FailOn,
+} from './exit-codes';
 import type { OutputStream, Style } from './output';
 import {
   CHECK_OUTPUT_FORMATS,
@@ -143,8 +151,9 @@ function addCheckCommand(program: Command, context: ProgramContext): void {
   program
     .command('check')
     .description(
-      'the admission warnings manifests would get, without applying them (exit 0 clean, 1 warnings, 3 critical)',
+      'what the cluster will do with manifests, without applying them (exit 0 nothing found, 1 audited, warned or not evaluated, 3 will be rejected)',
     )
+    .addHelpText('after', `\n${exitCodesHelp()}`)
     .option(
       '-f, --filename <path...>',
       'manifest file or directory to check; - reads standard input (files of Helm and Kustomize in a directory are skipped with a note)',
@@ -217,7 +226,15 @@ function addViewCommands(program: Command, context: ProgramContext): void {
       const namespace = requireNamespace(options.namespace);
       const { parseReport } = lazy.wireSchemas();
       const report = parseReport(await controller().getJson(`resources/reports/${namespace}`));
-      print(report, () => lazy.renderViews().renderReportTable(report, style()));
+      print(report, () =>
+        lazy
+          .renderViews()
+          .renderReportTable(
+            report,
+            style(),
+            lazy.output().wrapWidth(context.environment.stdout, context.environment.env),
+          ),
+      );
     });
 
   program
@@ -270,13 +287,7 @@ function buildProgram(environment: CliEnvironment, setExitCode: (code: ExitCode)
   addFlags(program, GLOBAL_FLAGS)
     .addOption(new Option('--no-color', 'same as --color=never'))
     .showSuggestionAfterError()
-    .addHelpText(
-      'after',
-      `
-Exit codes: 0 success (check: nothing at or above --fail-on), 1 check found warnings,
-3 check found critical warnings, 2 invalid command line or manifest, 4 controller or file
-system could not answer (unreachable, not ready, not found). See docs/cli.md.`,
-    );
+    .addHelpText('after', `\n${exitCodesHelp()}`);
 
   // The environment given to runCli, not process.env, sets the global flags the command line left out.
   program.hook('preAction', (_program, action) => {

@@ -8,7 +8,8 @@ function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
 
-export function renderReportTable(report: Report, style: Style): string {
+/** `width`: the terminal's columns (`COLUMNS`, a TTY's width) to fit rows to; undefined: whole lines. */
+export function renderReportTable(report: Report, style: Style, width?: number): string {
   const header = `Namespace ${style.bold(report.namespace)}: ${plural(report.constraintCount, 'constraint')} (${report.criticalCount} critical, ${report.warningCount} warning, ${report.infoCount} info), detail level ${report.detailLevel}\n`;
   if (report.constraints.length === 0) return `${header}No constraint applies to this namespace.\n`;
   const rows = report.constraints.map((entry) => [
@@ -29,6 +30,7 @@ export function renderReportTable(report: Report, style: Style): string {
       const severity = report.constraints[row].severity;
       return column === 0 && isSeverity(severity) ? style.severity(severity, text) : text;
     },
+    width,
   );
   return `${header}\n${table}`;
 }

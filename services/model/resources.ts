@@ -82,3 +82,51 @@ export function parseResourceTarget(value: string): ResourceTarget {
     ? { group: '', resource: value }
     : { group: value.slice(0, slash), resource: value.slice(slash + 1) };
 }
+
+/**
+ * Resources of the built-in API groups, enough to tell that an admission rule's `apiGroups` ×
+ * `resources` names a pair no API server serves (`apps/pods`, core `deployments`): such a pair never
+ * matches a request. Groups and resources outside this table (custom resources) are never judged.
+ */
+const BUILT_IN_RESOURCES: Readonly<Record<string, readonly string[]>> = {
+  '': [
+    'pods',
+    'services',
+    'configmaps',
+    'secrets',
+    'namespaces',
+    'serviceaccounts',
+    'persistentvolumeclaims',
+    'persistentvolumes',
+    'nodes',
+    'endpoints',
+    'events',
+    'limitranges',
+    'resourcequotas',
+    'replicationcontrollers',
+    'podtemplates',
+  ],
+  apps: ['deployments', 'statefulsets', 'daemonsets', 'replicasets', 'controllerrevisions'],
+  batch: ['jobs', 'cronjobs'],
+  autoscaling: ['horizontalpodautoscalers'],
+  policy: ['poddisruptionbudgets'],
+  'networking.k8s.io': ['ingresses', 'ingressclasses', 'networkpolicies'],
+  'rbac.authorization.k8s.io': ['roles', 'rolebindings', 'clusterroles', 'clusterrolebindings'],
+};
+
+const BUILT_IN_GROUP_OF = new Map(
+  Object.entries(BUILT_IN_RESOURCES).flatMap(([group, resources]) =>
+    resources.map((resource) => [resource, group] as const),
+  ),
+);
+
+/**
+ * Whether an API server can serve this pair: false only for a built-in group and a built-in
+ * resource of another group (`apps/pods`); wildcards and anything unknown are kept.
+ */
+export function isServedTarget(target: ResourceTarget): boolean {
+  const served = BUILT_IN_RESOURCES[target.group] as readonly string[] | undefined;
+  if (!served || served.includes(target.resource)) return true;
+  const home = BUILT_IN_GROUP_OF.get(target.resource);
+  return home === undefined;
+}

@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, type WriteStream } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { parse } from 'yaml';
 import { errorMessage } from '../../services/model/error-message';
 
 export const repositoryRoot = path.resolve(__dirname, '../..');
@@ -267,6 +268,8 @@ export interface CheckedEntry {
   sourceKind: string;
   sourceName: string;
   summary: string;
+  /** What the constraint does to this object (issue 31): Info for network and mesh rules. */
+  severity: string;
   verdict: string;
   reason?: string;
   evidence: Array<{ path: string; message: string }>;
@@ -288,6 +291,12 @@ export class ControllerApi {
       throw new Error(`admission-check: HTTP ${response.status} ${JSON.stringify(body)}`);
     if (!Array.isArray(body.constraints)) throw new Error('admission-check: no constraints array');
     return body.constraints as CheckedEntry[];
+  }
+
+  /** `<sourceName> <verdict> <severity>` per constraint that applies to the manifest's object (issue 31). */
+  async sourceVerdicts(manifest: string): Promise<string[]> {
+    const entries = await this.admissionCheck(asJsonObject(parse(manifest), 'manifest'));
+    return entries.map((entry) => `${entry.sourceName} ${entry.verdict} ${entry.severity}`);
   }
 
   async isReady(): Promise<boolean> {

@@ -86,11 +86,12 @@ describe('checkManifest', () => {
       resource: 'apps/deployments',
     });
     expect(report.objects[0].warnings).toEqual(expected);
-    // The CiliumNetworkPolicy selecting app=frontend applies; the one for app=api does not.
-    expect(report.objects[0].findings.map((finding) => finding.name)).toContain('frontend-egress-fqdn');
-    expect(report.objects[0].findings.map((finding) => finding.name)).not.toContain(
-      'api-allow-frontend/egress',
-    );
+    // The CiliumNetworkPolicy selecting app=frontend applies (standing, once for the namespace);
+    // the one for app=api does not.
+    const standing = report.standing.flatMap((each) => each.constraints.map((finding) => finding.name));
+    expect(standing).toContain('frontend-egress-fqdn');
+    expect(standing).not.toContain('api-allow-frontend/egress');
+    expect(report.objects[0].findings.map((finding) => finding.name)).not.toContain('frontend-egress-fqdn');
     expect(report.objects[0].findings.every((finding) => finding.severity !== 'Info')).toBe(true);
     expect(report.criticalCount + report.warningCount).toBe(expected.length);
     // Without `resources`, the container fails Kyverno's require-requests and the
@@ -167,7 +168,7 @@ describe('checkManifest', () => {
 
   it('gives what has nothing to evaluate `applies` with the reason, an opaque webhook included (DESIGN 7b)', async () => {
     const report = await checkManifest('web.yaml', deployment('  namespace: shop\n'), lookup);
-    const findings = report.objects[0].findings;
+    const findings = [...report.objects[0].findings, ...report.standing[0].constraints];
     expect(findings.find((finding) => finding.sourceKind === 'ValidatingWebhookConfiguration')).toMatchObject(
       {
         verdict: 'applies',

@@ -5,6 +5,7 @@ import { groupOf, type KubernetesObject, type Labels } from '../../model/kuberne
 import { pluralOfKind } from '../../model/resources';
 import { orderedWarnings, type AdmissionWarning } from '../../model/warnings';
 import { isOpaqueReference } from '../../model/opaque-reference';
+import { consequenceOf, type ObjectConsequence } from '../../model/object-consequence';
 import { workloadLabels } from '../../model/workload-kinds';
 import { parseManifestIsolated } from '../sources/isolated-parsing';
 import { isClusterScoped, type ManifestProblem } from '../sources/manifest-parsing';
@@ -56,7 +57,13 @@ export type CheckFinding = Pick<
   | 'evidence'
   | 'reason'
   | 'detailLevel'
->;
+> & {
+  /**
+   * Other constraints of the same source that fail on exactly the same evidence (Pod Security
+   * `audit` and `warn` beside `enforce`): one cause, shown once (issue 31).
+   */
+  sameCause?: Array<Pick<LookedUpConstraint, 'name' | 'summary' | 'severity'>>;
+};
 
 export interface CheckedObject {
   kind: string;
@@ -76,6 +83,7 @@ export interface CheckedObject {
   reason?: string;
   /** Exactly the admission warnings, Critical first. */
   warnings: string[];
+  /** What will happen to the object: rejections, audits and warnings, rules not evaluated. */
   findings: CheckFinding[];
   /** Constraints evaluated on the object that it passes: no warning. */
   passed: CheckFinding[];
@@ -90,6 +98,21 @@ export interface ManifestCheckReport {
   warningCount: number;
   /** Violations of a denying source: objects (or their pods) the cluster will reject. */
   rejectionCount: number;
+  /** Findings of objects that will be admitted but audited, warned about, or lack a companion. */
+  auditedOrWarnedCount: number;
+  /** Rules about an object that could not be evaluated here, and objects not evaluated at all. */
+  unknownCount: number;
+  /**
+   * Constraints that only apply (network, mesh, mutations, webhooks that decide by themselves):
+   * once per namespace, never counted as findings of an object (issue 31).
+   */
+  standing: StandingConstraints[];
+}
+
+export interface StandingConstraints {
+  /** Empty for cluster-scoped objects. */
+  namespace: string;
+  constraints: CheckFinding[];
 }
 
 export interface ManifestCheckOptions {
@@ -120,7 +143,7 @@ async function checkObject(
   object: KubernetesObject,
   lookup: ConstraintLookup,
   requestedNamespace: string | undefined,
-): Promise<{ checked: CheckedObject; warnings: AdmissionWarning[] }> {
+): Promise<{ checked: CheckedObject; warnings: AdmissionWarning[]; standing: CheckFinding[] }> {
   const kind = object.kind ?? '';
   const apiVersion = object.apiVersion ?? '';
   const group = groupOf(apiVersion);
@@ -136,7 +159,7 @@ async function checkObject(
     findings: [],
     passed: [],
   };
-  if (skipped !== undefined) return { checked: { ...checked, skipped }, warnings: [] };
+  if (skipped !== undefined) return { checked: { ...checked, skipped }, warnings: [], standing: [] };
   const clusterScoped = isClusterScoped(apiVersion, kind);
   const constraints = await lookup({
     namespace: clusterScoped
@@ -149,24 +172,59 @@ async function checkObject(
     object,
     ...(clusterScoped ? { clusterScoped } : {}),
   });
-  const warned = constraints.filter(
-    (constraint) => constraint.severity !== 'Info' && constraint.verdict !== 'passes',
-  );
-  const warnings = orderedWarnings(warned);
-  // A constraint that only records (Gatekeeper dryrun: Info, audit) gives no warning, but when it
-  // could not be evaluated the check says so rather than leave it out: the object may fail it.
-  const findings = constraints
-    .filter(
-      (constraint) =>
-        warned.includes(constraint) ||
-        (constraint.severity === 'Info' && constraint.effect === 'audit' && constraint.verdict === 'unknown'),
-    )
-    .map(findingOf);
-  const passed = constraints.filter((constraint) => constraint.verdict === 'passes').map(findingOf);
+  const warnings = orderedWarnings(constraints);
+  const findings: LookedUpConstraint[] = [];
+  const standing: CheckFinding[] = [];
+  const passed: CheckFinding[] = [];
+  for (const constraint of constraints) {
+    const consequence = consequenceOf(constraint);
+    if (consequence === 'passes') passed.push(findingOf(constraint));
+    else if (consequence === 'standing') standing.push(findingOf(constraint));
+    // Info never warns (spec 4.5), and is no finding about the object either; but a constraint
+    // that only records (Gatekeeper dryrun: Info, audit) and could not be evaluated is said: the
+    // object may fail it.
+    else if (constraint.severity !== 'Info' || (constraint.effect === 'audit' && consequence === 'unknown'))
+      findings.push(constraint);
+  }
   return {
-    checked: { ...checked, warnings: warnings.map((warning) => warning.text), findings, passed },
+    checked: {
+      ...checked,
+      warnings: warnings.map((warning) => warning.text),
+      findings: withOneFindingPerCause(findings),
+      passed,
+    },
     warnings,
+    standing,
   };
+}
+
+/**
+ * One finding per cause: a finding whose source and evidence equal an earlier one's (Pod Security's
+ * enforce, audit and warn modes of one level on one object) is folded into it as `sameCause`. The
+ * findings come Critical first, so the one kept is the most severe.
+ */
+function withOneFindingPerCause(constraints: readonly LookedUpConstraint[]): CheckFinding[] {
+  const byCause = new Map<string, CheckFinding>();
+  const kept: CheckFinding[] = [];
+  for (const constraint of constraints) {
+    const finding = findingOf(constraint);
+    const evidence = constraint.evidence ?? [];
+    const cause =
+      constraint.verdict === 'violates' && evidence.length > 0
+        ? JSON.stringify([constraint.sourceKind, constraint.sourceName, constraint.ref ?? '', evidence])
+        : undefined;
+    const first = cause === undefined ? undefined : byCause.get(cause);
+    if (first) {
+      first.sameCause = [
+        ...(first.sameCause ?? []),
+        { name: finding.name, summary: finding.summary, severity: finding.severity },
+      ];
+      continue;
+    }
+    if (cause !== undefined) byCause.set(cause, finding);
+    kept.push(finding);
+  }
+  return kept;
 }
 
 /** An object the request's budget did not reach: named, with the reason, evaluated not at all. */
@@ -206,17 +264,29 @@ function findingOf(constraint: LookedUpConstraint): CheckFinding {
   return finding;
 }
 
-/**
- * What the cluster will reject: Critical violations. A lookup without verdicts (an older controller)
- * falls back to every Critical warning, as before verdicts existed.
- */
-function rejectionsOf(objects: readonly CheckedObject[]): number {
-  const findings = objects.flatMap((object) => object.findings);
-  const withVerdicts =
-    objects.some((object) => object.passed.length > 0) || findings.some((finding) => finding.verdict);
-  return findings.filter(
-    (finding) => finding.severity === 'Critical' && (!withVerdicts || finding.verdict === 'violates'),
-  ).length;
+/** Findings with this consequence; Info ones (a dryrun not evaluated) are shown but never counted. */
+function countOf(objects: readonly CheckedObject[], consequence: ObjectConsequence): number {
+  return objects
+    .flatMap((object) => object.findings)
+    .filter((finding) => finding.severity !== 'Info' && consequenceOf(finding) === consequence).length;
+}
+
+/** Standing constraints once per namespace, in the order the objects met them. */
+function standingByNamespace(
+  standing: ReadonlyArray<{ namespace: string; findings: readonly CheckFinding[] }>,
+): StandingConstraints[] {
+  const byNamespace = new Map<string, Map<string, CheckFinding>>();
+  for (const { namespace, findings } of standing) {
+    let seen = byNamespace.get(namespace);
+    if (!seen) byNamespace.set(namespace, (seen = new Map()));
+    for (const finding of findings) {
+      const key = JSON.stringify([finding.sourceKind, finding.name, finding.ref ?? '', finding.summary]);
+      if (!seen.has(key)) seen.set(key, finding);
+    }
+  }
+  return [...byNamespace]
+    .filter(([, findings]) => findings.size > 0)
+    .map(([namespace, findings]) => ({ namespace, constraints: [...findings.values()] }));
 }
 
 /** Parses a manifest (multi-document YAML or JSON) and checks each object; never applies anything. */
@@ -237,6 +307,7 @@ export async function checkManifest(
     : { objects: [], problems: [{ file, line: 1, message: budget.reason }] };
   const objects: CheckedObject[] = [];
   const severities: Severity[] = [];
+  const standing: Array<{ namespace: string; findings: CheckFinding[] }> = [];
   // One at a time: against a controller this keeps the load of a large manifest to one request. In
   // the controller, the event loop gets a turn between objects, and once the request's budget is
   // spent the objects left are `unknown` instead of evaluated.
@@ -246,9 +317,10 @@ export async function checkManifest(
       objects.push(unevaluatedObject(object, budget.reason));
       continue;
     }
-    const { checked, warnings } = step.value;
-    objects.push(checked);
-    severities.push(...warnings.map((warning) => warning.severity));
+    const result = step.value;
+    objects.push(result.checked);
+    severities.push(...result.warnings.map((warning) => warning.severity));
+    standing.push({ namespace: result.checked.namespace ?? '', findings: result.standing });
   }
   return {
     file,
@@ -256,6 +328,11 @@ export async function checkManifest(
     problems: parsed.problems,
     criticalCount: severities.filter((severity) => severity === 'Critical').length,
     warningCount: severities.filter((severity) => severity === 'Warning').length,
-    rejectionCount: rejectionsOf(objects),
+    rejectionCount: countOf(objects, 'rejected'),
+    auditedOrWarnedCount: countOf(objects, 'warned'),
+    // An object the budget did not reach is not evaluated either.
+    unknownCount:
+      countOf(objects, 'unknown') + objects.filter((object) => object.verdict === 'unknown').length,
+    standing: standingByNamespace(standing),
   };
 }

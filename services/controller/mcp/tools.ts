@@ -175,7 +175,7 @@ export function registerTools(server: McpServer, dependencies: ToolDependencies)
     {
       title: 'Check a manifest before applying it',
       description:
-        "The admission warnings each object of a manifest (YAML or JSON, several documents allowed) would get from the Forewarn webhook, plus missing companion resources, without applying anything. Warnings are exactly what kubectl would print at apply time for the manifest's namespace. Each finding has a verdict on the object itself: violates (with evidence: field path and what fails; the object will be rejected when the source denies), applies, unknown (with the reason); rules the object passes are listed under passed.",
+        "The admission warnings each object of a manifest (YAML or JSON, several documents allowed) would get from the Forewarn webhook, plus missing companion resources, without applying anything. Warnings are exactly what kubectl would print at apply time for the manifest's namespace. Each finding is about the object itself: violates (with evidence: field path and what fails; the object will be rejected when the source denies), unknown (with the reason), or a missing companion; rules the object passes are listed under passed. Network and mesh policies, mutations and webhooks that decide by themselves only apply: they are listed once per namespace under standing, never as findings or warnings.",
       inputSchema: {
         manifest: z.string().min(1).max(MAX_MANIFEST_BYTES).describe('Manifest text (YAML or JSON)'),
         namespace: namespaceSchema

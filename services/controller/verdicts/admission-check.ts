@@ -9,6 +9,7 @@ import type {
   VerdictName,
 } from '../../model/api';
 import { severityRank } from '../../model/api';
+import { severityForObject } from '../../model/object-consequence';
 import type { Constraint, ConstraintDraft } from '../../model/constraint';
 import { groupOf, isStringRecord, type KubernetesObject } from '../../model/kubernetes';
 import { pluralOfKind, targetsInclude } from '../../model/resources';
@@ -152,10 +153,8 @@ export function checkedEntry(
     })),
   };
   if (verdict.reason) entry.reason = render(verdict.reason);
-  if (verdict.verdict === 'violates') {
-    entry.severity = denies(constraint) ? 'Critical' : 'Warning';
-    entry.summary = violationSummary(constraint, verdict, render);
-  }
+  entry.severity = severityForObject(listed, verdict.verdict, denies(constraint));
+  if (verdict.verdict === 'violates') entry.summary = violationSummary(constraint, verdict, render);
   return entry;
 }
 
@@ -175,10 +174,11 @@ function warningEntry(
       remediationHint: listed.remediationHint,
       verdict: verdict.verdict,
     };
-  if (verdict.verdict === 'passes' || listed.severity === 'Info') return undefined;
+  const severity = severityForObject(listed, verdict.verdict, false);
+  if (verdict.verdict === 'passes' || severity === 'Info') return undefined;
   return {
     name: listed.name,
-    severity: listed.severity,
+    severity,
     summary: listed.summary,
     remediationHint: listed.remediationHint,
     verdict: verdict.verdict,

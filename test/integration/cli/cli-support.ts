@@ -85,6 +85,26 @@ spec:
   podSelector: {}
   policyTypes: [Ingress]
 ---
+# Audited, not rejected: the finding about the object that exits 1 (the NetworkPolicy only applies).
+apiVersion: kyverno.io/v1
+kind: Policy
+metadata:
+  name: require-owner
+  namespace: team-warn
+spec:
+  validationFailureAction: Audit
+  rules:
+    - name: owner-label
+      match:
+        any:
+          - resources: { kinds: [Deployment] }
+      validate:
+        message: an owner label is required
+        pattern:
+          metadata:
+            labels:
+              owner: '?*'
+---
 apiVersion: v1
 kind: ResourceQuota
 metadata:

@@ -127,7 +127,15 @@ export async function checkVerdictsAndErrors(): Promise<void> {
  * token that may read some sources carry each entry's `detailLevel`, as documented.
  */
 export async function checkCallerRbacAnswers(): Promise<void> {
-  const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'shop' } };
+  // Over the quota of shop (a source the caller may read): a warning at `full`; the cluster-wide
+  // rules it fails stay at `summary`. Standing network rules give no warning (issue 31).
+  const memory = { memory: '100Gi' };
+  const pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'web', namespace: 'shop' },
+    spec: { containers: [{ name: 'web', image: 'web:1', resources: { requests: memory, limits: memory } }] },
+  };
   const asCaller = (call: request.Test) => call.set('authorization', 'Bearer a-caller-token');
   const list = await asCaller(request(callerRbacApp).get('/api/v1/constraints?namespace=shop')).expect(200);
   conforms('/api/v1/constraints', 'get', list);

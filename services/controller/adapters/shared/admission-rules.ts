@@ -1,4 +1,6 @@
 import { AdapterParseError, type ResourceTarget } from '../../../model/constraint';
+import { isServedTarget } from '../../../model/resources';
+import { joinLimitedStrings } from '../../../model/summary-rules';
 import type { LabelSelector } from '../../../model/kubernetes';
 import { readOptionalSelector, readRecord, readRecordList, readStringList } from './object-fields';
 
@@ -93,15 +95,25 @@ export function describeOperations(operations: readonly string[]): string {
   return operations.includes('*') ? 'all' : operations.join(', ');
 }
 
-/** `apps/deployments, pods` (core group bare), `all resources` for `*` of `*`. */
+/**
+ * `apps/deployments, pods` (core group bare), `all resources` for `*` of `*`. Pairs of the rules'
+ * cross product that no API server serves (`apps/pods`, core `deployments`) are left out, as they
+ * never match a request; unless every pair is such. Past six, `and N more`: the summary that
+ * holds the list stays whole within its 300 characters (the constraint view lists them all).
+ */
 export function describeTargets(targets: readonly ResourceTarget[]): string {
-  return targets
-    .map((target) => {
+  const served = targets.filter(isServedTarget);
+  return joinLimitedStrings(
+    (served.length > 0 ? served : targets).map((target) => {
       if (target.group === '*' && target.resource === '*') return 'all resources';
       return target.group === '' ? target.resource : `${target.group}/${target.resource}`;
-    })
-    .join(', ');
+    }),
+    DESCRIBED_TARGETS,
+  );
 }
+
+/** How many resources a summary names before `and N more`. */
+const DESCRIBED_TARGETS = 6;
 
 /** `matchConstraints` of a policy or `matchResources` of a binding (Kubernetes' MatchResources type). */
 export interface MatchResources {

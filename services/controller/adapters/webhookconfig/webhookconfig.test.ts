@@ -10,6 +10,41 @@ const constraintsOf = (name: string) =>
   webhookConfigurationToConstraints(fixture(fixtures, name), testAdapterContext());
 
 describe('webhookconfig adapter', () => {
+  it('lists the rules as the API server matches them and keeps the summary whole (issue 31)', () => {
+    const [constraint] = webhookConfigurationToConstraints(
+      {
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'ValidatingWebhookConfiguration',
+        metadata: { name: 'image-signature-check' },
+        webhooks: [
+          {
+            name: 'images.security.example.com',
+            failurePolicy: 'Fail',
+            clientConfig: {
+              service: { name: 'image-checker', namespace: 'security', path: '/verify', port: 443 },
+            },
+            rules: [
+              {
+                apiGroups: ['', 'apps'],
+                apiVersions: ['v1'],
+                operations: ['CREATE', 'UPDATE'],
+                resources: ['pods', 'deployments', 'statefulsets', 'widgets'],
+              },
+            ],
+          },
+        ],
+      },
+      testAdapterContext([]),
+    );
+    const summary = renderFullText(constraint.summary);
+    // Not apps/pods nor core deployments; an unknown resource is kept in both groups.
+    expect(summary).toContain(
+      'requests for pods, widgets, apps/deployments, apps/statefulsets, apps/widgets,',
+    );
+    expect(summary).toMatch(/; requests fail while it is unreachable$/);
+    expect(summary.length).toBeLessThanOrEqual(300);
+  });
+
   it('yields one constraint per webhook entry, named <configuration>/<webhook>', () => {
     const constraints = constraintsOf('policy-webhooks');
     expect(

@@ -302,7 +302,11 @@ function evaluateRule(
   if (throughAutogen && !isAutogenApiVersion(object.kind, object.apiVersion)) return NOT_APPLICABLE;
   const selection = ruleSelectsRequest(rule, { admitted: context.admitted, throughAutogen });
   if (selection.kind === 'not-selected') return NOT_APPLICABLE;
-  if (!isRecord(rule.validate)) return applies();
+  // Shown with the namespace's standing constraints (issue 31): the reason says why there is no verdict.
+  if (!isRecord(rule.validate))
+    return applies(
+      text`nothing to evaluate: the rule validates nothing (it mutates, generates or verifies images)`,
+    );
   if (selection.kind === 'undecided')
     return unknown(
       text`whether the rule applies depends on ${detail(selection.missing, 'who makes the request')}, which is not known here`,
