@@ -1,5 +1,5 @@
 import { CONSTRAINT_TYPES, type ConstraintType } from '../../model/api';
-import type { Constraint, NamespaceScope, ResourceTarget } from '../../model/constraint';
+import type { Constraint, ResourceTarget } from '../../model/constraint';
 import { targetsInclude } from '../../model/resources';
 import {
   groupOf,
@@ -9,14 +9,14 @@ import {
   type KubernetesObject,
   type Labels,
 } from '../../model/kubernetes';
-import { matchesNamespaceSelector } from '../../model/selector';
-import { GATEKEEPER_CONSTRAINT_GROUP } from '../../model/gatekeeper';
 import { generatedReferenceKey, opaqueReference } from '../../model/opaque-reference';
-import { namespaceListMatches } from '../../model/namespace-pattern';
 import { SharedValues } from './shared-values';
 import { templatedConstraint } from './constraint-texts';
 import type { ParamKindResource } from '../../model/param-kinds';
 import { namespacedByObjects, ParamObjects, type ParamObjectsOfKind } from './param-objects';
+import { NAMESPACE_NAME_LABEL, scopeAdmits, selectorUndecidedHere } from './namespace-scope';
+
+export { scopeAdmits } from './namespace-scope';
 
 // The in-memory index. Constraints are stored per source object (so an update replaces the object's
 // whole set and a delete removes it) and per namespace (so a namespace's lookups cost what that
@@ -29,41 +29,6 @@ export interface WorkloadRecord {
   namespace: string;
   /** Labels of the pods the workload creates (pod template labels; a bare Pod's own labels). */
   podLabels: Labels;
-}
-
-const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
-
-export function scopeAdmits(scope: NamespaceScope, namespace: string, labels: Labels): boolean {
-  if (scope.kind === 'none') return false;
-  if (scope.kind === 'namespace') return scope.namespace === namespace;
-  if (
-    scope.namespaces !== undefined &&
-    scope.namespaces.length > 0 &&
-    !namespaceListMatches(scope.namespaces, namespace)
-  )
-    return false;
-  if (scope.excludedNamespaces !== undefined && namespaceListMatches(scope.excludedNamespaces, namespace))
-    return false;
-  if (
-    scope.namespaceSelector !== undefined &&
-    !matchesNamespaceSelector(scope.namespaceSelector, namespace, labels)
-  )
-    return false;
-  return true;
-}
-
-/**
- * A Gatekeeper constraint whose namespaceSelector alone keeps it from a namespace the index does not
- * know: the namespace's labels are not known, so it is listed and its verdict says it cannot tell
- * (verdicts/gatekeeper/constraint-match.ts) rather than being left out as if it did not select it.
- */
-function selectorUndecidedHere(constraint: Constraint, namespace: string, labels: Labels): boolean {
-  return (
-    constraint.scope.kind === 'cluster' &&
-    constraint.scope.namespaceSelector !== undefined &&
-    groupOf(constraint.source.apiVersion) === GATEKEEPER_CONSTRAINT_GROUP &&
-    scopeAdmits({ ...constraint.scope, namespaceSelector: undefined }, namespace, labels)
-  );
 }
 
 function sourceReferenceKey(object: KubernetesObject): string {
