@@ -10,6 +10,8 @@ import { runCli, type CliEnvironment } from './program';
 import { SARIF_STRUCTURE } from '../../test/support/sarif-structure';
 import { escapeData, escapeProperty } from './render-github';
 import { artifactUri } from './render-sarif';
+import { findingLevel } from './ci-findings';
+import type { CheckFinding } from '../controller/check/manifest-check';
 
 // `check -o sarif|junit|github` through runCli, offline against the demo cluster (examples/manifests):
 // each format read back and held to its structure (SARIF 2.1.0 by JSON Schema, JUnit by a strict XML
@@ -157,12 +159,23 @@ describe('check -o sarif', () => {
     );
     // The text and fix of the table, and levels from the verdicts.
     expect(web?.message.text).toMatch(/every container must set resource limits[\s\S]*\nfix: /);
-    expect(new Set(results.map((each) => each.level))).toEqual(new Set(['error', 'warning', 'note']));
+    // Constraints that only apply (network, mesh) are listed once per namespace, never as results of
+    // an object (issue 31): every result here is a violation.
+    expect(new Set(results.map((each) => each.level))).toEqual(new Set(['error', 'warning']));
     expect(
       results
         .filter((each) => each.level === 'error')
         .every((each) => each.properties?.verdict === 'violates'),
     ).toBe(true);
+  });
+
+  it('gives a rule it could not evaluate a note, and a violation an error or a warning by severity', () => {
+    const finding = (verdict: CheckFinding['verdict'], severity: CheckFinding['severity']) =>
+      ({ verdict, severity }) as CheckFinding;
+    expect(findingLevel(finding('violates', 'Critical'))).toBe('error');
+    expect(findingLevel(finding('violates', 'Warning'))).toBe('warning');
+    expect(findingLevel(finding(undefined, 'Critical'))).toBe('error');
+    expect(findingLevel(finding('unknown', 'Warning'))).toBe('note');
   });
 
   it('keeps relative names relative to the checkout (%SRCROOT%), URI-encoded', () => {

@@ -45,7 +45,8 @@ export function createObjectCheck(env: NodeJS.ProcessEnv): CheckObject {
       if (report.problems.length > 0)
         return { unavailable: report.problems.map((problem) => problem.message).join('; ') };
       const [checked] = report.objects;
-      return checked ? { checked } : { unavailable: 'the resource has no Kubernetes object to check' };
+      if (!checked) return { unavailable: 'the resource has no Kubernetes object to check' };
+      return { checked, standing: report.standing.flatMap((namespace) => namespace.constraints) };
     } catch (error) {
       return { unavailable: errorMessage(error) };
     }

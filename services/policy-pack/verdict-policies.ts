@@ -1,5 +1,5 @@
 import type { ReportViolation, ResourceValidationArgs, ResourceValidationPolicy } from '@pulumi/policy';
-import type { CheckedObject } from '../controller/check/manifest-check';
+import type { CheckedObject, CheckFinding } from '../controller/check/manifest-check';
 import type { KubernetesObject } from '../model/kubernetes';
 import { findingLevel, findingText, objectLabel } from '../cli/ci-findings';
 
@@ -35,7 +35,12 @@ export const CONFIG_SCHEMA = {
 };
 
 /** The check of one object: its findings, or why it could not be checked. */
-export type ObjectCheck = { checked: CheckedObject } | { unavailable: string };
+/**
+ * One resource's check: its findings, and the constraints that only apply in its namespace (network,
+ * mesh, mutations: listed once per namespace by `check`, reported here only with `includeApplies`).
+ */
+export type ObjectCheck =
+  { checked: CheckedObject; standing: readonly CheckFinding[] } | { unavailable: string };
 
 export type CheckObject = (
   urn: string,
@@ -86,7 +91,8 @@ function report(
     if (policy === 'warned') reportViolation(`Forewarn could not check this resource: ${check.unavailable}`);
     return;
   }
-  for (const finding of check.checked.findings) {
+  const standing = policy === 'warned' && config.includeApplies === true ? check.standing : [];
+  for (const finding of [...check.checked.findings, ...standing]) {
     const level = findingLevel(finding);
     const wanted =
       policy === 'rejected'

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { workerEntry } from '../worker-entry';
+import { workerEntry } from '../../threads/worker-entry';
 import { parseManifest, type ParsedManifest, type ParseManifestOptions } from './manifest-parsing';
 
 // Parsing a large manifest takes seconds on a busy node (about 3 s for 1 MiB), and the controller

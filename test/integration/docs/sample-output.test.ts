@@ -56,13 +56,18 @@ async function forewarnOutput(args: string, columns: number): Promise<string> {
     env: { COLUMNS: String(columns) },
     readStdin: async () => '',
   };
-  // Paths in the command are relative to the repository; the output names them as written.
-  const absolute = args
-    .split(' ')
-    .map((word) => (/^(examples|test)\//.test(word) ? path.join(ROOT, word) : word));
-  if (!absolute.includes('--manifests')) absolute.push('--url', await demoControllerUrl());
-  await runCli(absolute, environment);
-  return stdout.split(`${ROOT}/`).join('');
+  // Paths in the command are relative to the repository, and run from it: the output names them as
+  // written and wraps the same wherever the checkout is (an absolute path would move every wrap).
+  const words = args.split(' ');
+  if (!words.includes('--manifests')) words.push('--url', await demoControllerUrl());
+  const previousDirectory = process.cwd();
+  process.chdir(ROOT);
+  try {
+    await runCli(words, environment);
+  } finally {
+    process.chdir(previousDirectory);
+  }
+  return stdout;
 }
 
 async function samplesOf(document: string): Promise<{ text: string; expected: string }> {

@@ -1,5 +1,5 @@
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
-import { workerEntry } from '../../worker-entry';
+import { workerEntry } from '../../../threads/worker-entry';
 import { activeGuard } from './evaluation-guard';
 import {
   ISOLATE_HEAP_MEGABYTES,
@@ -141,9 +141,13 @@ export class EvaluationIsolate {
       running.started = this.everStarted = true;
       return { replies, finished };
     }
-    const itemInProgress = Atomics.load(running.signal, SIGNAL_ITEM);
+    const begun = Atomics.load(running.signal, SIGNAL_ITEM);
+    // Not begun: the isolate is still busy with what came before (a replacement loading its
+    // policies). Nothing of this call ran late, and replacing the isolate again would only start the
+    // loading anew: the call is answered as one that found the isolate starting.
+    if (begun === 0 && request.kind === 'rego') return { replies, finished: false, starting: true };
     this.replace(running);
-    return { replies, finished, itemInProgress };
+    return { replies, finished, itemInProgress: Math.max(0, begun - 1) };
   }
 
   /**

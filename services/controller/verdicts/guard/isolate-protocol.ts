@@ -51,8 +51,9 @@ export const SIGNAL_DONE = 0;
 /** Index in the shared Int32Array: set to 1 by the isolate once its code is loaded. */
 export const SIGNAL_STARTED = 1;
 /**
- * Index in the shared Int32Array: the Rego item the isolate is evaluating. The replies come in one
- * message at the end (one message per item cost 5-10 µs each); a call that runs out of time learns
- * from this which item did.
+ * Index in the shared Int32Array: one more than the index of the Rego item the isolate is evaluating,
+ * 0 while it has not begun the request. The replies come in one message at the end (one message per
+ * item cost 5-10 µs each); a call that runs out of time learns from this which item did, or that the
+ * isolate never reached it.
  */
 export const SIGNAL_ITEM = 2;

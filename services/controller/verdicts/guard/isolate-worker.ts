@@ -125,7 +125,8 @@ port.on('message', (request: IsolateRequest) => {
         kind: 'rego',
         id: request.id,
         replies: request.items.map((item, index) => {
-          Atomics.store(done, SIGNAL_ITEM, index);
+          // One more than the item's index: 0 says the request has not begun (the isolate was busy).
+          Atomics.store(done, SIGNAL_ITEM, index + 1);
           return evaluateRego(request.review, item);
         }),
       });
