@@ -3,6 +3,7 @@
 
 /** Audited, never enforced: the API server admits every Deployment; Forewarn warns. */
 export const OWNER_LABEL_POLICY = 'forewarn-deploy-owner-label';
+export const OWNER_LABEL_MESSAGE = 'deployments in shop need an owner label';
 
 export const SHOP_MANIFEST = `
 apiVersion: v1
@@ -24,7 +25,7 @@ spec:
       - { apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [deployments] }
   validations:
     - expression: "has(object.metadata.labels) && 'owner' in object.metadata.labels"
-      message: deployments in shop need an owner label
+      message: ${OWNER_LABEL_MESSAGE}
 ---
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicyBinding

@@ -266,8 +266,7 @@ test('3. kubectl apply in the constrained namespace prints [CRITICAL] and [WARNI
     expect(criticalText).toMatch(/its pods will be rejected: .*\(ResourceQuota "[^"]*compute"\)/);
     expect(criticalText).toContain(`"${kyvernoClusterPolicyName}"`);
     const warningText = warning.join('\n');
-    // The constraint's template is not in the cluster, so its verdict is unknown: at most a warning
-    // (issue 31, docs/decisions.md), never a [CRITICAL] it cannot back.
+    // Its template is not in the cluster: unknown, so at most a warning (issue 31, docs/decisions.md).
     expect(warningText).toContain(`constraint "${gatekeeperConstraintName}" rejects`);
     expect(warningText).toContain(`"${kyvernoPolicyName}"`);
     // Network and mesh policies only apply: no line on every apply (issue 31, docs/decisions.md).

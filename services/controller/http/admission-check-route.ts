@@ -84,7 +84,7 @@ function readRequester(value: unknown): Requester | undefined | string {
   if (value === undefined) return undefined;
   if (!isRecord(value) || typeof value.username !== 'string')
     return 'userInfo must be a JSON object with a string username';
-  const groups = value.groups ?? [];
+  const groups = value.groups === undefined ? [] : value.groups;
   if (!Array.isArray(groups) || !groups.every((group) => typeof group === 'string'))
     return 'userInfo.groups must be a list of strings';
   return { username: value.username, groups: groups as string[] };

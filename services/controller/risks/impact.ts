@@ -85,7 +85,9 @@ export function proposedObjectsOf(body: unknown): KubernetesObject[] {
     if (
       !isRecord(object) ||
       typeof object.apiVersion !== 'string' ||
+      object.apiVersion === '' ||
       typeof object.kind !== 'string' ||
+      object.kind === '' ||
       !isRecord(object.metadata) ||
       typeof object.metadata.name !== 'string' ||
       object.metadata.name === ''

@@ -42,6 +42,39 @@ const latestTag = clusterPolicy('disallow-latest-tag', {
 });
 
 describe('Kyverno rule verdicts', () => {
+  it('allows an existing violation on an UPDATE of an Enforce rule, as Kyverno does, unless the rule says not to', () => {
+    const latest = deployment([{ name: 'web', image: 'nginx:latest' }]);
+    const pinned = deployment([{ name: 'web', image: 'nginx:1.25' }]);
+    const update = (policy: KubernetesObject, oldObject: KubernetesObject) =>
+      buildAdmissionCheck(indexObjects([namespace, policy]).index, {
+        object: latest,
+        oldObject,
+        operation: 'UPDATE',
+      }).constraints.filter((entry) => entry.sourceKind === 'ClusterPolicy');
+    // The stored object failed too: Kyverno skips the rule.
+    expect(update(latestTag, latest)).toEqual([]);
+    // The update brings the violation: it is one.
+    expect(update(latestTag, pinned)).toMatchObject([{ verdict: 'violates' }]);
+    // Audit rules and rules that refuse existing violations are judged on the new object alone.
+    expect(
+      update(
+        clusterPolicy(
+          'audit',
+          { validate: (latestTag.spec as { rules: Array<{ validate: unknown }> }).rules[0].validate },
+          'Audit',
+        ),
+        latest,
+      ),
+    ).toMatchObject([{ verdict: 'violates' }]);
+    const strict = clusterPolicy('strict', {
+      validate: {
+        ...(latestTag.spec as { rules: Array<{ validate: Record<string, unknown> }> }).rules[0].validate,
+        allowExistingViolations: false,
+      },
+    });
+    expect(update(strict, latest)).toMatchObject([{ verdict: 'violates' }]);
+  });
+
   it('checks a Deployment through its pod template for a Pod rule (auto-generation)', () => {
     const [entry] = check(
       latestTag,

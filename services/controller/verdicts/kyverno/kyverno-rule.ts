@@ -312,7 +312,10 @@ function evaluateRule(
       text`whether the rule applies depends on ${detail(selection.missing, 'who makes the request')}, which is not known here`,
     );
   try {
-    return toOutcome(evaluateValidateRule(rule, rule.validate, context));
+    const result = evaluateValidateRule(rule, rule.validate, context);
+    if (result.kind === 'fail' && existingViolationAllowed(rule, rule.validate, policy, context))
+      return NOT_APPLICABLE;
+    return toOutcome(result);
   } catch (error) {
     if (error instanceof NotEvaluable)
       return unknown(
@@ -328,6 +331,34 @@ function evaluateRule(
       );
     throw error;
   }
+}
+
+/**
+ * Kyverno skips an Enforce rule on an UPDATE when the stored object already failed it (its
+ * `allowExistingViolations`, true unless the rule says false): the rule is evaluated on the old object
+ * as its CREATE, and a failure on both is no violation of this request.
+ */
+function existingViolationAllowed(
+  rule: Fields,
+  validate: Fields,
+  policy: KubernetesObject,
+  context: VerdictContext,
+): boolean {
+  const { admitted } = context;
+  if (admitted.operation !== 'UPDATE' || admitted.oldObject === undefined) return false;
+  if (validate.allowExistingViolations === false) return false;
+  const spec = isRecord(policy.spec) ? policy.spec : {};
+  const action = validate.failureAction ?? spec.validationFailureAction;
+  if (typeof action !== 'string' || action.toLowerCase() !== 'enforce') return false;
+  const created = {
+    ...admitted,
+    object: admitted.oldObject,
+    oldObject: undefined,
+    operation: 'CREATE' as const,
+  };
+  const throughAutogen = reachedThroughAutogen(rule, created.object);
+  if (ruleSelectsRequest(rule, { admitted: created, throughAutogen }).kind !== 'selected') return false;
+  return evaluateValidateRule(rule, validate, { ...context, admitted: created }).kind === 'fail';
 }
 
 function evaluateValidateRule(rule: Fields, validate: Fields, context: VerdictContext): StepResult {
