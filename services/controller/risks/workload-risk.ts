@@ -147,7 +147,12 @@ function withoutLastApplied(annotations: unknown): unknown {
  */
 export function evaluateWorkload(index: ConstraintIndex, workload: KeptWorkload): WorkloadRisk {
   const object = JSON.parse(workload.json) as KubernetesObject;
-  const evaluated = evaluateAdmission(index, { object, oldObject: object, operation: 'UPDATE' });
+  const evaluated = evaluateAdmission(index, {
+    object,
+    oldObject: object,
+    operation: 'UPDATE',
+    rollout: true,
+  });
   const findings: RiskFinding[] = [];
   for (const { constraint, verdict } of evaluated.verdicts)
     if (verdict.verdict === 'violates')

@@ -33,7 +33,7 @@ export { verdictIndexOf } from './verdict-index';
 // so the admission warning reads "will be rejected: container "web" sets no memory limit (...)".
 
 /** The admitted object, its operation (and `mayExist`), and who asks (absent offline): types.ts. */
-type RequestFields = 'object' | 'oldObject' | 'operation' | 'mayExist' | 'requester';
+type RequestFields = 'object' | 'oldObject' | 'operation' | 'mayExist' | 'rollout' | 'requester';
 export interface AdmissionCheckRequest extends Pick<AdmittedObject, RequestFields> {
   /**
    * The object is cluster-scoped (a Namespace, a ClusterRole): checked against the cluster-wide
@@ -334,6 +334,7 @@ function evaluateScope(
       ...(request.oldObject ? { oldObject: request.oldObject } : {}),
       operation: request.operation,
       ...(request.mayExist ? { mayExist: true } : {}),
+      ...(request.rollout ? { rollout: true } : {}),
       namespace,
       namespaceLabels: scope.namespaceLabels,
       ...(request.requester ? { requester: request.requester } : {}),

@@ -63,6 +63,12 @@ export interface AdmittedObject {
    * charged for (a quota's object count) is then undecided.
    */
   mayExist?: boolean;
+  /**
+   * A running workload judged for its next rollout (risks, impact), not one request: a rollout
+   * creates new ReplicaSets and Pods, so a violation the stored object already had is not allowed
+   * as it is for an UPDATE of the object alone (Kyverno's `allowExistingViolations`).
+   */
+  rollout?: boolean;
   namespace: string;
   namespaceLabels: Labels;
   /** Absent offline (`check` of manifests): rules that depend on who asks are then `unknown`. */

@@ -345,7 +345,7 @@ function existingViolationAllowed(
   context: VerdictContext,
 ): boolean {
   const { admitted } = context;
-  if (admitted.operation !== 'UPDATE' || admitted.oldObject === undefined) return false;
+  if (admitted.operation !== 'UPDATE' || admitted.oldObject === undefined || admitted.rollout) return false;
   if (validate.allowExistingViolations === false) return false;
   const spec = isRecord(policy.spec) ? policy.spec : {};
   const action = validate.failureAction ?? spec.validationFailureAction;
