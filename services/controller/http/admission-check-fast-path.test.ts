@@ -168,6 +168,17 @@ describe('admission-check fast path: the same answers as the express route', () 
       .send({ object: deployment, userInfo: { username: 'alice', groups: 'devs' } })
       .expect(400);
     expect(badRequester.body).toEqual({ error: 'userInfo.groups must be a list of strings' });
+    // The contract's types hold for every field (schemathesis found a null list and an object flag).
+    for (const [body, message] of [
+      [
+        { object: deployment, userInfo: { username: 'alice', groups: null } },
+        'userInfo.groups must be a list of strings',
+      ],
+      [{ object: deployment, mayExist: {} }, 'mayExist must be true or false'],
+    ] as const)
+      expect((await request(app).post('/api/v1/admission-check').send(body).expect(400)).body).toEqual({
+        error: message,
+      });
     const answer = await request(app)
       .post('/api/v1/admission-check')
       .send({ object: deployment })

@@ -98,6 +98,8 @@ function readCheckRequest(body: unknown): Answer | CheckRequest {
     return error(400, 'operation must be CREATE or UPDATE');
   if (body.oldObject !== undefined && !isRecord(body.oldObject))
     return error(400, 'oldObject must be a JSON object');
+  if (body.mayExist !== undefined && typeof body.mayExist !== 'boolean')
+    return error(400, 'mayExist must be true or false');
   const requester = readRequester(body.userInfo);
   if (typeof requester === 'string') return error(400, requester);
   const view = body.view;
