@@ -10,9 +10,7 @@
 const { cpSync, mkdtempSync, rmSync, writeFileSync } = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { startController } = require('../../dist/services/controller/runtime');
-const { parseControllerConfig } = require('../../dist/services/controller/config');
-const { createLogger } = require('../../dist/services/logging/logger');
+const { startManifestsController } = require('../lib/manifests-controller');
 const { namespaceObject, policyObjects } = require('../lib/cluster-objects');
 const { z } = require('zod');
 const { reportReady, serveCommands } = require('../lib/processes');
@@ -36,25 +34,9 @@ async function main() {
     };
     writeFileSync(path.join(directory, `${namespace}.json`), JSON.stringify(list));
   }
-  const config = parseControllerConfig(
-    [
-      '--manifests',
-      directory,
-      '--port',
-      '0',
-      '--address',
-      '127.0.0.1',
-      '--mcp=false',
-      '--detail-level',
-      'full',
-      ...(settings.opaPath ? ['--opa-path', settings.opaPath] : []),
-    ],
-    {},
-  );
-  const controller = await startController(
-    config,
-    // Errors only, on stderr: a failing route must show up instead of passing for a fast one.
-    createLogger({ service: 'controller', level: 'error', destination: process.stderr }),
+  const controller = await startManifestsController(
+    directory,
+    settings.opaPath ? ['--opa-path', settings.opaPath] : [],
   );
   serveCommands({ 'cpu-usage': () => process.cpuUsage() });
   process.on('exit', () => rmSync(directory, { recursive: true, force: true }));

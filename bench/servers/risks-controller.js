@@ -10,9 +10,7 @@
 const { mkdtempSync, rmSync, writeFileSync } = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { startController } = require('../../dist/services/controller/runtime');
-const { parseControllerConfig } = require('../../dist/services/controller/config');
-const { createLogger } = require('../../dist/services/logging/logger');
+const { startManifestsController } = require('../lib/manifests-controller');
 const { namespaceObject, policyObjects, WORKLOAD_LABELS } = require('../lib/cluster-objects');
 const { z } = require('zod');
 const { reportReady, serveCommands } = require('../lib/processes');
@@ -48,24 +46,7 @@ async function main() {
       JSON.stringify({ apiVersion: 'v1', kind: 'List', items }),
     );
   }
-  const config = parseControllerConfig(
-    [
-      '--manifests',
-      directory,
-      '--port',
-      '0',
-      '--address',
-      '127.0.0.1',
-      '--mcp=false',
-      '--detail-level',
-      'full',
-    ],
-    {},
-  );
-  const controller = await startController(
-    config,
-    createLogger({ service: 'controller', level: 'error', destination: process.stderr }),
-  );
+  const controller = await startManifestsController(directory);
   await controller.risks.idle();
   serveCommands({
     'cpu-usage': () => process.cpuUsage(),
