@@ -4,10 +4,9 @@
 // agrees: rejected exactly when at risk), then disappear once fixed in the cluster. The other
 // namespace stays clear. Nothing is asked of the controller but its resources.
 import { startCluster, waitFor, type Cluster } from './harness';
+import { requiredLabelPolicy } from '../support/required-label-policy';
 import { ControllerApi, ManagedProcess, requireBuiltEntries } from './forewarn-support';
 import { controllerReady, launchController, requireStarted } from './controller-process';
-
-const ADMISSION = 'admissionregistration.k8s.io/v1';
 
 function deployment(namespace: string, name: string, labels: Record<string, string> = {}) {
   return {
@@ -31,42 +30,12 @@ const WORKLOADS = [
   deployment('calm', 'unlabelled'),
 ];
 
-const POLICY = [
-  {
-    apiVersion: ADMISSION,
-    kind: 'ValidatingAdmissionPolicy',
-    metadata: { name: 'require-team' },
-    spec: {
-      failurePolicy: 'Fail',
-      matchConstraints: {
-        resourceRules: [
-          {
-            apiGroups: ['apps'],
-            apiVersions: ['v1'],
-            operations: ['CREATE', 'UPDATE'],
-            resources: ['deployments'],
-          },
-        ],
-      },
-      validations: [
-        {
-          expression: "has(object.metadata.labels) && 'team' in object.metadata.labels",
-          message: 'set a team label',
-        },
-      ],
-    },
-  },
-  {
-    apiVersion: ADMISSION,
-    kind: 'ValidatingAdmissionPolicyBinding',
-    metadata: { name: 'require-team' },
-    spec: {
-      policyName: 'require-team',
-      validationActions: ['Deny'],
-      matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'risky' } } },
-    },
-  },
-];
+const POLICY = requiredLabelPolicy({
+  name: 'require-team',
+  label: 'team',
+  actions: ['Deny'],
+  matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'risky' } } },
+});
 
 interface RiskWorkload {
   kind: string;

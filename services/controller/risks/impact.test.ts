@@ -1,46 +1,14 @@
 import type { KubernetesObject } from '../../model/kubernetes';
 import { indexObjects } from '../../../test/support/controller-fixtures';
+import { requiredLabelPolicy } from '../../../test/support/required-label-policy';
 import { computeImpact, ImpactRequestError, proposedObjectsOf } from './impact';
 import { RiskTracker } from './risk-tracker';
 
 // `POST /api/v1/impact` (issue 35): proposed policies evaluated on a copy-on-write overlay of the
 // index, against the running workloads; the index itself is never written.
 
-const ADMISSION = 'admissionregistration.k8s.io/v1';
-
 function labelPolicy(name: string, label: string, actions: string[]): KubernetesObject[] {
-  return [
-    {
-      apiVersion: ADMISSION,
-      kind: 'ValidatingAdmissionPolicy',
-      metadata: { name },
-      spec: {
-        failurePolicy: 'Fail',
-        matchConstraints: {
-          resourceRules: [
-            {
-              apiGroups: ['apps'],
-              apiVersions: ['v1'],
-              operations: ['CREATE', 'UPDATE'],
-              resources: ['deployments'],
-            },
-          ],
-        },
-        validations: [
-          {
-            expression: `has(object.metadata.labels) && '${label}' in object.metadata.labels`,
-            message: `set a ${label} label`,
-          },
-        ],
-      },
-    },
-    {
-      apiVersion: ADMISSION,
-      kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: { name, uid: `uid-binding-${name}` },
-      spec: { policyName: name, validationActions: actions },
-    },
-  ];
+  return requiredLabelPolicy({ name, label, actions, bindingUid: `uid-binding-${name}` });
 }
 
 function deployment(namespace: string, name: string, labels: Record<string, string> = {}): KubernetesObject {

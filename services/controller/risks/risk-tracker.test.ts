@@ -1,5 +1,6 @@
 import type { KubernetesObject } from '../../model/kubernetes';
 import { indexObjects } from '../../../test/support/controller-fixtures';
+import { requiredLabelPolicy } from '../../../test/support/required-label-policy';
 import { RiskTracker } from './risk-tracker';
 import { buildRisksReport } from './risk-view';
 import { evaluateWorkload, isEvaluatedWorkload, keepWorkload } from './workload-risk';
@@ -7,55 +8,21 @@ import { evaluateWorkload, isEvaluatedWorkload, keepWorkload } from './workload-
 // Workloads at risk (issue 35): each running workload evaluated as a re-apply with the admission
 // check's engines, kept current as policies and workloads change.
 
-const ADMISSION = 'admissionregistration.k8s.io/v1';
-
 function requireTeamLabel(name: string, actions: string[], namespaces?: string[]): KubernetesObject[] {
-  return [
-    {
-      apiVersion: ADMISSION,
-      kind: 'ValidatingAdmissionPolicy',
-      metadata: { name },
-      spec: {
-        failurePolicy: 'Fail',
-        matchConstraints: {
-          resourceRules: [
-            {
-              apiGroups: ['apps'],
-              apiVersions: ['v1'],
-              operations: ['CREATE', 'UPDATE'],
-              resources: ['deployments'],
+  return requiredLabelPolicy({
+    name,
+    label: 'team',
+    actions,
+    ...(namespaces
+      ? {
+          matchResources: {
+            namespaceSelector: {
+              matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: namespaces }],
             },
-          ],
-        },
-        validations: [
-          {
-            expression: "has(object.metadata.labels) && 'team' in object.metadata.labels",
-            message: 'set a team label',
           },
-        ],
-      },
-    },
-    {
-      apiVersion: ADMISSION,
-      kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: { name },
-      spec: {
-        policyName: name,
-        validationActions: actions,
-        ...(namespaces
-          ? {
-              matchResources: {
-                namespaceSelector: {
-                  matchExpressions: [
-                    { key: 'kubernetes.io/metadata.name', operator: 'In', values: namespaces },
-                  ],
-                },
-              },
-            }
-          : {}),
-      },
-    },
-  ];
+        }
+      : {}),
+  });
 }
 
 function deployment(namespace: string, name: string, labels: Record<string, string> = {}): KubernetesObject {

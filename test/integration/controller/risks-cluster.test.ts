@@ -6,6 +6,7 @@ import { startController, type RunningController } from '../../../services/contr
 import type { RisksReport } from '../../../services/controller/risks/risk-view';
 import { silentLogger } from '../../../services/logging/logger';
 import { KubernetesApiTestServer } from '../../support/kubernetes-api-server';
+import { requiredLabelPolicy } from '../../support/required-label-policy';
 import { waitUntil } from '../../support/kubernetes-api/wait-until';
 
 // Workloads at risk through the whole controller (cluster source, reflectors, ingestion, tracker,
@@ -14,36 +15,7 @@ import { waitUntil } from '../../support/kubernetes-api/wait-until';
 
 const ADMISSION = 'admissionregistration.k8s.io/v1';
 
-const policy = {
-  apiVersion: ADMISSION,
-  kind: 'ValidatingAdmissionPolicy',
-  metadata: { name: 'require-team' },
-  spec: {
-    failurePolicy: 'Fail',
-    matchConstraints: {
-      resourceRules: [
-        {
-          apiGroups: ['apps'],
-          apiVersions: ['v1'],
-          operations: ['CREATE', 'UPDATE'],
-          resources: ['deployments'],
-        },
-      ],
-    },
-    validations: [
-      {
-        expression: "has(object.metadata.labels) && 'team' in object.metadata.labels",
-        message: 'set a team label',
-      },
-    ],
-  },
-};
-const binding = {
-  apiVersion: ADMISSION,
-  kind: 'ValidatingAdmissionPolicyBinding',
-  metadata: { name: 'require-team' },
-  spec: { policyName: 'require-team', validationActions: ['Deny'] },
-};
+const [policy, binding] = requiredLabelPolicy({ name: 'require-team', label: 'team', actions: ['Deny'] });
 
 function deployment(namespace: string, name: string, labels: Record<string, string> = {}) {
   return {
