@@ -13,6 +13,7 @@ import {
   type WorkloadRisk,
 } from './workload-risk';
 
+import { KeptWorkloads } from './kept-workloads';
 import type { RisksSource } from './risk-view';
 
 // Keeps the workloads at risk current in the controller (issue 35) as background work: a workload
@@ -68,8 +69,7 @@ export interface RiskCounts {
 }
 
 export class RiskTracker implements RisksSource {
-  private readonly kept = new Map<string, KeptWorkload>();
-  private readonly keysByNamespace = new Map<string, Set<string>>();
+  private readonly kept = new KeptWorkloads();
   private readonly risks = new Map<string, WorkloadRisk>();
   /** Source object key → workloads one of its constraints fails: who to re-evaluate when it changes. */
   private readonly failedBySource = new Map<string, Set<string>>();
@@ -145,7 +145,7 @@ export class RiskTracker implements RisksSource {
   /** The namespace's workloads with at least one violation, by kind then name. */
   risksInNamespace(namespace: string): WorkloadRisk[] {
     const risks: WorkloadRisk[] = [];
-    for (const key of this.keysByNamespace.get(namespace) ?? []) {
+    for (const key of this.kept.keysIn(namespace)) {
       const risk = this.risks.get(key);
       if (risk) risks.push(risk);
     }
@@ -178,7 +178,7 @@ export class RiskTracker implements RisksSource {
   keptWorkloads(namespaces?: ReadonlySet<string>): KeptWorkload[] {
     if (!namespaces) return [...this.kept.values()];
     return [...namespaces].flatMap((namespace) =>
-      [...(this.keysByNamespace.get(namespace) ?? [])].flatMap((key) => {
+      [...this.kept.keysIn(namespace)].flatMap((key) => {
         const workload = this.kept.get(key);
         return workload ? [workload] : [];
       }),
@@ -194,10 +194,7 @@ export class RiskTracker implements RisksSource {
   private observeWorkload(object: KubernetesObject, removed: boolean): void {
     const key = workloadKeyOf(object);
     if (removed || !isEvaluatedWorkload(object)) {
-      const workload = this.kept.get(key);
-      if (!workload) return;
-      this.kept.delete(key);
-      this.keysByNamespace.get(workload.identity.namespace)?.delete(key);
+      if (!this.kept.delete(key)) return;
       this.setRisk(key, undefined);
       this.pending.delete(key);
       return;
@@ -206,10 +203,7 @@ export class RiskTracker implements RisksSource {
     const previous = this.kept.get(key);
     // A status-only update (most updates of a running workload) changes nothing a rule reads.
     if (previous?.json === workload.json) return;
-    this.kept.set(key, workload);
-    let keys = this.keysByNamespace.get(workload.identity.namespace);
-    if (!keys) this.keysByNamespace.set(workload.identity.namespace, (keys = new Set()));
-    keys.add(key);
+    this.kept.set(workload);
     if (this.started) this.enqueue([key]);
   }
 
@@ -224,7 +218,7 @@ export class RiskTracker implements RisksSource {
     const kind = object.kind ?? '';
     const name = typeof object.metadata?.name === 'string' ? object.metadata.name : '';
     if (group === '' && kind === 'Namespace') {
-      this.enqueue(this.keysByNamespace.get(name) ?? []);
+      this.enqueue(this.kept.keysIn(name));
       return;
     }
     if (this.settings.rederivesOthers?.(group, kind)) return this.enqueueAll();
@@ -240,11 +234,10 @@ export class RiskTracker implements RisksSource {
     if (constraints.length === 0) return this.enqueueAll(); // kept for others: bindings, templates
     for (const constraint of constraints) {
       if (constraint.scope.kind === 'namespace') {
-        for (const workloadKey of this.keysByNamespace.get(constraint.scope.namespace) ?? [])
-          affected.add(workloadKey);
+        for (const workloadKey of this.kept.keysIn(constraint.scope.namespace)) affected.add(workloadKey);
         continue;
       }
-      for (const [namespace, keys] of this.keysByNamespace) {
+      for (const [namespace, keys] of this.kept.namespaces()) {
         if (!scopeAdmits(constraint.scope, namespace, this.index.labelsOfNamespace(namespace))) continue;
         for (const workloadKey of keys) {
           const workload = this.kept.get(workloadKey);
