@@ -133,12 +133,30 @@ async function clusterRiskFigures(apiServer, controller, namespaces, options) {
   const rejectedBefore = await controller.request({ type: 'rejected-workloads' });
   const created = await policyChangeReflection(apiServer, controller, true, rejectedBefore);
   const deleted = await policyChangeReflection(apiServer, controller, false, created.rejectedAfter);
-  const admission = await admissionDuringReevaluation(
+  const side = admissionSide(controller.info.port, namespaces, 'team-');
+  // The same change while the API answers admission checks without pause: the background work
+  // then makes way (risks/risk-tracker.ts), so the change takes longer to show.
+  const loadSeconds = 20;
+  const load = loadTest({ ...side, connections: options.connections, durationSeconds: loadSeconds });
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  const createdUnderLoad = await policyChangeReflection(apiServer, controller, true, deleted.rejectedAfter);
+  await load;
+  const deletedAfterLoad = await policyChangeReflection(
+    apiServer,
     controller,
-    admissionSide(controller.info.port, namespaces, 'team-'),
-    options,
+    false,
+    createdUnderLoad.rejectedAfter,
   );
-  return { policyChange: { created, deleted }, admission };
+  const admission = await admissionDuringReevaluation(controller, side, options);
+  return {
+    policyChange: {
+      created,
+      deleted,
+      createdUnderAdmissionLoad: { ...createdUnderLoad, loadSeconds, loadStartedSecondsBefore: 1 },
+      deletedAfterLoad,
+    },
+    admission,
+  };
 }
 
 /** The load average of the machine, 1 and 5 minutes. */

@@ -1,3 +1,4 @@
+import type { KubernetesObject } from '../../model/kubernetes';
 import { KeptWorkloads } from './kept-workloads';
 import { keepWorkload } from './workload-risk';
 
@@ -59,7 +60,7 @@ describe('the kept workloads of the risk tracker', () => {
         ownerReferences: [{ kind: 'Rollout', name: 'web', controller: true }],
       },
       spec: {},
-    });
+    } as KubernetesObject);
     kept.set(owned);
     expect(kept.get(owned.key)?.identity.owner).toEqual({ kind: 'Rollout', name: 'web' });
   });

@@ -18,7 +18,7 @@ describe('KnownObjects', () => {
       name: 'web-1',
       namespace: 'team-1',
       uid: 'u1',
-      resourceVersion: '10',
+      resourceVersion: 10,
       listing: 0,
     });
     expect(known.get(undefined, 'cluster-scoped')?.uid).toBe('u3');
@@ -26,7 +26,7 @@ describe('KnownObjects', () => {
     // Replacing an entry does not count it twice.
     known.set(pod('team-1', 'web-1', 'u1', '13'));
     expect(known.size).toBe(3);
-    expect(known.get('team-1', 'web-1')?.resourceVersion).toBe('13');
+    expect(known.get('team-1', 'web-1')?.resourceVersion).toBe(13);
   });
 
   it('returns, after a relist, what the relist neither touched nor set', () => {
@@ -81,7 +81,7 @@ describe('KnownObjects', () => {
     // Replacing the lone object does not count it twice.
     known.set(pod('team-1', 'web-2', 'u2', '2'));
     expect(known.size).toBe(1);
-    expect(known.get('team-1', 'web-2')?.resourceVersion).toBe('2');
+    expect(known.get('team-1', 'web-2')?.resourceVersion).toBe(2);
     // Growing again to three, then listing what a relist did not see.
     known.set(pod('team-1', 'web-3', 'u3', '1'));
     known.set(pod('team-1', 'web-4', 'u4', '1'));
@@ -112,7 +112,7 @@ describe('KnownObjects', () => {
     });
     known.set(pod('team-1', 'web-7', 'u7', '2'));
     expect(known.size).toBe(40);
-    expect(known.get('team-1', 'web-7')?.resourceVersion).toBe('2');
+    expect(known.get('team-1', 'web-7')?.resourceVersion).toBe(2);
     names.forEach((name, position) => {
       expect(known.delete('team-1', name)).toBe(true);
       expect(known.delete('team-1', name)).toBe(false);
@@ -125,5 +125,30 @@ describe('KnownObjects', () => {
           .sort(),
       ).toEqual(names.slice(position + 1).sort());
     });
+  });
+
+  it('tells an unchanged resend by its resourceVersion, decimal or opaque, and never an empty one', () => {
+    const known = new KnownObjects();
+    known.set(pod('team-1', 'decimal', 'u1', '4021'));
+    known.set(pod('team-1', 'opaque', 'u2', 'v7-abc'));
+    known.set(pod('team-1', 'zero-led', 'u3', '0042'));
+    known.set(pod('team-1', 'none', 'u4', ''));
+    const entry = (name: string) => {
+      const found = known.get('team-1', name);
+      if (!found) throw new Error(`${name} is known`);
+      return found;
+    };
+    expect(known.isCurrent(entry('decimal'), '4021')).toBe(true);
+    expect(known.isCurrent(entry('decimal'), '4022')).toBe(false);
+    expect(known.isCurrent(entry('decimal'), '04021')).toBe(false);
+    expect(known.isCurrent(entry('opaque'), 'v7-abc')).toBe(true);
+    expect(known.isCurrent(entry('opaque'), 'v7-abd')).toBe(false);
+    expect(known.isCurrent(entry('zero-led'), '0042')).toBe(true);
+    expect(known.isCurrent(entry('zero-led'), '42')).toBe(false);
+    expect(known.isCurrent(entry('none'), '')).toBe(false);
+    // Beyond what a double holds exactly: kept as given, still compared exactly.
+    known.set(pod('team-1', 'long', 'u5', '12345678901234567890'));
+    expect(known.isCurrent(entry('long'), '12345678901234567890')).toBe(true);
+    expect(known.isCurrent(entry('long'), '12345678901234567891')).toBe(false);
   });
 });

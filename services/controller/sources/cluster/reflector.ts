@@ -200,7 +200,7 @@ export class Reflector {
   private deliver(object: KubernetesObject): void {
     const previous = this.known.get(object.metadata?.namespace, object.metadata?.name ?? '');
     const resourceVersion = object.metadata?.resourceVersion ?? '';
-    if (previous && previous.resourceVersion === resourceVersion && resourceVersion !== '') {
+    if (previous && this.known.isCurrent(previous, resourceVersion)) {
       this.known.touch(previous);
       return;
     }
