@@ -64,4 +64,28 @@ describe('the kept workloads of the risk tracker', () => {
     kept.set(owned);
     expect(kept.get(owned.key)?.identity.owner).toEqual({ kind: 'Rollout', name: 'web' });
   });
+
+  it('finds every workload of a namespace as it grows past a few and shrinks back', () => {
+    const kept = new KeptWorkloads();
+    const workloads = Array.from({ length: 40 }, (_, position) => deployment('shop', `web-${position}`));
+    workloads.forEach((workload, position) => {
+      kept.set(workload);
+      expect(keysOf(kept, 'shop')).toEqual(
+        workloads
+          .slice(0, position + 1)
+          .map((each) => each.key)
+          .sort(),
+      );
+    });
+    workloads.forEach((workload, position) => {
+      expect(kept.delete(workload.key)).toEqual(workload);
+      expect(keysOf(kept, 'shop')).toEqual(
+        workloads
+          .slice(position + 1)
+          .map((each) => each.key)
+          .sort(),
+      );
+    });
+    expect(kept.size).toBe(0);
+  });
 });

@@ -5,8 +5,11 @@ import type { KeptWorkload } from './workload-risk';
 // about 600 bytes per workload beside its JSON on the way it held it (issue 33's heap target):
 // keys and JSON as V8's trees of concatenated pieces, a copy of the group string per workload, a
 // Set per namespace even for a namespace's lone workload. Here keys and JSON are flat strings, the
-// identity's group, kind and namespace strings are shared, and a namespace with one workload holds
-// its key alone.
+// identity's group, kind and namespace strings are shared, and a namespace holds its lone key alone,
+// a few keys in an array of exact size, a set beyond.
+
+/** Keys of a namespace up to which they are held in an array rather than a set. */
+const SMALL_NAMESPACE = 16;
 
 /** Distinct group and kind strings remembered for sharing; the kinds served are far fewer. */
 const MOST_SHARED_NAMES = 1_024;
@@ -21,8 +24,8 @@ function flat(text: string): string {
 
 export class KeptWorkloads {
   private readonly byKey = new Map<string, KeptWorkload>();
-  /** A namespace's workload keys: the lone key, or a set of two or more. */
-  private readonly byNamespace = new Map<string, string | Set<string>>();
+  /** A namespace's workload keys: the lone key, a few in an array, or a set. */
+  private readonly byNamespace = new Map<string, string | readonly string[] | Set<string>>();
   private readonly names = new Map<string, string>();
 
   get size(): number {
@@ -52,6 +55,11 @@ export class KeptWorkloads {
     return typeof keys === 'string' ? [keys] : keys;
   }
 
+  private someKeyIn(keys: string | readonly string[] | Set<string>): string {
+    if (typeof keys === 'string') return keys;
+    return keys instanceof Set ? (keys.values().next().value as string) : (keys as readonly string[])[0];
+  }
+
   /** Every namespace holding workloads, with their keys. */
   *namespaces(): IterableIterator<[string, readonly string[] | ReadonlySet<string>]> {
     for (const [namespace, keys] of this.byNamespace)
@@ -78,8 +86,13 @@ export class KeptWorkloads {
     if (previous) return;
     const keys = this.byNamespace.get(namespace);
     if (keys === undefined) this.byNamespace.set(namespace, key);
-    else if (typeof keys === 'string') this.byNamespace.set(namespace, new Set([keys, key]));
-    else keys.add(key);
+    else if (typeof keys === 'string') this.byNamespace.set(namespace, [keys, key]);
+    else if (keys instanceof Set) keys.add(key);
+    else
+      this.byNamespace.set(
+        namespace,
+        keys.length < SMALL_NAMESPACE ? keys.concat(key) : new Set(keys).add(key),
+      );
   }
 
   /** Forgets the workload; returns what was kept, if anything. */
@@ -90,9 +103,12 @@ export class KeptWorkloads {
     const { namespace } = workload.identity;
     const keys = this.byNamespace.get(namespace);
     if (typeof keys === 'string') this.byNamespace.delete(namespace);
-    else if (keys) {
+    else if (keys instanceof Set) {
       keys.delete(key);
-      if (keys.size === 1) this.byNamespace.set(namespace, keys.values().next().value as string);
+      if (keys.size <= SMALL_NAMESPACE / 2) this.byNamespace.set(namespace, [...keys]);
+    } else if (keys) {
+      const rest = keys.filter((candidate) => candidate !== key);
+      this.byNamespace.set(namespace, rest.length === 1 ? rest[0] : rest);
     }
     return workload;
   }
@@ -101,8 +117,7 @@ export class KeptWorkloads {
   private sharedNamespace(namespace: string): string {
     const keys = this.byNamespace.get(namespace);
     if (keys === undefined) return namespace;
-    const someKey = typeof keys === 'string' ? keys : (keys.values().next().value as string);
-    return this.byKey.get(someKey)?.identity.namespace ?? namespace;
+    return this.byKey.get(this.someKeyIn(keys))?.identity.namespace ?? namespace;
   }
 
   private sharedName(name: string): string {
