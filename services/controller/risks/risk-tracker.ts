@@ -13,6 +13,7 @@ import {
   type WorkloadRisk,
 } from './workload-risk';
 
+import { DEFAULT_EVALUATION_LIMITS } from '../verdicts/guard/evaluation-guard';
 import { KeptWorkloads } from './kept-workloads';
 import type { RisksSource } from './risk-view';
 
@@ -41,7 +42,18 @@ export interface RiskTrackerSettings {
   serving?: () => boolean;
   /** The pause between slices while `serving`. */
   pauseWhileServingMs?: number;
+  /**
+   * An evaluation longer than this (wall time) may have been stopped by the guard's deadline for a
+   * busy machine rather than decided: it is evaluated again after `retryAfterMs`, a few times at most.
+   * Default: the guard's per-object deadline.
+   */
+  slowEvaluationMs?: number;
+  /** The wait before evaluating such a workload again. */
+  retryAfterMs?: number;
 }
+
+/** Evaluations of a workload again after slow ones, before its verdicts are left as they are. */
+const MOST_RETRIES = 3;
 
 export const DEFAULT_RISK_SETTINGS: RiskTrackerSettings = {
   debounceMs: 200,
@@ -74,6 +86,8 @@ export class RiskTracker implements RisksSource {
   /** Source object key → workloads one of its constraints fails: who to re-evaluate when it changes. */
   private readonly failedBySource = new Map<string, Set<string>>();
   private readonly pending = new Set<string>();
+  /** Workloads whose last evaluation was slow (see `slowEvaluationMs`): how many times in a row. */
+  private readonly retries = new Map<string, number>();
   private started = false;
   private stopped = false;
   private firstPassDone = false;
@@ -195,6 +209,7 @@ export class RiskTracker implements RisksSource {
     const key = workloadKeyOf(object);
     if (removed || !isEvaluatedWorkload(object)) {
       if (!this.kept.delete(key)) return;
+      this.retries.delete(key);
       this.setRisk(key, undefined);
       this.pending.delete(key);
       return;
@@ -312,8 +327,33 @@ export class RiskTracker implements RisksSource {
     const workload = this.kept.get(key);
     if (!workload) return;
     this.evaluations++;
+    const started = this.now();
     const risk = evaluateWorkload(this.index, workload);
+    const slow =
+      this.now() - started >
+      (this.settings.slowEvaluationMs ?? DEFAULT_EVALUATION_LIMITS.deadlineMilliseconds);
     this.setRisk(key, risk.findings.length > 0 ? risk : undefined);
+    if (slow) this.retryLater(key);
+    else this.retries.delete(key);
+  }
+
+  /**
+   * On a busy machine (load 20 on 2 cores, a full collection) the guard stops an evaluation at its
+   * wall-clock backstop and the verdicts are `unknown`: the workload would then look safe until it
+   * or a policy changed. It is evaluated again a little later, a few times at most (a policy that
+   * really exceeds the deadline is not retried for ever).
+   */
+  private retryLater(key: string): void {
+    const retries = (this.retries.get(key) ?? 0) + 1;
+    if (retries > MOST_RETRIES) {
+      this.retries.delete(key);
+      return;
+    }
+    this.retries.set(key, retries);
+    const timer = setTimeout(() => {
+      if (this.kept.has(key)) this.enqueue([key]);
+    }, this.settings.retryAfterMs ?? 1_000);
+    timer.unref();
   }
 
   private setRisk(key: string, risk: WorkloadRisk | undefined): void {
