@@ -1,0 +1,355 @@
+import { Writable } from 'node:stream';
+import { createLogger } from '../../logging/logger';
+import type { CheckedConstraint } from '../../model/api';
+import type { PolicyReportObject, ReportedWorkload } from './policy-report';
+import { PolicyReportPublisher, type PolicyReportSource } from './policy-report-publisher';
+import {
+  addressKey,
+  addressOf,
+  PolicyReportStoreError,
+  type PolicyReportAddress,
+  type PolicyReportStore,
+  type StoredPolicyReport,
+} from './policy-report-store';
+import type { RiskCounts } from './risk-tracker';
+
+// The publisher of `--policy-reports` against an in-memory store that keeps resourceVersions as the
+// API server does (409 on a stale one) and can fail on demand: batched writes, nothing written when
+// nothing changed, only its own reports touched, failures logged and retried, the missing CRDs said
+// once. The builder's output itself is tested in policy-report.test.ts.
+
+const SETTINGS = { batchWindowMs: 5, initialRetryMs: 10, maxRetryMs: 40, missingCrdRetryMs: 30 };
+
+type Failure = { status: number | undefined; times: number };
+
+class MemoryStore implements PolicyReportStore {
+  readonly objects = new Map<string, StoredPolicyReport>();
+  crdInstalled = true;
+  calls: string[] = [];
+  /** The next calls of an operation fail with this status. */
+  failing = new Map<string, Failure>();
+  private version = 0;
+
+  private check(operation: string): void {
+    this.calls.push(operation);
+    if (!this.crdInstalled)
+      throw new PolicyReportStoreError('the server could not find the requested resource', 404);
+    const failure = this.failing.get(operation);
+    if (failure && failure.times > 0) {
+      failure.times--;
+      throw new PolicyReportStoreError(`${operation} failed`, failure.status);
+    }
+  }
+
+  put(report: PolicyReportObject): StoredPolicyReport {
+    const stored = { report: structuredClone(report), resourceVersion: String(++this.version) };
+    this.objects.set(addressKey(addressOf(report)), stored);
+    return stored;
+  }
+
+  listManaged(): Promise<StoredPolicyReport[]> {
+    this.check('list');
+    return Promise.resolve(
+      [...this.objects.values()].filter(
+        (stored) => stored.report.metadata.labels?.['app.kubernetes.io/managed-by'] === 'forewarn',
+      ),
+    );
+  }
+
+  get(address: PolicyReportAddress): Promise<StoredPolicyReport | undefined> {
+    this.check('get');
+    return Promise.resolve(this.objects.get(addressKey(address)));
+  }
+
+  create(report: PolicyReportObject): Promise<StoredPolicyReport> {
+    this.check('create');
+    if (this.objects.has(addressKey(addressOf(report))))
+      return Promise.reject(new PolicyReportStoreError('already exists', 409));
+    return Promise.resolve(this.put(report));
+  }
+
+  update(report: PolicyReportObject, resourceVersion: string): Promise<StoredPolicyReport> {
+    this.check('update');
+    const current = this.objects.get(addressKey(addressOf(report)));
+    if (!current) return Promise.reject(new PolicyReportStoreError('not found', 404));
+    if (current.resourceVersion !== resourceVersion)
+      return Promise.reject(new PolicyReportStoreError('the object has been modified', 409));
+    return Promise.resolve(this.put(report));
+  }
+
+  remove(address: PolicyReportAddress, resourceVersion: string): Promise<void> {
+    this.check('delete');
+    const current = this.objects.get(addressKey(address));
+    if (!current) return Promise.reject(new PolicyReportStoreError('not found', 404));
+    if (current.resourceVersion !== resourceVersion)
+      return Promise.reject(new PolicyReportStoreError('precondition failed', 409));
+    this.objects.delete(addressKey(address));
+    return Promise.resolve();
+  }
+
+  namespacedReport(namespace: string): PolicyReportObject | undefined {
+    return this.objects.get(`PolicyReport/${namespace}/forewarn`)?.report;
+  }
+
+  clusterReport(): PolicyReportObject | undefined {
+    return this.objects.get('ClusterPolicyReport//forewarn')?.report;
+  }
+}
+
+function finding(name: string, severity: 'Critical' | 'Warning'): CheckedConstraint {
+  return {
+    name,
+    namespace: 'shop',
+    constraintType: 'Admission',
+    severity,
+    effect: 'deny',
+    summary: `will be rejected by ${name}`,
+    remediationHint: `fix it for ${name}`,
+    sourceKind: 'ValidatingAdmissionPolicy',
+    sourceApiVersion: 'admissionregistration.k8s.io/v1',
+    sourceName: name,
+    sourceNamespace: null,
+    tags: [],
+    detailLevel: 'full',
+    verdict: 'violates',
+    evidence: [{ path: 'metadata.labels', message: 'set a label' }],
+  };
+}
+
+function workload(namespace: string, name: string, findings: CheckedConstraint[]): ReportedWorkload {
+  const rejected = findings.some((entry) => entry.severity === 'Critical');
+  return {
+    kind: 'Deployment',
+    apiVersion: 'apps/v1',
+    namespace,
+    name,
+    outcome: rejected ? 'rejected' : 'warned',
+    findings,
+  };
+}
+
+/** A risks source the test changes by hand, telling the publisher as the tracker would. */
+class FakeRisks implements PolicyReportSource {
+  isEvaluated = true;
+  readonly byNamespace = new Map<string, ReportedWorkload[]>();
+  private listener?: (namespace: string) => void;
+
+  set(namespace: string, workloads: ReportedWorkload[]): void {
+    if (workloads.length === 0) this.byNamespace.delete(namespace);
+    else this.byNamespace.set(namespace, workloads);
+    this.listener?.(namespace);
+  }
+
+  evaluated(): boolean {
+    return this.isEvaluated;
+  }
+
+  countsByNamespace(): RiskCounts[] {
+    return [...this.byNamespace].map(([namespace, workloads]) => ({
+      namespace,
+      rejected: workloads.filter((entry) => entry.outcome === 'rejected').length,
+      warned: workloads.filter((entry) => entry.outcome === 'warned').length,
+    }));
+  }
+
+  namespaceView(namespace: string) {
+    return { namespace, detailLevel: 'full' as const, workloads: this.byNamespace.get(namespace) ?? [] };
+  }
+
+  onRiskChange(listener: (namespace: string) => void): void {
+    this.listener = listener;
+  }
+}
+
+function capturingLogger() {
+  const lines: Array<Record<string, unknown>> = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { lines, logger: createLogger({ service: 'controller', destination }) };
+}
+
+function setUp(store = new MemoryStore(), risks = new FakeRisks()) {
+  const { lines, logger } = capturingLogger();
+  const publisher = new PolicyReportPublisher(risks, store, logger, SETTINGS);
+  return { store, risks, lines, publisher };
+}
+
+const until = async (condition: () => boolean, description: string) => {
+  const deadline = Date.now() + 10_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${description}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+};
+
+const cleanWorkloads = () => [workload('shop', 'web', [finding('require-team', 'Critical')])];
+
+describe('the policy-report publisher', () => {
+  it('writes nothing before the first evaluation, then one report per namespace at risk and the cluster report', async () => {
+    const { store, risks, publisher } = setUp();
+    risks.isEvaluated = false;
+    risks.set('shop', cleanWorkloads());
+    risks.set('blog', [workload('blog', 'site', [finding('advise-tier', 'Warning')])]);
+    publisher.start();
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(store.calls).toEqual([]);
+    risks.isEvaluated = true;
+    await until(() => store.objects.size === 3, 'three reports');
+    await publisher.idle();
+    expect(store.namespacedReport('shop')?.summary).toMatchObject({ fail: 1, warn: 0 });
+    expect(store.namespacedReport('blog')?.summary).toMatchObject({ fail: 0, warn: 1 });
+    expect(store.clusterReport()?.summary).toMatchObject({ fail: 1, warn: 1 });
+    expect(publisher.writeCounts()).toEqual(
+      expect.arrayContaining([
+        { kind: 'PolicyReport', operation: 'create', outcome: 'ok', count: 2 },
+        { kind: 'ClusterPolicyReport', operation: 'create', outcome: 'ok', count: 1 },
+      ]),
+    );
+    publisher.stop();
+  });
+
+  it('writes nothing when a change leaves the findings as they were, and updates what changed', async () => {
+    const { store, risks, publisher } = setUp();
+    risks.set('shop', cleanWorkloads());
+    publisher.start();
+    await until(() => store.objects.size === 2, 'the first reports');
+    await publisher.idle();
+    const written = store.calls.length;
+    risks.set('shop', cleanWorkloads());
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    await publisher.idle();
+    expect(store.calls.length).toBe(written);
+    risks.set('shop', [...cleanWorkloads(), workload('shop', 'api', [finding('require-team', 'Critical')])]);
+    await until(() => store.namespacedReport('shop')?.summary.fail === 2, 'the updated report');
+    await publisher.idle();
+    expect(store.calls.slice(written)).toEqual(['update', 'update']);
+    publisher.stop();
+  });
+
+  it('deletes the report of a namespace fixed, and the cluster report once none is at risk', async () => {
+    const { store, risks, publisher } = setUp();
+    risks.set('shop', cleanWorkloads());
+    publisher.start();
+    await until(() => store.objects.size === 2, 'the first reports');
+    risks.set('shop', []);
+    await until(() => store.objects.size === 0, 'the reports removed');
+    publisher.stop();
+  });
+
+  it("removes its stale reports found at start, and never touches another's report of the same name", async () => {
+    const store = new MemoryStore();
+    const stale = store.put({
+      apiVersion: 'wgpolicyk8s.io/v1alpha2',
+      kind: 'PolicyReport',
+      metadata: {
+        name: 'forewarn',
+        namespace: 'old',
+        labels: { 'app.kubernetes.io/managed-by': 'forewarn' },
+      },
+      results: [],
+      summary: { pass: 0, fail: 1, warn: 0, error: 0, skip: 0 },
+    });
+    const foreign = store.put({
+      apiVersion: 'wgpolicyk8s.io/v1alpha2',
+      kind: 'PolicyReport',
+      metadata: { name: 'forewarn', namespace: 'shop', labels: { owner: 'someone-else' } },
+      results: [],
+      summary: { pass: 7, fail: 0, warn: 0, error: 0, skip: 0 },
+    });
+    const { risks, lines, publisher } = setUp(store);
+    risks.set('shop', cleanWorkloads());
+    publisher.start();
+    await until(() => !store.objects.has(addressKey(addressOf(stale.report))), 'the stale report removed');
+    await until(() => store.clusterReport() !== undefined, 'the cluster report');
+    await publisher.idle();
+    expect(store.namespacedReport('shop')).toEqual(foreign.report);
+    risks.set('shop', [...cleanWorkloads(), workload('shop', 'api', [finding('x', 'Warning')])]);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    await publisher.idle();
+    expect(store.namespacedReport('shop')).toEqual(foreign.report);
+    const said = lines.filter((line) => String(line.msg).includes('is not Forewarn'));
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatchObject({ level: 'warn', namespace: 'shop' });
+    publisher.stop();
+  });
+
+  it('says once that the CRDs are missing, looks again, and writes once they are installed', async () => {
+    const store = new MemoryStore();
+    store.crdInstalled = false;
+    const { risks, lines, publisher } = setUp(store);
+    risks.set('shop', cleanWorkloads());
+    publisher.start();
+    await until(() => store.calls.filter((call) => call === 'list').length >= 3, 'three looks');
+    const missing = lines.filter((line) => String(line.msg).includes('CRDs'));
+    expect(missing).toHaveLength(1);
+    expect(missing[0]).toMatchObject({ level: 'warn' });
+    store.crdInstalled = true;
+    await until(() => store.objects.size === 2, 'the reports once the CRDs are there');
+    expect(lines.some((line) => line.level === 'info' && String(line.msg).includes('installed now'))).toBe(
+      true,
+    );
+    publisher.stop();
+  });
+
+  it('logs a failed write with what to do and retries it with backoff, never throwing', async () => {
+    const store = new MemoryStore();
+    store.failing.set('create', { status: 500, times: 2 });
+    const { risks, lines, publisher } = setUp(store);
+    risks.set('shop', cleanWorkloads());
+    publisher.start();
+    await until(() => store.objects.size === 2, 'the reports after the failures');
+    const failures = lines.filter((line) => String(line.msg).includes('could not be written'));
+    expect(failures).toHaveLength(2);
+    expect(failures[0]).toMatchObject({ level: 'warn', status: 500, namespace: 'shop' });
+    expect(typeof failures[0]?.remedy).toBe('string');
+    // Backoff: the second failure waits twice as long as the first.
+    expect(failures.map((line) => line.retryInMs)).toEqual([10, 20]);
+    expect(publisher.writeCounts()).toContainEqual({
+      kind: 'PolicyReport',
+      operation: 'create',
+      outcome: 'failed',
+      count: 2,
+    });
+    publisher.stop();
+  });
+
+  it('stops a batch at a refusal of its rights and names the RBAC to grant', async () => {
+    const store = new MemoryStore();
+    store.failing.set('create', { status: 403, times: 1 });
+    const { risks, lines, publisher } = setUp(store);
+    risks.set('shop', cleanWorkloads());
+    risks.set('blog', [workload('blog', 'site', [finding('x', 'Warning')])]);
+    publisher.start();
+    await until(() => store.objects.size === 3, 'every report after the refusal');
+    const refusals = lines.filter((line) => line.status === 403);
+    expect(refusals).toHaveLength(1);
+    expect(String(refusals[0]?.remedy)).toMatch(/policyreports/);
+    // One refused create, then the batch stopped: no second create in the same moment.
+    expect(store.calls.slice(0, 3)).toEqual(['list', 'create', 'create']);
+    publisher.stop();
+  });
+
+  it('re-reads a report changed by someone else (409) and keeps their labels in the update', async () => {
+    const { store, risks, publisher } = setUp();
+    risks.set('shop', cleanWorkloads());
+    publisher.start();
+    await until(() => store.objects.size === 2, 'the first reports');
+    await publisher.idle();
+    const current = store.namespacedReport('shop') as PolicyReportObject;
+    store.put({
+      ...current,
+      metadata: { ...current.metadata, labels: { ...current.metadata.labels, audited: 'yes' } },
+    });
+    risks.set('shop', [...cleanWorkloads(), workload('shop', 'api', [finding('y', 'Warning')])]);
+    await until(() => store.namespacedReport('shop')?.summary.warn === 1, 'the update after the conflict');
+    expect(store.namespacedReport('shop')?.metadata.labels).toEqual({
+      'app.kubernetes.io/managed-by': 'forewarn',
+      audited: 'yes',
+    });
+    publisher.stop();
+  });
+});
