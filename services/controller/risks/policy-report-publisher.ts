@@ -82,7 +82,7 @@ export class PolicyReportPublisher {
   /** Namespaces whose report must be rebuilt; `undefined` stands for the cluster report. */
   private readonly dirty = new Set<string | undefined>();
   /** Reports of Forewarn's name that someone else owns: never written, said once. */
-  private readonly foreign = new Set<string>();
+  private readonly foreign = new Map<string, number>();
   private readonly writes = new Map<string, PolicyReportWriteCount>();
   private listed = false;
   private crdMissingSaid = false;
@@ -284,6 +284,14 @@ export class PolicyReportPublisher {
       return;
     }
     if (stored && sameReportContent(stored.report, desired)) return;
+    // Someone else's report of this name is looked at again only now and then, not on every change.
+    const foreignSince = this.foreign.get(key);
+    if (
+      !stored &&
+      foreignSince !== undefined &&
+      this.clock().getTime() - foreignSince < this.settings.missingCrdRetryMs
+    )
+      return;
     if (stored) {
       const written = await this.counted(address.kind, 'update', () =>
         this.store.update(withOthersMetadata(desired, stored.report), stored.resourceVersion),
@@ -295,6 +303,7 @@ export class PolicyReportPublisher {
       (failure: unknown) => this.afterConflict(failure, address, desired),
     );
     this.stored.set(key, created);
+    this.foreign.delete(key);
   }
 
   private async removeStored(address: PolicyReportAddress, stored: StoredPolicyReport): Promise<void> {
@@ -335,7 +344,7 @@ export class PolicyReportPublisher {
           { kind: address.kind, namespace: address.namespace ?? null, name: address.name },
           `a ${address.kind} named ${address.name} exists and is not Forewarn's (no app.kubernetes.io/managed-by=forewarn label); it is left alone and Forewarn's findings there are not reported`,
         );
-      this.foreign.add(key);
+      this.foreign.set(key, this.clock().getTime());
       // Nothing is written; the foreign object is not kept as Forewarn's.
       throw new ForeignReport();
     }
