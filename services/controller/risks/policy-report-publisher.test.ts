@@ -47,13 +47,16 @@ class MemoryStore implements PolicyReportStore {
     return stored;
   }
 
+  /** Runs after a list has answered (another writer acting between the list and the next write). */
+  afterList?: () => void;
+
   listManaged(): Promise<StoredPolicyReport[]> {
     this.check('list');
-    return Promise.resolve(
-      [...this.objects.values()].filter(
-        (stored) => stored.report.metadata.labels?.['app.kubernetes.io/managed-by'] === 'forewarn',
-      ),
+    const listed = [...this.objects.values()].filter(
+      (stored) => stored.report.metadata.labels?.['app.kubernetes.io/managed-by'] === 'forewarn',
     );
+    this.afterList?.();
+    return Promise.resolve(listed);
   }
 
   get(address: PolicyReportAddress): Promise<StoredPolicyReport | undefined> {
@@ -351,5 +354,33 @@ describe('the policy-report publisher', () => {
       audited: 'yes',
     });
     publisher.stop();
+  });
+
+  it("takes another replica's report of the same findings as it is: its timestamps, no write", async () => {
+    const other = new MemoryStore();
+    const first = setUp(other);
+    first.risks.set('shop', cleanWorkloads());
+    first.publisher.start();
+    await until(() => other.namespacedReport('shop') !== undefined, "the other replica's report");
+    first.publisher.stop();
+    const written = other.objects.get('PolicyReport/shop/forewarn') as StoredPolicyReport;
+    // This replica lists before the other's report exists, then meets it on create (409).
+    const store = new MemoryStore();
+    store.afterList = () => store.objects.set('PolicyReport/shop/forewarn', structuredClone(written));
+    const risks = new FakeRisks();
+    const later = new PolicyReportPublisher(
+      risks,
+      store,
+      capturingLogger().logger,
+      SETTINGS,
+      () => new Date(Date.now() + 3_600_000),
+    );
+    risks.set('shop', cleanWorkloads());
+    later.start();
+    await until(() => store.clusterReport() !== undefined, 'the cluster report');
+    await later.idle();
+    expect(store.objects.get('PolicyReport/shop/forewarn')).toEqual(written);
+    expect(store.calls.filter((call) => call === 'update')).toEqual([]);
+    later.stop();
   });
 });

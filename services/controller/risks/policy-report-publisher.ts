@@ -19,11 +19,15 @@ import {
   PolicyReportStoreError,
   remedyOf,
   type PolicyReportAddress,
+  type PolicyReportOperation,
   type PolicyReportStore,
+  type PolicyReportWriteCount,
   type StoredPolicyReport,
 } from './policy-report-store';
 import type { RiskCounts } from './risk-tracker';
 import type { RisksReport } from './risk-view';
+
+export type { PolicyReportWriteCount } from './policy-report-store';
 
 // Keeps Forewarn's PolicyReports in step with the workloads at risk (`--policy-reports`, issue 35).
 // Changes are batched (a namespace changed → its report is rebuilt at most once per batch window),
@@ -62,16 +66,6 @@ export const DEFAULT_POLICY_REPORT_SETTINGS: PolicyReportSettings = {
   maxRetryMs: 300_000,
   missingCrdRetryMs: 300_000,
 };
-
-export type PolicyReportOperation = 'create' | 'update' | 'delete';
-
-/** Writes by kind, operation and outcome since start (the metrics' counter). */
-export interface PolicyReportWriteCount {
-  kind: PolicyReportKind;
-  operation: PolicyReportOperation;
-  outcome: 'ok' | 'failed';
-  count: number;
-}
 
 const REPORT_KIND_BY_NAMESPACE = (namespace: string | undefined): PolicyReportKind =>
   namespace === undefined ? 'ClusterPolicyReport' : 'PolicyReport';
@@ -175,7 +169,7 @@ export class PolicyReportPublisher {
       try {
         await this.reconcile(namespace);
       } catch (failure) {
-        if (failure instanceof ForeignReport) continue;
+        if (failure instanceof SkippedReport) continue;
         const error =
           failure instanceof PolicyReportStoreError
             ? failure
@@ -295,12 +289,12 @@ export class PolicyReportPublisher {
     if (stored) {
       const written = await this.counted(address.kind, 'update', () =>
         this.store.update(withOthersMetadata(desired, stored.report), stored.resourceVersion),
-      ).catch((failure: unknown) => this.afterConflict(failure, address, desired));
+      ).catch((failure: unknown) => this.afterConflict(failure, address, namespace));
       this.stored.set(key, written);
       return;
     }
     const created = await this.counted(address.kind, 'create', () => this.store.create(desired)).catch(
-      (failure: unknown) => this.afterConflict(failure, address, desired),
+      (failure: unknown) => this.afterConflict(failure, address, namespace),
     );
     this.stored.set(key, created);
     this.foreign.delete(key);
@@ -330,13 +324,18 @@ export class PolicyReportPublisher {
   private async afterConflict(
     failure: unknown,
     address: PolicyReportAddress,
-    desired: PolicyReportObject,
+    namespace: string | undefined,
   ): Promise<StoredPolicyReport> {
     const status = failure instanceof PolicyReportStoreError ? failure.status : undefined;
     if (status !== 409) throw failure;
     const key = addressKey(address);
     const current = await this.store.get(address);
-    if (!current) return this.counted(address.kind, 'create', () => this.store.create(desired));
+    if (!current) {
+      const desired = this.desiredReport(namespace, undefined);
+      this.stored.delete(key);
+      if (!desired) throw new SkippedReport(); // gone, and no longer wanted
+      return this.counted(address.kind, 'create', () => this.store.create(desired));
+    }
     if (!isManaged(current.report)) {
       this.stored.delete(key);
       if (!this.foreign.has(key))
@@ -346,7 +345,16 @@ export class PolicyReportPublisher {
         );
       this.foreign.set(key, this.clock().getTime());
       // Nothing is written; the foreign object is not kept as Forewarn's.
-      throw new ForeignReport();
+      throw new SkippedReport();
+    }
+    // Rebuilt on what the server holds (another replica's write): its first timestamps are kept, so
+    // the same findings compare equal and are not written again.
+    const desired = this.desiredReport(namespace, current.report);
+    if (!desired) {
+      // No longer wanted while the write was on its way: the next batch deletes what is there.
+      this.stored.set(key, current);
+      this.dirty.add(namespace);
+      throw new SkippedReport();
     }
     if (sameReportContent(current.report, desired)) return current;
     return this.counted(address.kind, 'update', () =>
@@ -384,5 +392,8 @@ export class PolicyReportPublisher {
   }
 }
 
-/** Raised inside a batch when the report's name is taken by someone else's object: skipped, not retried. */
-class ForeignReport extends Error {}
+/**
+ * Raised inside a batch when a report is left as it is, not retried: its name is taken by someone
+ * else's object, or after a conflict there is nothing left to write.
+ */
+class SkippedReport extends Error {}

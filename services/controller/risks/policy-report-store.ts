@@ -4,6 +4,16 @@ import type { PolicyReportKind, PolicyReportObject } from './policy-report';
 // kubernetes-policy-report-store.ts, an in-memory one in tests). Only these five calls: list
 // Forewarn's own reports, read one, create, update with the resourceVersion read, delete with it.
 
+export type PolicyReportOperation = 'create' | 'update' | 'delete';
+
+/** Writes by kind, operation and outcome since start (the metrics' counter). */
+export interface PolicyReportWriteCount {
+  kind: PolicyReportKind;
+  operation: PolicyReportOperation;
+  outcome: 'ok' | 'failed';
+  count: number;
+}
+
 /** A report as the server holds it. */
 export interface StoredPolicyReport {
   report: PolicyReportObject;
