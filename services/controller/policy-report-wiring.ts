@@ -12,7 +12,7 @@ import {
 import type { ReportedWorkload } from './risks/policy-report';
 import type { RiskTracker } from './risks/risk-tracker';
 import { renderWorkloadRisk } from './risks/risk-view';
-import { KubernetesPolicyReportStore } from './risks/kubernetes-policy-report-store';
+import { KubernetesPolicyReportStore } from './policy-report-kubernetes-store';
 import { loadKubeConfig } from './object-source';
 import type { ControllerConfig } from './config';
 

@@ -1,4 +1,3 @@
-import type { Logger } from '../../logging/logger';
 import { errorMessage } from '../../model/error-message';
 import {
   buildClusterPolicyReport,
@@ -19,6 +18,7 @@ import {
   PolicyReportStoreError,
   remedyOf,
   type PolicyReportAddress,
+  type PolicyReportLog,
   type PolicyReportOperation,
   type PolicyReportStore,
   type PolicyReportWriteCount,
@@ -89,7 +89,7 @@ export class PolicyReportPublisher {
   constructor(
     private readonly source: PolicyReportSource,
     private readonly store: PolicyReportStore,
-    private readonly logger: Logger,
+    private readonly logger: PolicyReportLog,
     private readonly settings: PolicyReportSettings = DEFAULT_POLICY_REPORT_SETTINGS,
     private readonly clock: () => Date = () => new Date(),
   ) {}

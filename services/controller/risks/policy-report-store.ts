@@ -14,6 +14,13 @@ export interface PolicyReportWriteCount {
   count: number;
 }
 
+/** What the publisher logs through: the controller's structured logger (injected; risks/ does no I/O). */
+export interface PolicyReportLog {
+  info(message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+  error(fields: Record<string, unknown>, message: string): void;
+}
+
 /** A report as the server holds it. */
 export interface StoredPolicyReport {
   report: PolicyReportObject;

@@ -1,26 +1,27 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { errorMessage } from '../../model/error-message';
-import { isRecord } from '../../model/kubernetes';
+import { errorMessage } from '../model/error-message';
+import { isRecord } from '../model/kubernetes';
 import {
   MANAGED_BY_LABEL,
   MANAGED_BY_VALUE,
   POLICY_REPORT_API_VERSION,
   type PolicyReportKind,
   type PolicyReportObject,
-} from './policy-report';
+} from './risks/policy-report';
 import {
   PolicyReportStoreError,
   type PolicyReportAddress,
   type PolicyReportStore,
   type StoredPolicyReport,
-} from './policy-report-store';
+} from './risks/policy-report-store';
 
 // The policy-report store on the API server, through the controller's kubeconfig: plain requests
 // (as api-transport.ts reads), each with a deadline so a hanging server cannot hold the publisher.
 // Needs get, list, create, update and delete on wgpolicyk8s.io policyreports and
-// clusterpolicyreports, which the component grants with `policyReports: true` (infra/rbac.ts).
+// clusterpolicyreports, which the component grants with `policyReports: true` (infra/rbac.ts). The pure
+// building and the batching live in risks/ (policy-report.ts, policy-report-publisher.ts).
 
 const REQUEST_TIMEOUT_MS = 30_000;
 /** Reports are up to about a megabyte each: small pages keep one answer bounded. */
