@@ -8,7 +8,7 @@ import { healthStatusOf, type RuntimeState } from './views/health';
 import type { RequestObserver } from './http/request-observer';
 import type { AdmissionMemoOutcome } from './http/admission-check-route';
 import type { RiskCounts } from './risks/risk-tracker';
-import type { PolicyReportWriteCount } from './risks/policy-report-publisher';
+import type { PolicyReportWriteCount } from './risks/policy-report-store';
 
 // Prometheus metrics of the controller (`GET /metrics`, DESIGN.md 2; every metric is described in
 // docs/metrics.md). Index, health and parse-error figures are read at scrape time from the same

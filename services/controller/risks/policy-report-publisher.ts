@@ -4,16 +4,20 @@ import {
   buildNamespacePolicyReport,
   isManaged,
   POLICY_REPORT_NAME,
-  sameReportContent,
+  firstSeenOf,
+  reportDigest,
   withOthersMetadata,
   type PolicyReportKind,
   type PolicyReportLimits,
   type PolicyReportObject,
   type ReportedWorkload,
+  type ResultTimestamp,
 } from './policy-report';
 import {
   addressKey,
   addressOf,
+  knownReport,
+  type KnownReport,
   isSystemic,
   PolicyReportStoreError,
   remedyOf,
@@ -26,8 +30,6 @@ import {
 } from './policy-report-store';
 import type { RiskCounts } from './risk-tracker';
 import type { RisksReport } from './risk-view';
-
-export type { PolicyReportWriteCount } from './policy-report-store';
 
 // Keeps Forewarn's PolicyReports in step with the workloads at risk (`--policy-reports`, issue 35).
 // Changes are batched (a namespace changed → its report is rebuilt at most once per batch window),
@@ -72,7 +74,7 @@ const REPORT_KIND_BY_NAMESPACE = (namespace: string | undefined): PolicyReportKi
 
 export class PolicyReportPublisher {
   /** What the server holds of Forewarn's reports, by address key; filled by the first list. */
-  private readonly stored = new Map<string, StoredPolicyReport>();
+  private readonly stored = new Map<string, KnownReport>();
   /** Namespaces whose report must be rebuilt; `undefined` stands for the cluster report. */
   private readonly dirty = new Set<string | undefined>();
   /** Reports of Forewarn's name that someone else owns: never written, said once. */
@@ -240,7 +242,7 @@ export class PolicyReportPublisher {
       this.logger.info('the PolicyReport CRDs are installed now: writing the policy reports');
     this.crdMissingSaid = false;
     this.stored.clear();
-    for (const stored of reports) this.stored.set(addressKey(addressOf(stored.report)), stored);
+    for (const stored of reports) this.stored.set(addressKey(addressOf(stored.report)), knownReport(stored));
     this.listed = true;
     // Every namespace held or at risk, and the cluster report, are brought in step.
     for (const stored of reports) this.dirty.add(stored.report.metadata.namespace);
@@ -251,11 +253,11 @@ export class PolicyReportPublisher {
 
   private desiredReport(
     namespace: string | undefined,
-    previous: PolicyReportObject | undefined,
+    firstSeen: ReadonlyMap<string, ResultTimestamp> | undefined,
   ): PolicyReportObject | undefined {
     const options = {
       now: this.clock(),
-      ...(previous ? { previous } : {}),
+      ...(firstSeen ? { firstSeen } : {}),
       ...(this.settings.limits ? { limits: this.settings.limits } : {}),
     };
     if (namespace === undefined) return buildClusterPolicyReport(this.source.countsByNamespace(), options);
@@ -271,13 +273,13 @@ export class PolicyReportPublisher {
     };
     const key = addressKey(address);
     const stored = this.stored.get(key);
-    const desired = this.desiredReport(namespace, stored?.report);
+    const desired = this.desiredReport(namespace, stored?.firstSeen);
     if (!desired) {
       if (!stored) return;
       await this.counted(address.kind, 'delete', () => this.removeStored(address, stored));
       return;
     }
-    if (stored && sameReportContent(stored.report, desired)) return;
+    if (stored && stored.digest === reportDigest(desired)) return;
     // Someone else's report of this name is looked at again only now and then, not on every change.
     const foreignSince = this.foreign.get(key);
     if (
@@ -288,19 +290,19 @@ export class PolicyReportPublisher {
       return;
     if (stored) {
       const written = await this.counted(address.kind, 'update', () =>
-        this.store.update(withOthersMetadata(desired, stored.report), stored.resourceVersion),
+        this.store.update(withOthersMetadata(desired, stored.metadata), stored.resourceVersion),
       ).catch((failure: unknown) => this.afterConflict(failure, address, namespace));
-      this.stored.set(key, written);
+      this.stored.set(key, knownReport(written));
       return;
     }
     const created = await this.counted(address.kind, 'create', () => this.store.create(desired)).catch(
       (failure: unknown) => this.afterConflict(failure, address, namespace),
     );
-    this.stored.set(key, created);
+    this.stored.set(key, knownReport(created));
     this.foreign.delete(key);
   }
 
-  private async removeStored(address: PolicyReportAddress, stored: StoredPolicyReport): Promise<void> {
+  private async removeStored(address: PolicyReportAddress, stored: KnownReport): Promise<void> {
     const key = addressKey(address);
     try {
       await this.store.remove(address, stored.resourceVersion);
@@ -349,16 +351,16 @@ export class PolicyReportPublisher {
     }
     // Rebuilt on what the server holds (another replica's write): its first timestamps are kept, so
     // the same findings compare equal and are not written again.
-    const desired = this.desiredReport(namespace, current.report);
+    const desired = this.desiredReport(namespace, firstSeenOf(current.report));
     if (!desired) {
       // No longer wanted while the write was on its way: the next batch deletes what is there.
-      this.stored.set(key, current);
+      this.stored.set(key, knownReport(current));
       this.dirty.add(namespace);
       throw new SkippedReport();
     }
-    if (sameReportContent(current.report, desired)) return current;
+    if (reportDigest(current.report) === reportDigest(desired)) return current;
     return this.counted(address.kind, 'update', () =>
-      this.store.update(withOthersMetadata(desired, current.report), current.resourceVersion),
+      this.store.update(withOthersMetadata(desired, current.report.metadata), current.resourceVersion),
     );
   }
 
@@ -392,8 +394,5 @@ export class PolicyReportPublisher {
   }
 }
 
-/**
- * Raised inside a batch when a report is left as it is, not retried: its name is taken by someone
- * else's object, or after a conflict there is nothing left to write.
- */
+/** A report left as it is, not retried: someone else's object has its name, or nothing is left to write. */
 class SkippedReport extends Error {}

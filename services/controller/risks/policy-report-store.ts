@@ -1,4 +1,10 @@
-import type { PolicyReportKind, PolicyReportObject } from './policy-report';
+import {
+  firstSeenOf,
+  reportDigest,
+  type PolicyReportKind,
+  type PolicyReportObject,
+  type ResultTimestamp,
+} from './policy-report';
 
 // What the policy-report publisher asks of the API server (injected: the Kubernetes client in
 // kubernetes-policy-report-store.ts, an in-memory one in tests). Only these five calls: list
@@ -94,4 +100,21 @@ export function remedyOf(error: PolicyReportStoreError, kind: PolicyReportKind):
     default:
       return "check the API server's answer; the write is retried";
   }
+}
+
+/** What is kept of a report the server holds: enough to compare and update it, not its results. */
+export interface KnownReport {
+  resourceVersion: string;
+  digest: string;
+  firstSeen: ReadonlyMap<string, ResultTimestamp>;
+  metadata: PolicyReportObject['metadata'];
+}
+
+export function knownReport(stored: StoredPolicyReport): KnownReport {
+  return {
+    resourceVersion: stored.resourceVersion,
+    digest: reportDigest(stored.report),
+    firstSeen: firstSeenOf(stored.report),
+    metadata: stored.report.metadata,
+  };
 }

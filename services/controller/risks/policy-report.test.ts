@@ -7,6 +7,7 @@ import {
   buildClusterPolicyReport,
   buildNamespacePolicyReport,
   DEFAULT_POLICY_REPORT_LIMITS,
+  firstSeenOf,
   OMITTED_RESULTS_ANNOTATION,
   policyAndRuleOf,
   sameReportContent,
@@ -178,7 +179,10 @@ describe('the PolicyReport of a namespace', () => {
     const first = buildNamespacePolicyReport(view, { now: NOW });
     const withoutApi = { ...view, workloads: view.workloads.filter((workload) => workload.name !== 'api') };
     const previous = buildNamespacePolicyReport(withoutApi, { now: NOW });
-    const next = buildNamespacePolicyReport(view, { now: LATER, ...(previous ? { previous } : {}) });
+    const next = buildNamespacePolicyReport(view, {
+      now: LATER,
+      ...(previous ? { firstSeen: firstSeenOf(previous) } : {}),
+    });
     const stamps = next?.results.map((result) => [result.resources[0]?.name, result.timestamp.seconds]);
     expect(stamps).toEqual([
       ['web', NOW.getTime() / 1000],
@@ -186,7 +190,10 @@ describe('the PolicyReport of a namespace', () => {
       ['web', NOW.getTime() / 1000],
     ]);
     // The same findings rebuilt later say the same: nothing to write.
-    const again = buildNamespacePolicyReport(view, { now: LATER, ...(first ? { previous: first } : {}) });
+    const again = buildNamespacePolicyReport(view, {
+      now: LATER,
+      ...(first ? { firstSeen: firstSeenOf(first) } : {}),
+    });
     expect(first && again && sameReportContent(first, again)).toBe(true);
   });
 });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { CheckedConstraint, Severity } from '../../model/api';
 import { REDACTED } from '../../model/text';
 import type { RiskCounts } from './risk-tracker';
@@ -89,10 +90,12 @@ export const DEFAULT_POLICY_REPORT_LIMITS: PolicyReportLimits = {
 /** A workload of the risks view, with its uid when known (Policy Reporter links results by it). */
 export type ReportedWorkload = RiskWorkloadEntry & { uid?: string };
 
+export type ResultTimestamp = PolicyReportResult['timestamp'];
+
 export interface ReportOptions {
   now: Date;
-  /** The report as last written: results that are still there keep their first timestamp. */
-  previous?: PolicyReportObject;
+  /** When the results of the report as last written were first written (firstSeenOf): kept. */
+  firstSeen?: ReadonlyMap<string, ResultTimestamp>;
   limits?: PolicyReportLimits;
 }
 
@@ -126,6 +129,11 @@ export function policyAndRuleOf(
 
 function secondsOf(now: Date): { seconds: number; nanos: number } {
   return { seconds: Math.floor(now.getTime() / 1000), nanos: 0 };
+}
+
+/** When each result of a report was first written, by what makes it the same finding. */
+export function firstSeenOf(report: Pick<PolicyReportObject, 'results'>): Map<string, ResultTimestamp> {
+  return new Map((report.results ?? []).map((result) => [resultIdentity(result), result.timestamp]));
 }
 
 /** What makes two results the same finding over time: its timestamp is kept while it lasts. */
@@ -236,11 +244,8 @@ function assemble(
   options: ReportOptions,
 ): PolicyReportObject {
   const limits = options.limits ?? DEFAULT_POLICY_REPORT_LIMITS;
-  const firstSeen = new Map(
-    (options.previous?.results ?? []).map((result) => [resultIdentity(result), result.timestamp]),
-  );
   const stamped = results.map((result) => {
-    const timestamp = firstSeen.get(resultIdentity(result));
+    const timestamp = options.firstSeen?.get(resultIdentity(result));
     return timestamp
       ? { ...result, timestamp: { seconds: timestamp.seconds, nanos: timestamp.nanos } }
       : result;
@@ -330,14 +335,22 @@ function canonicalJson(value: unknown): string {
  * are not compared, and are kept by an update.
  */
 export function sameReportContent(stored: PolicyReportObject, desired: PolicyReportObject): boolean {
-  const ours = (report: PolicyReportObject) => ({
+  return reportDigest(stored) === reportDigest(desired);
+}
+
+/**
+ * A digest of what a report says (sameReportContent): what the publisher keeps of a report it wrote
+ * instead of the report itself, a few bytes instead of up to a megabyte per namespace.
+ */
+export function reportDigest(report: PolicyReportObject): string {
+  const ours = {
     managed: report.metadata.labels?.[MANAGED_BY_LABEL],
     detailLevel: report.metadata.annotations?.[DETAIL_LEVEL_ANNOTATION],
     omitted: report.metadata.annotations?.[OMITTED_RESULTS_ANNOTATION],
     results: report.results ?? [],
     summary: report.summary,
-  });
-  return canonicalJson(ours(stored)) === canonicalJson(ours(desired));
+  };
+  return createHash('sha256').update(canonicalJson(ours)).digest('base64');
 }
 
 /** Whether a report carries Forewarn's label: only those are ever updated or deleted. */
@@ -348,10 +361,10 @@ export function isManaged(report: PolicyReportObject): boolean {
 /** The desired report keeping the labels and annotations others put on the stored one. */
 export function withOthersMetadata(
   desired: PolicyReportObject,
-  stored: PolicyReportObject,
+  storedMetadata: PolicyReportObject['metadata'],
 ): PolicyReportObject {
   const othersAnnotations = Object.fromEntries(
-    Object.entries(stored.metadata.annotations ?? {}).filter(
+    Object.entries(storedMetadata.annotations ?? {}).filter(
       ([key]) => key !== OMITTED_RESULTS_ANNOTATION && key !== DETAIL_LEVEL_ANNOTATION,
     ),
   );
@@ -359,7 +372,7 @@ export function withOthersMetadata(
     ...desired,
     metadata: {
       ...desired.metadata,
-      labels: { ...stored.metadata.labels, ...desired.metadata.labels },
+      labels: { ...storedMetadata.labels, ...desired.metadata.labels },
       annotations: { ...othersAnnotations, ...desired.metadata.annotations },
     },
   };
