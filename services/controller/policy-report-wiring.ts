@@ -2,13 +2,12 @@ import type { DetailLevel } from '../model/api';
 import { isRecord } from '../model/kubernetes';
 import type { Viewer } from '../model/text';
 import type { Logger } from '../logging/logger';
-import type { PolicyReportStore } from './risks/policy-report-store';
+import { PolicyReportPublisher, type PolicyReportSource } from './risks/policy-report-publisher';
 import {
   DEFAULT_POLICY_REPORT_SETTINGS,
-  PolicyReportPublisher,
   type PolicyReportSettings,
-  type PolicyReportSource,
-} from './risks/policy-report-publisher';
+  type PolicyReportStore,
+} from './risks/policy-report-store';
 import type { ReportedWorkload } from './risks/policy-report';
 import type { RiskTracker } from './risks/risk-tracker';
 import { renderWorkloadRisk } from './risks/risk-view';

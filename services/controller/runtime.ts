@@ -29,8 +29,8 @@ import { compileTemplateOnArrival } from './verdicts/gatekeeper/template-prepara
 import type { RiskTracker } from './risks/risk-tracker';
 import { wireRisks } from './risk-wiring';
 import { policyReportsIfEnabled } from './policy-report-wiring';
-import type { PolicyReportStore } from './risks/policy-report-store';
-import type { PolicyReportSettings, PolicyReportPublisher } from './risks/policy-report-publisher';
+import type { PolicyReportSettings, PolicyReportStore } from './risks/policy-report-store';
+import type { PolicyReportPublisher } from './risks/policy-report-publisher';
 
 // Wires one controller: index, ingestion, a source, the HTTP server. I/O pieces are created here
 // (or injected by tests) so everything below stays pure.

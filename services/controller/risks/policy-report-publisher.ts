@@ -8,7 +8,6 @@ import {
   reportDigest,
   withOthersMetadata,
   type PolicyReportKind,
-  type PolicyReportLimits,
   type PolicyReportObject,
   type ReportedWorkload,
   type ResultTimestamp,
@@ -24,6 +23,8 @@ import {
   type PolicyReportAddress,
   type PolicyReportLog,
   type PolicyReportOperation,
+  type PolicyReportSettings,
+  DEFAULT_POLICY_REPORT_SETTINGS,
   type PolicyReportStore,
   type PolicyReportWriteCount,
   type StoredPolicyReport,
@@ -51,23 +52,8 @@ export interface PolicyReportSource {
   onRiskChange(listener: (namespace: string) => void): void;
 }
 
-export interface PolicyReportSettings {
-  /** A change is written at most this long after it (changes within the window go together). */
-  batchWindowMs: number;
-  /** First retry after a failed write; doubled per failure up to `maxRetryMs`. */
-  initialRetryMs: number;
-  maxRetryMs: number;
-  /** How often the CRDs are looked for again while they are not installed. */
-  missingCrdRetryMs: number;
-  limits?: PolicyReportLimits;
-}
-
-export const DEFAULT_POLICY_REPORT_SETTINGS: PolicyReportSettings = {
-  batchWindowMs: 2_000,
-  initialRetryMs: 1_000,
-  maxRetryMs: 300_000,
-  missingCrdRetryMs: 300_000,
-};
+/** The longest a batch builds reports before it yields to pending requests (as the risks' slices do). */
+const BUILD_SLICE_MS = 2;
 
 const REPORT_KIND_BY_NAMESPACE = (namespace: string | undefined): PolicyReportKind =>
   namespace === undefined ? 'ClusterPolicyReport' : 'PolicyReport';
@@ -165,7 +151,14 @@ export class PolicyReportPublisher {
     const batch = [...this.dirty];
     this.dirty.clear();
     let retryInMs: number | undefined;
+    let sliceStart = performance.now();
     for (let position = 0; position < batch.length; position++) {
+      // Reports that need no write are built without awaiting anything: a batch of every namespace
+      // would hold the event loop for its whole length, so it makes way for requests between slices.
+      if (performance.now() - sliceStart > BUILD_SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
+      }
       if (this.stopped) return undefined;
       const namespace = batch[position];
       try {

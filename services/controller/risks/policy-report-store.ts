@@ -2,13 +2,15 @@ import {
   firstSeenOf,
   reportDigest,
   type PolicyReportKind,
+  type PolicyReportLimits,
   type PolicyReportObject,
   type ResultTimestamp,
 } from './policy-report';
 
-// What the policy-report publisher asks of the API server (injected: the Kubernetes client in
-// kubernetes-policy-report-store.ts, an in-memory one in tests). Only these five calls: list
-// Forewarn's own reports, read one, create, update with the resourceVersion read, delete with it.
+// The policy-report publisher's ports, settings and bookkeeping. What it asks of the API server is
+// injected (the Kubernetes client in ../policy-report-kubernetes-store.ts, an in-memory store in
+// tests), only five calls: list Forewarn's own reports, read one, create, update with the
+// resourceVersion read, delete with it; and it logs through an injected structured logger.
 
 export type PolicyReportOperation = 'create' | 'update' | 'delete';
 
@@ -26,6 +28,24 @@ export interface PolicyReportLog {
   warn(fields: Record<string, unknown>, message: string): void;
   error(fields: Record<string, unknown>, message: string): void;
 }
+
+export interface PolicyReportSettings {
+  /** A change is written at most this long after it (changes within the window go together). */
+  batchWindowMs: number;
+  /** First retry after a failed write; doubled per failure up to `maxRetryMs`. */
+  initialRetryMs: number;
+  maxRetryMs: number;
+  /** How often the CRDs are looked for again while they are not installed. */
+  missingCrdRetryMs: number;
+  limits?: PolicyReportLimits;
+}
+
+export const DEFAULT_POLICY_REPORT_SETTINGS: PolicyReportSettings = {
+  batchWindowMs: 2_000,
+  initialRetryMs: 1_000,
+  maxRetryMs: 300_000,
+  missingCrdRetryMs: 300_000,
+};
 
 /** A report as the server holds it. */
 export interface StoredPolicyReport {
