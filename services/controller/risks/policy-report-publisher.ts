@@ -2,9 +2,9 @@ import { errorMessage } from '../../model/error-message';
 import {
   buildClusterPolicyReport,
   buildNamespacePolicyReport,
+  firstSeenOf,
   isManaged,
   POLICY_REPORT_NAME,
-  firstSeenOf,
   reportDigest,
   withOthersMetadata,
   type PolicyReportKind,
@@ -15,16 +15,16 @@ import {
 import {
   addressKey,
   addressOf,
-  knownReport,
-  type KnownReport,
+  DEFAULT_POLICY_REPORT_SETTINGS,
   isSystemic,
+  knownReport,
   PolicyReportStoreError,
   remedyOf,
+  type KnownReport,
   type PolicyReportAddress,
   type PolicyReportLog,
   type PolicyReportOperation,
   type PolicyReportSettings,
-  DEFAULT_POLICY_REPORT_SETTINGS,
   type PolicyReportStore,
   type PolicyReportWriteCount,
   type StoredPolicyReport,
@@ -63,7 +63,7 @@ export class PolicyReportPublisher {
   private readonly stored = new Map<string, KnownReport>();
   /** Namespaces whose report must be rebuilt; `undefined` stands for the cluster report. */
   private readonly dirty = new Set<string | undefined>();
-  /** Reports of Forewarn's name that someone else owns: never written, said once. */
+  /** Reports of Forewarn's name that someone else owns, with when that was seen: never written, said once. */
   private readonly foreign = new Map<string, number>();
   private readonly writes = new Map<string, PolicyReportWriteCount>();
   private listed = false;
