@@ -40,7 +40,7 @@ export function wireRisks(index: ConstraintIndex, ingestor: Ingestor, registry: 
       rederivingKinds.has(`${group}/${kind}`) || rederivingKinds.has(`${group}/*`),
   });
   ingestor.onChange((object, removed) => risks.observe(object, removed));
-  const answerImpact = (objects: readonly KubernetesObject[]) =>
+  const answerImpact: AnswerImpact = (objects, options) =>
     computeImpact(
       {
         index,
@@ -51,6 +51,7 @@ export function wireRisks(index: ConstraintIndex, ingestor: Ingestor, registry: 
         sliceBudgetMs: DEFAULT_RISK_SETTINGS.sliceBudgetMs,
       },
       objects,
+      options,
     );
   return {
     risks,

@@ -14,6 +14,7 @@ import {
 } from './workload-risk';
 
 import type { RisksSource } from './risk-view';
+import { StoppedEvaluationRetries } from './stopped-retries';
 
 // Keeps the workloads at risk current in the controller (issue 35) as background work: a workload
 // change re-evaluates that workload, a policy change the workloads its constraints can apply to
@@ -81,6 +82,7 @@ export class RiskTracker implements RisksSource {
   private timer?: NodeJS.Timeout;
   private sliceScheduled = false;
   private idleWaiters: Array<() => void> = [];
+  private readonly retries = new StoppedEvaluationRetries((key) => this.enqueue([key]));
 
   constructor(
     private readonly index: ConstraintIndex,
@@ -115,6 +117,7 @@ export class RiskTracker implements RisksSource {
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
+    this.retries.stop();
     this.resolveIdle();
   }
 
@@ -136,7 +139,7 @@ export class RiskTracker implements RisksSource {
   status(): RiskTrackerStatus {
     return {
       workloads: this.kept.size,
-      pending: this.pending.size,
+      pending: this.pending.size + this.retries.scheduled,
       evaluations: this.evaluations,
       evaluated: this.firstPassDone,
     };
@@ -200,6 +203,7 @@ export class RiskTracker implements RisksSource {
       this.keysByNamespace.get(workload.identity.namespace)?.delete(key);
       this.setRisk(key, undefined);
       this.pending.delete(key);
+      this.retries.forget(key);
       return;
     }
     const workload = keepWorkload(object);
@@ -321,6 +325,8 @@ export class RiskTracker implements RisksSource {
     this.evaluations++;
     const risk = evaluateWorkload(this.index, workload);
     this.setRisk(key, risk.findings.length > 0 ? risk : undefined);
+    // Stopped at the guard's deadline (a busy process): evaluated again a little later.
+    this.retries.evaluated(key, risk.stoppedAtDeadline === true);
   }
 
   private setRisk(key: string, risk: WorkloadRisk | undefined): void {
