@@ -1,5 +1,4 @@
 import type { Server } from 'node:http';
-import type { KubernetesObject } from '../model/kubernetes';
 import type { AdapterRegistry } from './adapters/registry';
 import type { ConstraintIndex } from './index/constraint-index';
 import type { Ingestor } from './index/ingest';

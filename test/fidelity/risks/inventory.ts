@@ -4,6 +4,7 @@ import { parseAllDocuments } from 'yaml';
 import type { KubernetesObject } from '../../../services/model/kubernetes';
 import { realworldDirectory } from '../../support/realworld-corpus';
 import { corpusPolicies } from '../kyverno-oracle';
+import { crdManifest } from '../../e2e/forewarn-crds';
 
 // The inventory of the workloads-at-risk fidelity test (risks-agreement.test.ts): running workloads
 // of every kind the risks evaluate, compliant and not, in three namespaces, and the policies of each
@@ -57,49 +58,9 @@ function controller(
   };
 }
 
-/** The workloads written for this test: each namespace runs all of them. */
-function ownWorkloads(): Manifest[] {
-  const owned = { owner: 'team-a', 'app.kubernetes.io/name': 'shop' };
+/** Jobs, bare Pods and Services of ownWorkloads. */
+function jobsPodsAndServices(owned: Record<string, string>): Manifest[] {
   return [
-    // Compliant with every policy below.
-    controller(
-      'Deployment',
-      'web',
-      owned,
-      podSpec({
-        image: 'registry.example.com/web:1.4.2',
-        resources: RESOURCES,
-        securityContext: RESTRICTED_CONTAINER_SECURITY,
-      }),
-      { replicas: 3 },
-    ),
-    controller(
-      'Deployment',
-      'privileged-agent',
-      {},
-      podSpec({ image: 'docker.io/acme/agent:latest', securityContext: { privileged: true } }),
-      { replicas: 1 },
-    ),
-    controller(
-      'StatefulSet',
-      'ledger',
-      { owner: 'team-b' },
-      podSpec({ image: 'registry.example.com/ledger:2.0.1', resources: RESOURCES }),
-      { replicas: 1, serviceName: 'ledger' },
-    ),
-    controller(
-      'DaemonSet',
-      'node-exporter',
-      { owner: 'platform' },
-      podSpec(
-        {
-          image: 'quay.io/prometheus/node-exporter:v1.8.0',
-          ports: [{ containerPort: 9100, hostPort: 9100, name: 'metrics' }],
-          resources: RESOURCES,
-        },
-        { hostNetwork: true, hostPID: true },
-      ),
-    ),
     {
       apiVersion: 'batch/v1',
       kind: 'Job',
@@ -160,6 +121,53 @@ function ownWorkloads(): Manifest[] {
       metadata: { name: 'internal', labels: owned },
       spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8080 }] },
     },
+  ];
+}
+
+/** The workloads written for this test: each namespace runs all of them. */
+function ownWorkloads(): Manifest[] {
+  const owned = { owner: 'team-a', 'app.kubernetes.io/name': 'shop' };
+  return [
+    // Compliant with every policy below.
+    controller(
+      'Deployment',
+      'web',
+      owned,
+      podSpec({
+        image: 'registry.example.com/web:1.4.2',
+        resources: RESOURCES,
+        securityContext: RESTRICTED_CONTAINER_SECURITY,
+      }),
+      { replicas: 3 },
+    ),
+    controller(
+      'Deployment',
+      'privileged-agent',
+      {},
+      podSpec({ image: 'docker.io/acme/agent:latest', securityContext: { privileged: true } }),
+      { replicas: 1 },
+    ),
+    controller(
+      'StatefulSet',
+      'ledger',
+      { owner: 'team-b' },
+      podSpec({ image: 'registry.example.com/ledger:2.0.1', resources: RESOURCES }),
+      { replicas: 1, serviceName: 'ledger' },
+    ),
+    controller(
+      'DaemonSet',
+      'node-exporter',
+      { owner: 'platform' },
+      podSpec(
+        {
+          image: 'quay.io/prometheus/node-exporter:v1.8.0',
+          ports: [{ containerPort: 9100, hostPort: 9100, name: 'metrics' }],
+          resources: RESOURCES,
+        },
+        { hostNetwork: true, hostPID: true },
+      ),
+    ),
+    ...jobsPodsAndServices(owned),
   ];
 }
 
@@ -305,3 +313,34 @@ export function gatekeeperConstraints(): Manifest[] {
 
 /** The CRD plural of a constraint kind (Gatekeeper's is the lower-cased kind). */
 export const constraintPlural = (kind: string): string => kind.toLowerCase();
+
+/** The CRDs of the policy kinds the API server must serve for them (Gatekeeper's, Kyverno's). */
+export function crds(): string {
+  const gatekeeperKinds = gatekeeperConstraints().map((constraint) => String(constraint.kind));
+  return [
+    {
+      group: 'templates.gatekeeper.sh',
+      version: 'v1',
+      kind: 'ConstraintTemplate',
+      plural: 'constrainttemplates',
+    },
+    ...[...new Set(gatekeeperKinds)].map((kind) => ({
+      group: 'constraints.gatekeeper.sh',
+      version: 'v1beta1',
+      kind,
+      plural: constraintPlural(kind),
+    })),
+    { group: 'kyverno.io', version: 'v1', kind: 'ClusterPolicy', plural: 'clusterpolicies' },
+  ]
+    .map((crd) => crdManifest({ ...crd, scope: 'Cluster' }))
+    .concat(
+      crdManifest({
+        group: 'kyverno.io',
+        version: 'v1',
+        kind: 'Policy',
+        plural: 'policies',
+        scope: 'Namespaced',
+      }),
+    )
+    .join('\n---\n');
+}
