@@ -171,18 +171,16 @@ export function rolloutVerdicts(index: ConstraintIndex, workload: KeptWorkload):
   }));
   const pod = rolloutPodOf(object);
   if (!pod) return verdicts;
+  // The constraints the update already judged are not evaluated again on the Pod (Pod Security,
+  // quotas, Kyverno's auto-generated rules judge the template): the controller's verdict stands.
   const judged = new Set(own.map(({ constraint }) => constraint.id));
   const templatePath = templatePathOf(object);
-  for (const { constraint, verdict } of evaluateAdmission(index, {
-    object: pod,
-    operation: 'CREATE',
-    rollout: true,
-  }).verdicts)
-    if (!judged.has(constraint.id))
-      verdicts.push({
-        constraint: constraint as Constraint,
-        verdict: asControllerVerdict(verdict, templatePath),
-      });
+  const podRequest = { object: pod, operation: 'CREATE', rollout: true } as const;
+  for (const { constraint, verdict } of evaluateAdmission(index, podRequest, [], judged).verdicts)
+    verdicts.push({
+      constraint: constraint as Constraint,
+      verdict: asControllerVerdict(verdict, templatePath),
+    });
   return verdicts;
 }
 

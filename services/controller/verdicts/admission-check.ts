@@ -268,6 +268,8 @@ export function evaluateAdmission(
   index: ConstraintIndex,
   request: AdmissionCheckRequest,
   prospective: readonly ConstraintDraft[] = [],
+  /** Constraints (by id) already judged elsewhere: a rollout's Pods skip those of their controller. */
+  alreadyJudged?: ReadonlySet<string>,
 ): EvaluatedAdmission {
   // The server defaults the object before any admission sees it (defaulting/index.ts): matching
   // (a Job takes its template's labels) and every verdict use the defaulted copy, once per object.
@@ -284,7 +286,7 @@ export function evaluateAdmission(
   const group = groupOf(object.apiVersion);
   const kind = object.kind ?? '';
   const labels = workloadLabels({ group, kind }, object);
-  const constraints = matchingConstraints(
+  const matching = matchingConstraints(
     index,
     {
       namespace,
@@ -295,6 +297,9 @@ export function evaluateAdmission(
     },
     prospective,
   );
+  const constraints = alreadyJudged
+    ? matching.filter((constraint) => !alreadyJudged.has(constraint.id))
+    : matching;
   const namespaceLabels = index.labelsOfNamespace(namespace);
   return evaluateScope(
     index,
