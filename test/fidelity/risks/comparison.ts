@@ -35,6 +35,13 @@ export function comparePairs(
   engineVerdicts: PairVerdicts,
   forewarn: ReadonlyMap<string, ReadonlyMap<string, ForewarnVerdict>> | undefined,
   allowList: readonly AllowedPair[],
+  /**
+   * What a pair Forewarn does not list means: `passes` where the engine reports only violations and
+   * so decides every pair (gator, the server's warnings); `unlisted` where the engine reports only
+   * what it matched (Kyverno), so a pair it decides that Forewarn does not list is a disagreement on
+   * matching, whatever the engine's verdict.
+   */
+  forewarnUnlisted: 'passes' | 'unlisted' = 'passes',
 ): EngineComparison {
   const comparison: EngineComparison = {
     title,
@@ -58,7 +65,7 @@ export function comparePairs(
     // A pair the engine does not list: it does not match the workload, which is a pass.
     const theirs = engineVerdicts.get(policy)?.get(workload) ?? 'passes';
     // A pair Forewarn does not list: the constraint does not apply to the workload, a pass.
-    const ours = forewarn?.get(policy)?.get(workload)?.verdict ?? 'passes';
+    const ours = forewarn?.get(policy)?.get(workload)?.verdict ?? forewarnUnlisted;
     comparison.pairs++;
     if (theirs === 'undecided') continue;
     comparison.engineDecided++;
