@@ -10,6 +10,8 @@
 // owner policy). Per case: p50/p99 at 1 and 16 clients, CPU per admission of the case's own processes
 // (from /proc, so Go and Node are charged alike), and CPU per second at rest. Cases run in palindromic
 // order so drift in the shared machine's load hits each alike. Skips a peer whose binary is not cached.
+// Kyverno's admission controller with the same policy as a ClusterPolicy in Audit with emitWarning
+// (bench/lib/kyverno-webhook.js; what it would register itself goes to the notes).
 
 const { existsSync, readFileSync } = require('node:fs');
 const path = require('node:path');
@@ -23,6 +25,7 @@ const {
   startApiServer,
 } = require('./lib/api-server-cluster');
 const { gatekeeperBinary, startGatekeeperWebhook } = require('./lib/gatekeeper-webhook');
+const { POLICY_NAME, kyvernoWebhookBinary, startKyvernoWebhook } = require('./lib/kyverno-webhook');
 const { namespaceObject } = require('./lib/cluster-objects');
 const { loadTest, median } = require('./lib/measure');
 const { measureCpu } = require('./lib/process-cpu');
@@ -33,10 +36,11 @@ const DEMO_MANIFESTS = path.join(__dirname, '..', 'examples', 'manifests');
 const IDLE_SECONDS = 10;
 const SETTLE_SECONDS = 5;
 
-/** @typedef {'none' | 'bare' | 'gatekeeper-cel' | 'gatekeeper-rego' | 'forewarn'} CaseName */
+/** @typedef {'none' | 'bare' | 'gatekeeper-cel' | 'gatekeeper-rego' | 'kyverno' | 'forewarn-baseline' | 'forewarn'} CaseName */
 /**
  * @typedef {object} PeerCase
  * @property {string} [webhookUrl]
+ * @property {string} [caPem] the CA of the webhook's certificate, when not the benchmark's own
  * @property {number[]} pids the processes whose CPU the case costs
  * @property {RegExp} [expectWarning] a warning that shows the case's webhook is in effect
  * @property {RegExp} [forbidWarning] a warning that shows another case's policy is still in effect
@@ -121,7 +125,7 @@ async function measureConcurrency(api, cases, caPem, { connections, durationSeco
     await peer.prepare?.();
     await configure(api, {
       webhookUrl: peer.webhookUrl,
-      caPem,
+      caPem: peer.caPem ?? caPem,
       namespace: NAMESPACE,
       expectWarning: peer.expectWarning,
       forbidWarning: peer.forbidWarning,
@@ -219,18 +223,46 @@ async function gatekeeperCases(cluster, certificate, stops, notes) {
 }
 
 /**
- * Forewarn's controller on the demo cluster and its webhook.
+ * Kyverno's admission controller with the owner policy; none when it is not cached (the reason goes
+ * to `notes`, as do the webhooks Kyverno registers itself).
+ * @param {{kubectlPath: string, kubeconfigPath: string}} cluster
+ * @param {Array<() => Promise<void>>} stops
+ * @param {string[]} notes
+ * @returns {Promise<Partial<Record<CaseName, PeerCase>>>}
+ */
+async function kyvernoCases(cluster, stops, notes) {
+  const kyverno = kyvernoWebhookBinary();
+  if ('missing' in kyverno) {
+    notes.push(kyverno.missing);
+    return {};
+  }
+  const webhook = await startKyvernoWebhook(cluster, kyverno.binary, NAMESPACE);
+  stops.push(webhook.stop);
+  notes.push(...webhook.notes);
+  const warning = new RegExp(POLICY_NAME);
+  return {
+    kyverno: { webhookUrl: webhook.url, caPem: webhook.caPem, pids: [webhook.pid], expectWarning: warning },
+  };
+}
+
+/**
+ * Forewarn's controller on the demo cluster and its webhook, from this checkout or from `root`, another
+ * built checkout (FOREWARN_BENCH_BASELINE, a before-and-after run).
  * @param {{certPem: string, keyPem: string}} certificate
  * @param {Array<() => Promise<void>>} stops
+ * @param {string} [root]
  * @returns {Promise<PeerCase>}
  */
-async function forewarnCase(certificate, stops) {
+async function forewarnCase(certificate, stops, root) {
   const opaPath = cachedOpa();
-  const controller = await startProcess('servers/controller.js', [
+  /** @type {<Script extends 'servers/controller.js' | 'servers/webhook.js'>(script: Script) => Script} */
+  const server = (script) =>
+    root ? /** @type {typeof script} */ (path.join(root, 'bench', script)) : script;
+  const controller = await startProcess(server('servers/controller.js'), [
     JSON.stringify({ manifests: DEMO_MANIFESTS, ...(opaPath ? { opaPath } : {}) }),
   ]);
   stops.push(controller.stop);
-  const webhook = await startProcess('servers/webhook.js', [
+  const webhook = await startProcess(server('servers/webhook.js'), [
     JSON.stringify({ controllerUrl: `http://127.0.0.1:${controller.info.port}`, certificate }),
   ]);
   stops.push(webhook.stop);
@@ -272,8 +304,11 @@ async function runPeersBenchmark({ durationSeconds, concurrencies = [1, 16] }) {
     cases.bare = { webhookUrl: `https://127.0.0.1:${bare.info.port}/validate`, pids: [bare.child.pid ?? 0] };
 
     Object.assign(cases, await gatekeeperCases(cluster, certificate, stops, notes));
-    notes.push("Kyverno: not measured (the project does not build Kyverno's admission controller yet)");
+    Object.assign(cases, await kyvernoCases(cluster, stops, notes));
 
+    // FOREWARN_BENCH_BASELINE=<another built checkout, e.g. main's>: its Forewarn in the same run.
+    const baseline = process.env.FOREWARN_BENCH_BASELINE;
+    if (baseline) cases['forewarn-baseline'] = await forewarnCase(certificate, stops, baseline);
     cases.forewarn = await forewarnCase(certificate, stops);
     const warningsPerCreate = await configure(api, {
       webhookUrl: cases.forewarn.webhookUrl,
