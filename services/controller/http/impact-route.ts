@@ -1,6 +1,11 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { KubernetesObject } from '../../model/kubernetes';
-import { ImpactRequestError, proposedObjectsOf, type ImpactOptions, type ImpactReport } from '../risks/impact';
+import {
+  ImpactRequestError,
+  proposedObjectsOf,
+  type ImpactOptions,
+  type ImpactReport,
+} from '../risks/impact';
 import { RequestBudget } from '../check/request-budget';
 import { apiViewLevel } from './api-auth';
 

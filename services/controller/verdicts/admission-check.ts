@@ -268,8 +268,7 @@ export function evaluateAdmission(
   index: ConstraintIndex,
   request: AdmissionCheckRequest,
   prospective: readonly ConstraintDraft[] = [],
-  /** Constraints (by id) already judged elsewhere: a rollout's Pods skip those of their controller. */
-  alreadyJudged?: ReadonlySet<string>,
+  alreadyJudged?: ReadonlySet<string>, // constraint ids: a rollout's Pods skip their controller's
 ): EvaluatedAdmission {
   // The server defaults the object before any admission sees it (defaulting/index.ts): matching
   // (a Job takes its template's labels) and every verdict use the defaulted copy, once per object.
@@ -285,21 +284,18 @@ export function evaluateAdmission(
   const namespace = namespaceOfObject(object);
   const group = groupOf(object.apiVersion);
   const kind = object.kind ?? '';
-  const labels = workloadLabels({ group, kind }, object);
   const matching = matchingConstraints(
     index,
     {
       namespace,
       resource: { group, resource: pluralOfKind(kind) },
       // An object without labels matches only empty selectors, as the webhook asks with `labels=`.
-      labels,
+      labels: workloadLabels({ group, kind }, object),
       object,
     },
     prospective,
   );
-  const constraints = alreadyJudged
-    ? matching.filter((constraint) => !alreadyJudged.has(constraint.id))
-    : matching;
+  const constraints = alreadyJudged ? matching.filter(({ id }) => !alreadyJudged.has(id)) : matching;
   const namespaceLabels = index.labelsOfNamespace(namespace);
   return evaluateScope(
     index,
