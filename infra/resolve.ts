@@ -9,6 +9,7 @@ import {
   FailurePolicy,
   ImagePullPolicy,
   IssuerKind,
+  type ApiServerClientCaArgs,
   type ForewarnArgs,
   type IssuerRefArgs,
   type ResourceRequirements,
@@ -94,6 +95,8 @@ export interface ResolvedForewarn {
     excludedNamespaces: string[];
     resources: ResolvedResources;
     extraArgs: string[];
+    /** Unset: the webhook knows no API server (every review at the controller's detail level). */
+    apiServerClientCa?: { caCertificate: pulumi.Input<string>; clientNames: string[] };
   };
   labels: { [key: string]: string };
   annotations: { [key: string]: string };
@@ -287,6 +290,28 @@ function resolveWebhookSettings(
   };
 }
 
+/** The API server's client CA, checked: a CA is required, names must be non-empty strings. */
+function resolveApiServerClientCa(
+  ca: ApiServerClientCaArgs | undefined,
+  errors: string[],
+): ResolvedForewarn['webhook']['apiServerClientCa'] {
+  if (ca === undefined) return undefined;
+  if (ca.caCertificate === undefined || ca.caCertificate === '') {
+    errors.push(
+      "admissionWebhook.apiServerClientCa.caCertificate is required: the PEM of the CA that signed the API server's client certificate",
+    );
+  }
+  const clientNames = ca.clientNames ?? [];
+  clientNames.forEach((clientName, index) => {
+    if (typeof clientName !== 'string' || clientName.trim() === '' || /[\s,]/.test(clientName)) {
+      errors.push(
+        `admissionWebhook.apiServerClientCa.clientNames[${index}] must be a name without spaces or commas (got ${show(clientName)})`,
+      );
+    }
+  });
+  return { caCertificate: ca.caCertificate, clientNames };
+}
+
 /** Scheduling and image settings both processes share. */
 function resolvePodSettings(
   args: ForewarnArgs,
@@ -360,6 +385,7 @@ export function resolveForewarnArgs(
         errors,
       ),
       extraArgs: webhookArgs.extraArgs ?? [],
+      apiServerClientCa: resolveApiServerClientCa(webhookArgs.apiServerClientCa, errors),
     },
     labels: args.labels ?? {},
     annotations: args.annotations ?? {},
