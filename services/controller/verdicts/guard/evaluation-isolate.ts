@@ -26,13 +26,14 @@ import {
 // The evaluators that cannot stop themselves run in one worker thread, the evaluation isolate
 // (docs/decisions.md "Isolated evaluators"): Rego compiled to Wasm (`policy.evaluate()` is one
 // synchronous call) and JMESPath beyond plain paths (no checkpoint inside the interpreter). The
-// controller's evaluation stays synchronous: it posts the request and blocks on a shared flag
-// (Atomics.wait) for at most the wall time its guard has left, then reads the replies with
-// receiveMessageOnPort. An isolate that does not answer in time is terminated and a fresh one
+// controller's evaluation stays synchronous: it writes a Rego request into shared memory
+// (shared-channel.ts; anything else, or a request too large, is posted) and blocks on a shared flag
+// (Atomics.wait) for at most the wall time its guard has left, then reads the replies there (or
+// with receiveMessageOnPort). An isolate that does not answer in time is terminated and a fresh one
 // started, with every compiled policy loaded again (the Wasm modules are shared, not recompiled).
 // Its heap is limited, so an exploding value ends the isolate, not the controller; the values that
 // come back are plain data, refused there when their JSON would pass isolate-protocol's limit.
-// One call per admitted object (all its Rego constraints together): a call costs 17-60 µs of CPU.
+// One call per admitted object (all its Rego constraints together); docs/benchmarks.md has its cost.
 // A second isolate stands by, started and with every policy loaded, and takes over the moment one
 // is replaced: the next object does not wait for an isolate to start (about 50 ms).
 
