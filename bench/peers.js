@@ -10,6 +10,8 @@
 // owner policy). Per case: p50/p99 at 1 and 16 clients, CPU per admission of the case's own processes
 // (from /proc, so Go and Node are charged alike), and CPU per second at rest. Cases run in palindromic
 // order so drift in the shared machine's load hits each alike. Skips a peer whose binary is not cached.
+// Kyverno's admission controller with the same policy as a ClusterPolicy in Audit with emitWarning
+// (bench/lib/kyverno-webhook.js; what it would register itself goes to the notes).
 
 const { existsSync, readFileSync } = require('node:fs');
 const path = require('node:path');
@@ -23,6 +25,7 @@ const {
   startApiServer,
 } = require('./lib/api-server-cluster');
 const { gatekeeperBinary, startGatekeeperWebhook } = require('./lib/gatekeeper-webhook');
+const { POLICY_NAME, kyvernoWebhookBinary, startKyvernoWebhook } = require('./lib/kyverno-webhook');
 const { namespaceObject } = require('./lib/cluster-objects');
 const { loadTest, median } = require('./lib/measure');
 const { measureCpu } = require('./lib/process-cpu');
@@ -33,10 +36,11 @@ const DEMO_MANIFESTS = path.join(__dirname, '..', 'examples', 'manifests');
 const IDLE_SECONDS = 10;
 const SETTLE_SECONDS = 5;
 
-/** @typedef {'none' | 'bare' | 'gatekeeper-cel' | 'gatekeeper-rego' | 'forewarn'} CaseName */
+/** @typedef {'none' | 'bare' | 'gatekeeper-cel' | 'gatekeeper-rego' | 'kyverno' | 'forewarn'} CaseName */
 /**
  * @typedef {object} PeerCase
  * @property {string} [webhookUrl]
+ * @property {string} [caPem] the CA of the webhook's certificate, when not the benchmark's own
  * @property {number[]} pids the processes whose CPU the case costs
  * @property {RegExp} [expectWarning] a warning that shows the case's webhook is in effect
  * @property {RegExp} [forbidWarning] a warning that shows another case's policy is still in effect
@@ -121,7 +125,7 @@ async function measureConcurrency(api, cases, caPem, { connections, durationSeco
     await peer.prepare?.();
     await configure(api, {
       webhookUrl: peer.webhookUrl,
-      caPem,
+      caPem: peer.caPem ?? caPem,
       namespace: NAMESPACE,
       expectWarning: peer.expectWarning,
       forbidWarning: peer.forbidWarning,
@@ -219,6 +223,29 @@ async function gatekeeperCases(cluster, certificate, stops, notes) {
 }
 
 /**
+ * Kyverno's admission controller with the owner policy; none when it is not cached (the reason goes
+ * to `notes`, as do the webhooks Kyverno registers itself).
+ * @param {{kubectlPath: string, kubeconfigPath: string}} cluster
+ * @param {Array<() => Promise<void>>} stops
+ * @param {string[]} notes
+ * @returns {Promise<Partial<Record<CaseName, PeerCase>>>}
+ */
+async function kyvernoCases(cluster, stops, notes) {
+  const kyverno = kyvernoWebhookBinary();
+  if ('missing' in kyverno) {
+    notes.push(kyverno.missing);
+    return {};
+  }
+  const webhook = await startKyvernoWebhook(cluster, kyverno.binary, NAMESPACE);
+  stops.push(webhook.stop);
+  notes.push(...webhook.notes);
+  const warning = new RegExp(POLICY_NAME);
+  return {
+    kyverno: { webhookUrl: webhook.url, caPem: webhook.caPem, pids: [webhook.pid], expectWarning: warning },
+  };
+}
+
+/**
  * Forewarn's controller on the demo cluster and its webhook.
  * @param {{certPem: string, keyPem: string}} certificate
  * @param {Array<() => Promise<void>>} stops
@@ -272,7 +299,7 @@ async function runPeersBenchmark({ durationSeconds, concurrencies = [1, 16] }) {
     cases.bare = { webhookUrl: `https://127.0.0.1:${bare.info.port}/validate`, pids: [bare.child.pid ?? 0] };
 
     Object.assign(cases, await gatekeeperCases(cluster, certificate, stops, notes));
-    notes.push("Kyverno: not measured (the project does not build Kyverno's admission controller yet)");
+    Object.assign(cases, await kyvernoCases(cluster, stops, notes));
 
     cases.forewarn = await forewarnCase(certificate, stops);
     const warningsPerCreate = await configure(api, {

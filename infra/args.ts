@@ -143,6 +143,15 @@ export interface ControllerArgs {
    * Default: none (policies with params of a custom kind are `unknown`).
    */
   paramKinds?: string[];
+  /**
+   * Write the workloads at risk as `wgpolicyk8s.io/v1alpha2` PolicyReports (`--policy-reports`, issue
+   * 35): one named `forewarn` per namespace with a workload at risk, and a ClusterPolicyReport
+   * `forewarn` of the counts by namespace, for Policy Reporter and `kubectl get polr`. The PolicyReport
+   * CRDs must be installed (Kyverno or Policy Reporter ship them); the controller's ClusterRole then
+   * also gets get, list, create, update and delete on policyreports and clusterpolicyreports, and
+   * nothing more. Default: false (no flag, no such rule).
+   */
+  policyReports?: boolean;
   /** Extra command-line flags appended to the controller's arguments. Default: none. */
   extraArgs?: string[];
   /**
@@ -290,6 +299,7 @@ export const DEFAULTS = {
     replicas: 1,
     detailLevel: DetailLevel.Summary,
     mcp: true,
+    policyReports: false,
     // Measured (docs/operations.md, issue 26): ~150 MiB resident idle, ~210 MiB at 10,000 constraints
     // with their inventory, ~450-480 MiB settled and a 600 MiB peak during the first sync at 100,000.
     // The request covers the common cluster; the limit holds the first sync of a 100,000-constraint one.

@@ -48,6 +48,8 @@ export function controllerArgs(ctx: BuildContext): pulumi.Output<string[]> {
       ...(controller.paramKinds.length > 0
         ? [`--param-kinds=${controller.paramKinds.map(formatParamKind).join(',')}`]
         : []),
+      // The workloads at risk as PolicyReports; the ClusterRole grants their writes only then.
+      ...(controller.policyReports ? ['--policy-reports'] : []),
       `--reference-key-file=${REFERENCE_KEY_DIRECTORY}/key`,
       ...controller.extraArgs,
     ]);

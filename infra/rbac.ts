@@ -1,6 +1,6 @@
 // Least-privilege access of both processes. The controller only reads (get/list/watch) the kinds it
 // watches: its adapters', the inventory's, the companions' and the configured param kinds'; never
-// Secrets, never a write verb.
+// Secrets, and no write verb but on its own PolicyReports when `controller.policyReports` is on.
 // The webhook may write only its own TLS Secret and patch only its own webhook configuration
 // (self-signed mode).
 import * as k8s from '@pulumi/kubernetes';
@@ -49,6 +49,20 @@ export const CONTROLLER_TOKEN_REVIEW_RULES: PolicyRule[] = [
 ];
 
 /**
+ * `controller.policyReports` (`--policy-reports`, issue 35): the controller writes its own
+ * PolicyReports and ClusterPolicyReport. It lists them (its own, by label) at start, reads one when a
+ * write conflicts, creates, updates with the resourceVersion read and deletes; no watch, no patch.
+ * The names cannot be limited by resourceNames: `create` and `list` do not take them.
+ */
+export const CONTROLLER_POLICY_REPORT_RULES: PolicyRule[] = [
+  {
+    apiGroups: ['wgpolicyk8s.io'],
+    resources: ['policyreports', 'clusterpolicyreports'],
+    verbs: ['get', 'list', 'create', 'update', 'delete'],
+  },
+];
+
+/**
  * The webhook's rules on Secrets of its namespace (self-signed mode): its own TLS Secret only. A
  * list or watch is allowed by `resourceNames` when it selects that name (`fieldSelector
  * metadata.name=...`), which is how the webhook watches it.
@@ -84,7 +98,11 @@ export function createControllerRbac(
     name,
     {
       metadata: clusterMeta(ctx, name, 'controller'),
-      rules: [...controllerRules(ctx.config.controller.paramKinds), ...CONTROLLER_TOKEN_REVIEW_RULES],
+      rules: [
+        ...controllerRules(ctx.config.controller.paramKinds),
+        ...CONTROLLER_TOKEN_REVIEW_RULES,
+        ...(ctx.config.controller.policyReports ? CONTROLLER_POLICY_REPORT_RULES : []),
+      ],
     },
     ctx.opts,
   );

@@ -72,3 +72,13 @@ export function resolveParamKinds(paramKinds: unknown, errors: string[]): ParamK
   });
   return [...resolved.values()];
 }
+
+/** `controller.policyReports`: a boolean (a string "true" from a config file is refused, not guessed). */
+export function resolvePolicyReports(policyReports: unknown, errors: string[]): boolean {
+  if (policyReports === undefined) return DEFAULTS.controller.policyReports;
+  if (typeof policyReports !== 'boolean') {
+    errors.push(`controller.policyReports must be true or false (got ${show(policyReports)})`);
+    return false;
+  }
+  return policyReports;
+}

@@ -32,6 +32,7 @@ import {
   resolveControllerSettings,
   resolveNetworkPolicy,
   resolveParamKinds,
+  resolvePolicyReports,
   resolveReferenceKeySecret,
 } from './resolve-controller';
 import type { ParamKindResource } from '../services/model/param-kinds';
@@ -79,6 +80,8 @@ export interface ResolvedForewarn {
     referenceKeySecret?: string;
     /** Custom resources read as ValidatingAdmissionPolicy params: a flag and a ClusterRole rule each. */
     paramKinds: ParamKindResource[];
+    /** `--policy-reports` and the ClusterRole rules on PolicyReports (infra/rbac.ts). */
+    policyReports: boolean;
   };
   webhook: {
     enabled: boolean;
@@ -375,6 +378,7 @@ export function resolveForewarnArgs(
       networkPolicy: resolveNetworkPolicy(controllerArgs.networkPolicy, errors),
       referenceKeySecret: resolveReferenceKeySecret(controllerArgs.referenceKeySecret, errors),
       paramKinds: resolveParamKinds(controllerArgs.paramKinds, errors),
+      policyReports: resolvePolicyReports(controllerArgs.policyReports, errors),
     },
     webhook: {
       ...webhook,

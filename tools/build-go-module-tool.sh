@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Shared by the scripts that build one binary of a Go module into the tool cache
-# (tools/build-opa.sh, test/fidelity/build-kyverno.sh, test/fidelity/build-gator.sh). Source it, then:
+# (tools/build-opa.sh, tools/build-gatekeeper-webhook.sh, tools/build-kyverno-webhook.sh,
+# test/fidelity/build-kyverno.sh, test/fidelity/build-gator.sh). Source it, then:
 #   build_go_module_tool NAME VERSION MODULE PACKAGE LDFLAGS_X ENV_NAME COLD_MINUTES
 # NAME is the binary (and cache folder) name, MODULE@VERSION the module the Go proxy serves, PACKAGE
 # the main package inside it, LDFLAGS_X the `-X` assignment that stamps the version (may be empty),

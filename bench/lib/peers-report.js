@@ -1,7 +1,8 @@
 // @ts-check
 'use strict';
 
-// The peer benchmark's tables and its lines in the verdicts (bench/peers.js measures; issue 33's targets).
+// The peer benchmark's tables and its lines in the verdicts (bench/peers.js measures; issue 33's targets
+// are against Gatekeeper; Kyverno, when its admission controller is cached, is reported beside it).
 
 const { runPeersBenchmark } = require('../peers');
 const { format, printTable } = require('./table');
@@ -25,16 +26,19 @@ async function reportPeers(verdicts, durationSeconds) {
     const bare = row.figures.bare;
     printTable(
       `Peer webhooks on kube-apiserver ${figures.kubernetesVersion}, ${row.connections} client(s): Deployment creates with dryRun=All`,
-      ['case', 'p50/p99 ms', 'over bare p50/p99 ms', 'creates/s', 'CPU ms per admission'],
+      ['case', 'p50/p99 ms', 'over bare p50/p99 ms', 'creates/s', 'CPU ms per admission', 'CPU / bare'],
       names.map((name) => {
         const side = row.figures[/** @type {keyof typeof row.figures} */ (name)];
-        if (!side) return [name, '-', '-', '-', '-'];
+        if (!side) return [name, '-', '-', '-', '-', '-'];
         return [
           name,
           `${format(side.p50Ms)}/${format(side.p99Ms)}`,
           bare ? `+${format(side.p50Ms - bare.p50Ms)}/+${format(side.p99Ms - bare.p99Ms)}` : '-',
           format(side.requestsPerSecond, 0),
           format(side.cpuMsPerAdmission, 2),
+          bare && bare.cpuMsPerAdmission > 0
+            ? `${format(side.cpuMsPerAdmission / bare.cpuMsPerAdmission, 1)}x`
+            : '-',
         ];
       }),
     );

@@ -139,6 +139,12 @@ const FLAGS: Array<{
     expected: { callerRbacTimeoutMs: 500 },
   },
   {
+    flag: '--policy-reports',
+    env: 'FOREWARN_POLICY_REPORTS',
+    value: 'true',
+    expected: { policyReports: true },
+  },
+  {
     flag: '--webhook-service-account',
     env: 'FOREWARN_WEBHOOK_SERVICE_ACCOUNT',
     value: 'tools/my-webhook',
@@ -210,7 +216,17 @@ describe('controller configuration', () => {
       callerRbac: true,
       callerRbacTtlMs: 30_000,
       callerRbacTimeoutMs: 2000,
+      policyReports: false,
     });
+  });
+
+  it('writes PolicyReports only into a cluster: --policy-reports with --manifests is a usage error', () => {
+    expect(parseControllerConfig(['--policy-reports'], NO_ENV).policyReports).toBe(true);
+    const error = usageErrorOf(() =>
+      parseControllerConfig(['--manifests', 'examples/manifests', '--policy-reports'], NO_ENV),
+    );
+    expect(error.exitCode).toBe(2);
+    expect(error.message).toMatch(/--policy-reports writes PolicyReports into a cluster/);
   });
 
   it('trusts every caller of the webhook API on files, and refuses tokenreview there', () => {

@@ -200,6 +200,15 @@ export const CONTROLLER_FLAGS = {
     default: [] as ParamKindResource[],
     defaultText: 'none',
   }),
+  /** PolicyReports of the workloads at risk (issue 35; risks/policy-report.ts, docs/decisions.md). */
+  policyReports: flag({
+    flags: '--policy-reports [enabled]',
+    help: 'write the workloads at risk as wgpolicyk8s.io/v1alpha2 PolicyReports (one per namespace) and a ClusterPolicyReport, all named forewarn, for Policy Reporter and kubectl get polr; needs the PolicyReport CRDs and write access to them',
+    env: 'FOREWARN_POLICY_REPORTS',
+    parse: parseBoolean,
+    default: false,
+    preset: 'true',
+  }),
   logLevel: LOG_LEVEL_FLAG,
   /** The per-installation secret of the opaque references of redacted constraints (model/opaque-reference.ts). */
   referenceKeyFile: flag({
@@ -293,9 +302,11 @@ export function parseControllerConfig(
   argv: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
 ): ControllerConfig {
-  return parseFlags(buildControllerCommand(), CONTROLLER_FLAGS, argv, env, (config) =>
-    config.apiAuth === 'tokenreview' && config.manifests !== undefined
-      ? '--api-auth=tokenreview needs a cluster to ask; with --manifests use --api-auth=none'
-      : undefined,
-  );
+  return parseFlags(buildControllerCommand(), CONTROLLER_FLAGS, argv, env, (config) => {
+    if (config.apiAuth === 'tokenreview' && config.manifests !== undefined)
+      return '--api-auth=tokenreview needs a cluster to ask; with --manifests use --api-auth=none';
+    if (config.policyReports && config.manifests !== undefined)
+      return '--policy-reports writes PolicyReports into a cluster; it cannot go with --manifests';
+    return undefined;
+  });
 }

@@ -8,6 +8,7 @@ import { healthStatusOf, type RuntimeState } from './views/health';
 import type { RequestObserver } from './http/request-observer';
 import type { AdmissionMemoOutcome } from './http/admission-check-route';
 import type { RiskCounts } from './risks/risk-tracker';
+import type { PolicyReportWriteCount } from './risks/policy-report-store';
 
 // Prometheus metrics of the controller (`GET /metrics`, DESIGN.md 2; every metric is described in
 // docs/metrics.md). Index, health and parse-error figures are read at scrape time from the same
@@ -35,6 +36,8 @@ export interface ControllerMetricsOptions {
   callerReviews?: () => { tokenReviews: number; accessReviews: number; refused: number } | undefined;
   /** Workloads at risk by namespace (risks/risk-tracker.ts); absent when not tracked. */
   risks?: () => readonly RiskCounts[];
+  /** PolicyReport writes by kind, operation and outcome (`--policy-reports`); absent when off. */
+  policyReportWrites?: () => readonly PolicyReportWriteCount[];
 }
 
 const HEALTH_STATUSES: readonly HealthStatus[] = ['healthy', 'degraded', 'unhealthy'];
@@ -188,6 +191,23 @@ function registerRiskMetrics(registry: Registry, risks: () => readonly RiskCount
   });
 }
 
+function registerPolicyReportMetrics(
+  registry: Registry,
+  writes: () => readonly PolicyReportWriteCount[],
+): void {
+  new Counter({
+    name: 'forewarn_policy_report_writes_total',
+    help: 'PolicyReport and ClusterPolicyReport writes since the controller started (--policy-reports), by kind, operation (create, update, delete) and outcome (ok, failed); unchanged reports are not written',
+    labelNames: ['kind', 'operation', 'outcome'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const { kind, operation, outcome, count } of writes())
+        this.inc({ kind, operation, outcome }, count);
+    },
+  });
+}
+
 export function createControllerMetrics(
   index: ConstraintIndex,
   runtimeState: () => RuntimeState,
@@ -201,6 +221,7 @@ export function createControllerMetrics(
   if (options.mcpSessions) registerMcpMetrics(registry, options.mcpSessions);
   if (options.callerReviews) registerCallerReviewMetrics(registry, options.callerReviews);
   if (options.risks) registerRiskMetrics(registry, options.risks);
+  if (options.policyReportWrites) registerPolicyReportMetrics(registry, options.policyReportWrites);
 
   const requests = new Counter({
     name: 'forewarn_http_requests_total',

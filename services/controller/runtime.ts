@@ -28,6 +28,9 @@ export { createSource, loadKubeConfig } from './object-source';
 import { compileTemplateOnArrival } from './verdicts/gatekeeper/template-preparation';
 import type { RiskTracker } from './risks/risk-tracker';
 import { wireRisks } from './risk-wiring';
+import { policyReportsIfEnabled } from './policy-report-wiring';
+import type { PolicyReportSettings, PolicyReportStore } from './risks/policy-report-store';
+import type { PolicyReportPublisher } from './risks/policy-report-publisher';
 
 // Wires one controller: index, ingestion, a source, the HTTP server. I/O pieces are created here
 // (or injected by tests) so everything below stays pure.
@@ -43,6 +46,8 @@ export interface RunningController {
   port: number;
   /** The MCP server, when `--mcp` is on (its `port` is the one bound). */
   mcp?: RunningMcpService;
+  /** The PolicyReport writer, when `--policy-reports` is on (issue 35). */
+  policyReports?: PolicyReportPublisher;
   runtimeState(): RuntimeState;
   close(): Promise<void>;
 }
@@ -55,6 +60,10 @@ export interface ControllerOverrides {
   reviewToken?: ReviewToken;
   /** The SubjectAccessReview call of `--caller-rbac` (tests); otherwise through the kubeconfig. */
   reviewAccess?: ReviewAccess;
+  /** Where `--policy-reports` writes (tests); otherwise the API server through the kubeconfig. */
+  policyReportStore?: PolicyReportStore;
+  /** Batch window, retries and limits of `--policy-reports` (tests); otherwise the defaults. */
+  policyReportSettings?: PolicyReportSettings;
 }
 
 function apiAccessFor(config: ControllerConfig, logger: Logger, overrides: ControllerOverrides) {
@@ -281,6 +290,21 @@ function accessRulesFor(config: ControllerConfig, logger: Logger, overrides: Con
   };
 }
 
+/** Stops each part in order (background work first, the source, then the server's open requests). */
+async function closeController(
+  parts: ReadonlyArray<{ stop(): void | Promise<void> } | { close(): Promise<void> } | undefined>,
+  httpServer: Server,
+): Promise<void> {
+  for (const part of parts) {
+    if (part === undefined) continue;
+    await ('close' in part ? part.close() : part.stop());
+  }
+  await new Promise<void>((resolve) => {
+    httpServer.close(() => resolve());
+    httpServer.closeIdleConnections();
+  });
+}
+
 export async function startController(
   config: ControllerConfig,
   logger: Logger,
@@ -292,6 +316,7 @@ export async function startController(
   const { start: startRisks, ...riskServing } = wireRisks(index, ingestor, registry);
   // Set once MCP is up; the metrics read it at scrape time, which may come before.
   let mcpService: RunningMcpService | undefined = undefined;
+  const policyReports = policyReportsIfEnabled(config, logger, riskServing.risks, overrides);
   // Created before the source so its watch counters see the first list; read only at scrape time.
   // One access rule (and one TokenReview cache) for the HTTP API and the MCP port.
   const { apiAccess, callerReadAccess } = accessRulesFor(config, logger, overrides);
@@ -299,6 +324,7 @@ export async function startController(
     mcpSessions: () => mcpService?.sessionCounts(),
     callerReviews: () => callerReadAccess?.reviewCounts(),
     risks: () => riskServing.risks.countsByNamespace(),
+    ...(policyReports ? { policyReportWrites: () => policyReports.writeCounts() } : {}),
   });
   const { source, findExisting } = sourceOf(config, overrides, ingestor, registry, logger, metrics);
   const missingResources = trackMissingResources(config, ingestor, index, source, clock);
@@ -342,6 +368,7 @@ export async function startController(
   await source.start();
   logger.info({ constraints: index.totalConstraints() }, 'first sync complete; ready');
   startRisks(httpServer);
+  policyReports?.start();
   return {
     index,
     missingResources,
@@ -350,17 +377,12 @@ export async function startController(
     httpServer,
     port,
     mcp: mcpService,
+    ...(policyReports ? { policyReports } : {}),
     runtimeState,
-    close: async () => {
-      await mcpService?.close();
-      flowObserver.monitor.stop();
-      missingResources.stop();
-      riskServing.risks.stop();
-      await source.stop();
-      await new Promise<void>((resolve) => {
-        httpServer.close(() => resolve());
-        httpServer.closeIdleConnections();
-      });
-    },
+    close: () =>
+      closeController(
+        [policyReports, mcpService, flowObserver.monitor, missingResources, riskServing.risks, source],
+        httpServer,
+      ),
   };
 }

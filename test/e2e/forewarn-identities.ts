@@ -3,6 +3,7 @@
 // every request of the processes under test goes through the component's RBAC; and the reader that
 // finds authorization errors (403) in their logs.
 import {
+  CONTROLLER_POLICY_REPORT_RULES,
   CONTROLLER_TOKEN_REVIEW_RULES,
   controllerRules,
   webhookConfigurationRules,
@@ -68,6 +69,8 @@ export interface IdentityNames {
   webhookConfigurationName: string;
   /** The component's `controller.paramKinds`: the controller's role reads them too. */
   paramKinds?: readonly ParamKindResource[];
+  /** The component's `controller.policyReports`: the controller's role writes its PolicyReports too. */
+  policyReports?: boolean;
 }
 
 /**
@@ -86,7 +89,11 @@ export function identitiesManifest(names: IdentityNames): string {
       kind: 'ClusterRole',
       metadata: { name: controllerRole },
       // As the component's ClusterRole: read what it watches, and create TokenReviews (--api-auth).
-      rules: plainRules([...controllerRules(names.paramKinds), ...CONTROLLER_TOKEN_REVIEW_RULES]),
+      rules: plainRules([
+        ...controllerRules(names.paramKinds),
+        ...CONTROLLER_TOKEN_REVIEW_RULES,
+        ...(names.policyReports ? CONTROLLER_POLICY_REPORT_RULES : []),
+      ]),
     },
     binding('ClusterRoleBinding', controllerRole, undefined, controllerServiceAccount, namespace),
     {

@@ -81,6 +81,7 @@ export class RiskTracker implements RisksSource {
   private timer?: NodeJS.Timeout;
   private sliceScheduled = false;
   private idleWaiters: Array<() => void> = [];
+  private readonly changeListeners: Array<(namespace: string) => void> = [];
 
   constructor(
     private readonly index: ConstraintIndex,
@@ -96,6 +97,14 @@ export class RiskTracker implements RisksSource {
     }
     if (!this.started) return;
     this.observePolicyChange(object);
+  }
+
+  /**
+   * Called with the namespace of every workload evaluated or removed (its findings may have
+   * changed): the policy reports follow it (policy-report-publisher.ts).
+   */
+  onRiskChange(listener: (namespace: string) => void): void {
+    this.changeListeners.push(listener);
   }
 
   /** After the first sync: evaluates every workload once, then follows changes. */
@@ -325,6 +334,8 @@ export class RiskTracker implements RisksSource {
 
   private setRisk(key: string, risk: WorkloadRisk | undefined): void {
     const previous = this.risks.get(key);
+    const namespace = (risk ?? previous)?.workload.namespace;
+    if (namespace !== undefined) for (const listener of this.changeListeners) listener(namespace);
     for (const finding of previous?.findings ?? []) {
       const sourceKey = sourceKeyOfConstraint(finding.constraint);
       const failed = this.failedBySource.get(sourceKey);
