@@ -9,7 +9,6 @@ import {
   FailurePolicy,
   ImagePullPolicy,
   IssuerKind,
-  type ApiServerClientCaArgs,
   type ForewarnArgs,
   type IssuerRefArgs,
   type ResourceRequirements,
@@ -36,6 +35,7 @@ import {
   resolveReferenceKeySecret,
 } from './resolve-controller';
 import type { ParamKindResource } from '../services/model/param-kinds';
+import { resolveApiServerClientCa, type ResolvedApiServerClientCa } from './resolve-webhook';
 
 export { parseGoDuration } from './checks';
 
@@ -99,7 +99,7 @@ export interface ResolvedForewarn {
     resources: ResolvedResources;
     extraArgs: string[];
     /** Unset: the webhook knows no API server (every review at the controller's detail level). */
-    apiServerClientCa?: { caCertificate: pulumi.Input<string>; clientNames: string[] };
+    apiServerClientCa?: ResolvedApiServerClientCa;
   };
   labels: { [key: string]: string };
   annotations: { [key: string]: string };
@@ -291,28 +291,6 @@ function resolveWebhookSettings(
     pdb,
     excludedNamespaces: [...new Set([...ALWAYS_EXCLUDED_NAMESPACES, namespace, ...extraExcluded])],
   };
-}
-
-/** The API server's client CA, checked: a CA is required, names must be non-empty strings. */
-function resolveApiServerClientCa(
-  ca: ApiServerClientCaArgs | undefined,
-  errors: string[],
-): ResolvedForewarn['webhook']['apiServerClientCa'] {
-  if (ca === undefined) return undefined;
-  if (ca.caCertificate === undefined || ca.caCertificate === '') {
-    errors.push(
-      "admissionWebhook.apiServerClientCa.caCertificate is required: the PEM of the CA that signed the API server's client certificate",
-    );
-  }
-  const clientNames = ca.clientNames ?? [];
-  clientNames.forEach((clientName, index) => {
-    if (typeof clientName !== 'string' || clientName.trim() === '' || /[\s,]/.test(clientName)) {
-      errors.push(
-        `admissionWebhook.apiServerClientCa.clientNames[${index}] must be a name without spaces or commas (got ${show(clientName)})`,
-      );
-    }
-  });
-  return { caCertificate: ca.caCertificate, clientNames };
 }
 
 /** Scheduling and image settings both processes share. */

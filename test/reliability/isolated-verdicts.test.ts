@@ -65,12 +65,16 @@ async function check(controller: HostileController, object: object): Promise<Che
   return (await response.json()) as Checked;
 }
 
-/** Ordinary checks until no Rego template is still compiling (opa runs in the background). */
+/**
+ * Ordinary checks until no Rego template is still compiling (opa runs in the background, started
+ * when a check first meets the template). A check the object's own deadline stopped may not have
+ * reached a template yet (its compilation not even started): it does not count.
+ */
 async function untilCompiled(controller: HostileController): Promise<Checked> {
   const deadline = Date.now() + 120_000;
   for (;;) {
     const answer = await check(controller, ordinaryPod);
-    if (!JSON.stringify(answer).includes('being compiled')) return answer;
+    if (!/being compiled|for one object/.test(JSON.stringify(answer))) return answer;
     if (Date.now() > deadline) throw new Error(`templates still compiling: ${JSON.stringify(answer)}`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
