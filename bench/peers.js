@@ -36,7 +36,7 @@ const DEMO_MANIFESTS = path.join(__dirname, '..', 'examples', 'manifests');
 const IDLE_SECONDS = 10;
 const SETTLE_SECONDS = 5;
 
-/** @typedef {'none' | 'bare' | 'gatekeeper-cel' | 'gatekeeper-rego' | 'kyverno' | 'forewarn'} CaseName */
+/** @typedef {'none' | 'bare' | 'gatekeeper-cel' | 'gatekeeper-rego' | 'kyverno' | 'forewarn-baseline' | 'forewarn'} CaseName */
 /**
  * @typedef {object} PeerCase
  * @property {string} [webhookUrl]
@@ -246,18 +246,23 @@ async function kyvernoCases(cluster, stops, notes) {
 }
 
 /**
- * Forewarn's controller on the demo cluster and its webhook.
+ * Forewarn's controller on the demo cluster and its webhook, from this checkout or from `root`, another
+ * built checkout (FOREWARN_BENCH_BASELINE, a before-and-after run).
  * @param {{certPem: string, keyPem: string}} certificate
  * @param {Array<() => Promise<void>>} stops
+ * @param {string} [root]
  * @returns {Promise<PeerCase>}
  */
-async function forewarnCase(certificate, stops) {
+async function forewarnCase(certificate, stops, root) {
   const opaPath = cachedOpa();
-  const controller = await startProcess('servers/controller.js', [
+  /** @type {<Script extends 'servers/controller.js' | 'servers/webhook.js'>(script: Script) => Script} */
+  const server = (script) =>
+    root ? /** @type {typeof script} */ (path.join(root, 'bench', script)) : script;
+  const controller = await startProcess(server('servers/controller.js'), [
     JSON.stringify({ manifests: DEMO_MANIFESTS, ...(opaPath ? { opaPath } : {}) }),
   ]);
   stops.push(controller.stop);
-  const webhook = await startProcess('servers/webhook.js', [
+  const webhook = await startProcess(server('servers/webhook.js'), [
     JSON.stringify({ controllerUrl: `http://127.0.0.1:${controller.info.port}`, certificate }),
   ]);
   stops.push(webhook.stop);
@@ -301,6 +306,9 @@ async function runPeersBenchmark({ durationSeconds, concurrencies = [1, 16] }) {
     Object.assign(cases, await gatekeeperCases(cluster, certificate, stops, notes));
     Object.assign(cases, await kyvernoCases(cluster, stops, notes));
 
+    // FOREWARN_BENCH_BASELINE=<another built checkout, e.g. main's>: its Forewarn in the same run.
+    const baseline = process.env.FOREWARN_BENCH_BASELINE;
+    if (baseline) cases['forewarn-baseline'] = await forewarnCase(certificate, stops, baseline);
     cases.forewarn = await forewarnCase(certificate, stops);
     const warningsPerCreate = await configure(api, {
       webhookUrl: cases.forewarn.webhookUrl,

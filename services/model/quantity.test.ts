@@ -1,4 +1,4 @@
-import { formatPercent, parseQuantity, percentOf, QuantityError } from './quantity';
+import { formatPercent, parseQuantity, parseQuantityOrUndefined, percentOf, QuantityError } from './quantity';
 
 describe('Kubernetes quantities', () => {
   it.each([
@@ -98,5 +98,84 @@ describe('Kubernetes quantities', () => {
   it('formats whole percentages without a decimal', () => {
     expect(formatPercent(80)).toBe('80%');
     expect(formatPercent(74.9)).toBe('74.9%');
+  });
+});
+
+describe('parseQuantityOrUndefined', () => {
+  /** What catching parseQuantity's error gives: the answer the shortcut must keep. */
+  const caught = (text: string) => {
+    try {
+      return parseQuantity(text);
+    } catch {
+      return undefined;
+    }
+  };
+
+  it.each([
+    '3200m',
+    '8Gi',
+    ' 4 ',
+    '+',
+    '-',
+    '.',
+    '0',
+    '1e3',
+    '1E-2',
+    '.5',
+    '1.5.5',
+    '1Ee5',
+    '1e',
+    'Ei',
+    '1Kii',
+    '--1',
+    '?*',
+    '*',
+    'registry.example.com/web:1.2.0',
+    'Always',
+    '>= 100m',
+    '1 Gi',
+    '',
+    '1e99999999999999999999',
+  ])('answers %p as catching parseQuantity does', (text) => {
+    expect(parseQuantityOrUndefined(text)).toEqual(caught(text));
+  });
+
+  it('agrees with parseQuantity on every text over the quantity alphabet and a few others', () => {
+    const alphabet = [
+      '0',
+      '1',
+      '9',
+      '.',
+      '+',
+      '-',
+      'e',
+      'E',
+      'i',
+      'K',
+      'M',
+      'G',
+      'm',
+      'u',
+      'n',
+      'x',
+      ' ',
+      '*',
+    ];
+    let texts = [''];
+    const all: string[] = [];
+    for (let length = 1; length <= 4; length++) {
+      texts = texts.flatMap((prefix) => alphabet.map((character) => prefix + character));
+      all.push(...texts);
+    }
+    const disagreements = all.filter((text) => {
+      const shortcut = parseQuantityOrUndefined(text);
+      const reference = caught(text);
+      return shortcut === undefined
+        ? reference !== undefined
+        : reference === undefined ||
+            shortcut.numerator * reference.denominator !== reference.numerator * shortcut.denominator;
+    });
+    expect(all.length).toBeGreaterThan(100_000);
+    expect(disagreements).toEqual([]);
   });
 });

@@ -8,11 +8,15 @@ import type { ConstraintQueryResult, ControllerClient } from './controller-clien
 // (docs/benchmarks.md: about 1.75x throughput at 16 concurrent reviews).
 
 export function coalesceIdenticalQueries(client: ControllerClient): ControllerClient {
-  const inFlight = new Map<string, Promise<ConstraintQueryResult>>();
+  // Label queries by their path; admission checks by their body (the object), in a map of their own
+  // so that the body itself is the key: no longer key is built and hashed on every review.
+  const listsInFlight = new Map<string, Promise<ConstraintQueryResult>>();
+  const checksInFlight = new Map<string, Promise<ConstraintQueryResult>>();
   return {
     query(query: ConstraintQuery): Promise<ConstraintQueryResult> {
-      // Identical admission-check bodies share a query too; the body is the object, so it is the key.
-      const key = query.checkBody === undefined ? constraintQueryPath('', query) : `POST ${query.checkBody}`;
+      const isCheck = query.checkBody !== undefined;
+      const inFlight = isCheck ? checksInFlight : listsInFlight;
+      const key = query.checkBody ?? constraintQueryPath('', query);
       const pending = inFlight.get(key);
       if (pending) return pending;
       const started = client.query(query).finally(() => inFlight.delete(key));

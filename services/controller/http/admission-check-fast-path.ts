@@ -44,10 +44,22 @@ function isUncompressedUtf8Json(request: IncomingMessage): boolean {
 function readBodyText(request: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
+    // Plain listeners, settled once: `once` wraps each listener in a closure on every request.
+    let settled = false;
+    const onEnd = () => {
+      if (settled) return;
+      settled = true;
+      resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+    };
+    const onError = (error: Error) => {
+      if (settled) return;
+      settled = true;
+      reject(error);
+    };
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    request.once('error', reject);
-    request.once('close', () => reject(new Error('the request closed before its body ended')));
+    request.on('end', onEnd);
+    request.on('error', onError);
+    request.on('close', () => onError(new Error('the request closed before its body ended')));
   });
 }
 

@@ -165,10 +165,10 @@ function computeAnswer(
   checkRequest: Answer | CheckRequest,
   level: DetailLevel,
   levelOf?: (constraint: ConstraintDraft) => DetailLevel,
+  synced: boolean = dependencies.runtimeState().source.synced,
 ): Answer {
   if ('status' in checkRequest) return checkRequest;
-  if (!dependencies.runtimeState().source.synced)
-    return error(503, 'the index has not completed its first sync yet');
+  if (!synced) return error(503, 'the index has not completed its first sync yet');
   const workload = describeWorkload(checkRequest.object, namespaceOfObject(checkRequest.object));
   const prospective =
     workload && dependencies.prospectiveFindings ? dependencies.prospectiveFindings(workload) : [];
@@ -209,7 +209,7 @@ export function createAdmissionCheckAnswerer(
       return { status: 200, json: remembered };
     }
     const clockBoundBefore = clockBoundOutcomeCount();
-    const answer = computeAnswer(dependencies, readBodyText(text), level);
+    const answer = computeAnswer(dependencies, readBodyText(text), level, undefined, synced);
     const json = JSON.stringify(answer.body);
     // An answer a deadline or a restarting isolate decided in part may be decided when asked again.
     const remembers =

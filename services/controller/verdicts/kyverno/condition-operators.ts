@@ -1,4 +1,4 @@
-import { compareQuantities, parseQuantity, type Quantity } from '../../../model/quantity';
+import { compareQuantities, parseQuantityOrUndefined, type Quantity } from '../../../model/quantity';
 import { isRecord } from '../../../model/kubernetes';
 import { operatorOf, parseGoDuration, scalarMatches, wildcardMatches } from './scalar-pattern';
 
@@ -31,11 +31,7 @@ function durations(key: unknown, value: unknown): [number, number] | undefined {
 
 function quantity(text: unknown): Quantity | undefined {
   if (typeof text !== 'string' || text === '' || text.trim() !== text) return undefined;
-  try {
-    return parseQuantity(text);
-  } catch {
-    return undefined;
-  }
+  return parseQuantityOrUndefined(text);
 }
 
 function deepEqual(left: unknown, right: unknown): boolean {

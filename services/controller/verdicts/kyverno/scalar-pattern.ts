@@ -1,4 +1,4 @@
-import { compareQuantities, parseQuantity, type Quantity } from '../../../model/quantity';
+import { compareQuantities, parseQuantityOrUndefined, type Quantity } from '../../../model/quantity';
 import { matchesWildcard } from '../../../model/wildcard';
 
 // Kyverno's scalar patterns as Kyverno 1.19 evaluates them (pkg/engine/pattern,
@@ -37,11 +37,7 @@ export function parseGoDuration(text: string): number | undefined {
 
 function parseQuantityText(text: string): Quantity | undefined {
   if (text.trim() !== text || text === '') return undefined;
-  try {
-    return parseQuantity(text);
-  } catch {
-    return undefined;
-  }
+  return parseQuantityOrUndefined(text);
 }
 
 /** Go's convertNumberToString: nil is "0", floats print with six decimals. */

@@ -1,0 +1,143 @@
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseControllerConfig } from '../../../services/controller/config';
+import { startController, type RunningController } from '../../../services/controller/runtime';
+import { silentLogger } from '../../../services/logging/logger';
+import { constraintQueryOf, parseAdmissionReviewText } from '../../../services/model/admission-review';
+import { ADMISSION_CHECK_PATH } from '../../../services/model/admission-query';
+import {
+  generateSelfSignedBundle,
+  type CertificateBundle,
+} from '../../../services/webhook/certs/self-signed';
+import { coalesceIdenticalQueries } from '../../../services/webhook/coalescing';
+import { createControllerClient, type ControllerClient } from '../../../services/webhook/controller-client';
+import { recordedReviewCases, type RecordedReviewCase } from '../../support/recorded-admission-reviews';
+import { startWebhook, tlsRequest, type RunningWebhook } from './harness';
+
+// Every answer byte-identical to the recorded ones (issue 33): the admission path was cut for CPU
+// (the webhook's controller client, the controller's fast path, the evaluators' hot loops), and none
+// of it may change a warning, their order, or a byte of what the API server or `forewarn check`
+// reads. The fixture holds what the code answered when it was recorded, for the reviews of
+// test/support/recorded-admission-reviews.ts (the examples' objects and the team's real-world
+// workloads, admitted into each namespace of the demo cluster, plus malformed reviews):
+// - the webhook's answer to the API server (status, content type, body);
+// - the controller's answer to the admission check the webhook sends (`view: warnings`), and to the
+//   full check `forewarn check --url` asks for, for the CREATE reviews in `shop`.
+// Regenerate (only when an answer is meant to change, and say why in the commit):
+//   FOREWARN_UPDATE_ADMISSION_ANSWERS=1 npx jest test/integration/webhook/recorded-answers.test.ts
+
+const FIXTURE = path.join(__dirname, '../../fixtures/admission-answers.json');
+const UPDATE = process.env.FOREWARN_UPDATE_ADMISSION_ANSWERS === '1';
+
+interface RecordedAnswer {
+  webhook: { status: number; contentType: string; body: string };
+  /** The controller's answers to the check body the webhook built; absent for reviews it asks nothing of. */
+  check?: { status: number; body: string };
+  fullCheck?: { status: number; body: string };
+}
+
+let directory: string;
+let controller: RunningController;
+let client: ControllerClient;
+let webhook: RunningWebhook;
+let bundle: CertificateBundle;
+
+beforeAll(async () => {
+  directory = mkdtempSync(path.join(tmpdir(), 'forewarn-recorded-'));
+  cpSync(path.join(__dirname, '../../../examples/manifests'), directory, { recursive: true });
+  const config = parseControllerConfig(
+    [
+      '--manifests',
+      directory,
+      '--port',
+      '0',
+      '--address',
+      '127.0.0.1',
+      '--mcp=false',
+      '--detail-level',
+      'full',
+    ],
+    {},
+  );
+  controller = await startController(config, silentLogger());
+  bundle = await generateSelfSignedBundle({
+    serviceName: 'forewarn-webhook',
+    namespace: 'forewarn-system',
+    extraSans: ['127.0.0.1'],
+    now: new Date(),
+  });
+  // Wired as services/webhook/main.ts wires it.
+  client = coalesceIdenticalQueries(
+    createControllerClient({ baseUrl: `http://127.0.0.1:${controller.port}` }),
+  );
+  webhook = await startWebhook({ constraints: client, certificate: bundle });
+}, 60_000);
+
+afterAll(async () => {
+  await webhook?.close();
+  await client?.close();
+  await controller?.close();
+  if (directory) rmSync(directory, { recursive: true, force: true });
+});
+
+async function askController(body: string): Promise<{ status: number; body: string }> {
+  const response = await fetch(`http://127.0.0.1:${controller.port}${ADMISSION_CHECK_PATH}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+  });
+  return { status: response.status, body: await response.text() };
+}
+
+async function answersTo(reviewCase: RecordedReviewCase): Promise<RecordedAnswer> {
+  const response = await tlsRequest({
+    port: webhook.port,
+    ca: bundle.caPem,
+    body: reviewCase.review,
+    headers: { 'content-type': 'application/json' },
+  });
+  const answer: RecordedAnswer = {
+    webhook: {
+      status: response.status,
+      contentType: String(response.headers['content-type']),
+      body: response.text,
+    },
+  };
+  const parsed = parseAdmissionReviewText(reviewCase.review);
+  if (!parsed.ok) return answer;
+  const checkBody = constraintQueryOf(parsed.request, 'warnings').checkBody;
+  if (checkBody !== undefined) answer.check = await askController(checkBody);
+  const fullBody = constraintQueryOf(parsed.request).checkBody;
+  if (fullBody !== undefined && parsed.request.operation === 'CREATE' && parsed.request.namespace === 'shop')
+    answer.fullCheck = await askController(fullBody);
+  return answer;
+}
+
+describe('answers to recorded AdmissionReviews', () => {
+  it('are byte-identical to the recorded ones, for the webhook and for the controller', async () => {
+    const cases = recordedReviewCases();
+    const answers: Record<string, RecordedAnswer> = {};
+    for (const reviewCase of cases) answers[reviewCase.id] = await answersTo(reviewCase);
+    if (UPDATE) {
+      const previous: Record<string, RecordedAnswer> = existsSync(FIXTURE)
+        ? (JSON.parse(readFileSync(FIXTURE, 'utf8')) as Record<string, RecordedAnswer>)
+        : {};
+      // Cases of a corpus missing here (the real-world workloads) keep their recorded answers.
+      writeFileSync(FIXTURE, `${JSON.stringify({ ...previous, ...answers }, null, 1)}\n`);
+    }
+    const recorded = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Record<string, RecordedAnswer>;
+    // Every case has a recording (a new case needs the fixture regenerated), and answers alike.
+    expect(
+      cases.filter((reviewCase) => recorded[reviewCase.id] === undefined).map((each) => each.id),
+    ).toEqual([]);
+    for (const reviewCase of cases)
+      expect({ [reviewCase.id]: answers[reviewCase.id] }).toEqual({
+        [reviewCase.id]: recorded[reviewCase.id],
+      });
+    // The recording is not trivial: it holds warned reviews, clean ones and malformed ones.
+    const warned = Object.values(recorded).filter((answer) => answer.webhook.body.includes('"warnings":["'));
+    expect(warned.length).toBeGreaterThan(20);
+    expect(Object.values(recorded).filter((answer) => answer.check === undefined).length).toBeGreaterThan(5);
+  }, 120_000);
+});
