@@ -1,5 +1,4 @@
 import type { Server } from 'node:http';
-import type { KubernetesObject } from '../model/kubernetes';
 import type { AdapterRegistry } from './adapters/registry';
 import type { ConstraintIndex } from './index/constraint-index';
 import type { Ingestor } from './index/ingest';
@@ -40,7 +39,7 @@ export function wireRisks(index: ConstraintIndex, ingestor: Ingestor, registry: 
       rederivingKinds.has(`${group}/${kind}`) || rederivingKinds.has(`${group}/*`),
   });
   ingestor.onChange((object, removed) => risks.observe(object, removed));
-  const answerImpact = (objects: readonly KubernetesObject[]) =>
+  const answerImpact: AnswerImpact = (objects, options) =>
     computeImpact(
       {
         index,
@@ -51,6 +50,7 @@ export function wireRisks(index: ConstraintIndex, ingestor: Ingestor, registry: 
         sliceBudgetMs: DEFAULT_RISK_SETTINGS.sliceBudgetMs,
       },
       objects,
+      options,
     );
   return {
     risks,

@@ -48,13 +48,7 @@ const namespaceObject = (name: string): KubernetesObject => ({
   metadata: { name, labels: {} },
 });
 
-// Slow evaluations are retried (a busy machine); these tests count evaluations, so none is slow here.
-const settings = {
-  debounceMs: 0,
-  sliceBudgetMs: 1,
-  maxWorkloadsPerSlice: 2,
-  slowEvaluationMs: Number.POSITIVE_INFINITY,
-};
+const settings = { debounceMs: 0, sliceBudgetMs: 1, maxWorkloadsPerSlice: 2 };
 
 describe('workloads at risk: the core', () => {
   it('evaluates a kept workload as a re-apply and keeps only violations, rejected or warned', () => {
@@ -204,39 +198,5 @@ describe('workloads at risk: kept current in the background', () => {
     expect(summary.workloads[0]?.name).toBe('web');
     expect(JSON.stringify(full)).toContain('set a team label');
     expect(JSON.stringify(summary)).not.toContain('set a team label');
-  });
-
-  it('evaluates a workload again, a few times at most, when its evaluation was slow enough to be stopped', async () => {
-    const indexed = indexObjects([namespaceObject('shop'), ...requireTeamLabel('team-required', ['Deny'])]);
-    // A clock that moves 100 ms at every reading: every evaluation looks as slow as a busy machine's.
-    let clock = 0;
-    const slowClock = () => (clock += 100);
-    const retrySettings = { ...settings, slowEvaluationMs: 50, retryAfterMs: 0 };
-    const tracker = new RiskTracker(indexed.index, retrySettings, slowClock);
-    indexed.ingestor.onChange((object, removed) => tracker.observe(object, removed));
-    indexed.ingestor.upsert(deployment('shop', 'web'));
-    tracker.start();
-    const settled = async () => {
-      for (let wait = 0; wait < 20; wait++) {
-        await tracker.idle();
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
-    };
-    await settled();
-    // The first evaluation and three more, then it is left as evaluated.
-    expect(tracker.status().evaluations).toBe(4);
-    expect(tracker.atRiskCount('shop')).toBe(1);
-
-    // With evaluations in time (a clock that does not move), one each.
-    const quick = new RiskTracker(indexed.index, retrySettings, () => 0);
-    indexed.ingestor.onChange((object, removed) => quick.observe(object, removed));
-    indexed.ingestor.upsert(deployment('shop', 'api'));
-    quick.start();
-    await quick.idle();
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    await quick.idle();
-    expect(quick.status().evaluations).toBe(1);
-    tracker.stop();
-    quick.stop();
   });
 });

@@ -13,9 +13,9 @@ import {
   type WorkloadRisk,
 } from './workload-risk';
 
-import { DEFAULT_EVALUATION_LIMITS } from '../verdicts/guard/evaluation-guard';
 import { KeptWorkloads } from './kept-workloads';
 import type { RisksSource } from './risk-view';
+import { StoppedEvaluationRetries } from './stopped-retries';
 
 // Keeps the workloads at risk current in the controller (issue 35) as background work: a workload
 // change re-evaluates that workload, a policy change the workloads its constraints can apply to
@@ -42,18 +42,7 @@ export interface RiskTrackerSettings {
   serving?: () => boolean;
   /** The pause between slices while `serving`. */
   pauseWhileServingMs?: number;
-  /**
-   * An evaluation longer than this (wall time) may have been stopped by the guard's deadline for a
-   * busy machine rather than decided: it is evaluated again after `retryAfterMs`, a few times at most.
-   * Default: the guard's per-object deadline.
-   */
-  slowEvaluationMs?: number;
-  /** The wait before evaluating such a workload again. */
-  retryAfterMs?: number;
 }
-
-/** Evaluations of a workload again after slow ones, before its verdicts are left as they are. */
-const MOST_RETRIES = 3;
 
 export const DEFAULT_RISK_SETTINGS: RiskTrackerSettings = {
   debounceMs: 200,
@@ -86,8 +75,6 @@ export class RiskTracker implements RisksSource {
   /** Source object key → workloads one of its constraints fails: who to re-evaluate when it changes. */
   private readonly failedBySource = new Map<string, Set<string>>();
   private readonly pending = new Set<string>();
-  /** Workloads whose last evaluation was slow (see `slowEvaluationMs`): how many times in a row. */
-  private readonly retries = new Map<string, number>();
   private started = false;
   private stopped = false;
   private firstPassDone = false;
@@ -95,6 +82,7 @@ export class RiskTracker implements RisksSource {
   private timer?: NodeJS.Timeout;
   private sliceScheduled = false;
   private idleWaiters: Array<() => void> = [];
+  private readonly retries = new StoppedEvaluationRetries((key) => this.enqueue([key]));
   private readonly changeListeners: Array<(namespace: string) => void> = [];
 
   constructor(
@@ -138,6 +126,7 @@ export class RiskTracker implements RisksSource {
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
+    this.retries.stop();
     this.resolveIdle();
   }
 
@@ -159,7 +148,7 @@ export class RiskTracker implements RisksSource {
   status(): RiskTrackerStatus {
     return {
       workloads: this.kept.size,
-      pending: this.pending.size,
+      pending: this.pending.size + this.retries.scheduled,
       evaluations: this.evaluations,
       evaluated: this.firstPassDone,
     };
@@ -218,9 +207,9 @@ export class RiskTracker implements RisksSource {
     const key = workloadKeyOf(object);
     if (removed || !isEvaluatedWorkload(object)) {
       if (!this.kept.delete(key)) return;
-      this.retries.delete(key);
       this.setRisk(key, undefined);
       this.pending.delete(key);
+      this.retries.forget(key);
       return;
     }
     const workload = keepWorkload(object);
@@ -336,33 +325,10 @@ export class RiskTracker implements RisksSource {
     const workload = this.kept.get(key);
     if (!workload) return;
     this.evaluations++;
-    const started = this.now();
     const risk = evaluateWorkload(this.index, workload);
-    const slow =
-      this.now() - started >
-      (this.settings.slowEvaluationMs ?? DEFAULT_EVALUATION_LIMITS.deadlineMilliseconds);
     this.setRisk(key, risk.findings.length > 0 ? risk : undefined);
-    if (slow) this.retryLater(key);
-    else this.retries.delete(key);
-  }
-
-  /**
-   * On a busy machine (load 20 on 2 cores, a full collection) the guard stops an evaluation at its
-   * wall-clock backstop and the verdicts are `unknown`: the workload would then look safe until it
-   * or a policy changed. It is evaluated again a little later, a few times at most (a policy that
-   * really exceeds the deadline is not retried for ever).
-   */
-  private retryLater(key: string): void {
-    const retries = (this.retries.get(key) ?? 0) + 1;
-    if (retries > MOST_RETRIES) {
-      this.retries.delete(key);
-      return;
-    }
-    this.retries.set(key, retries);
-    const timer = setTimeout(() => {
-      if (this.kept.has(key)) this.enqueue([key]);
-    }, this.settings.retryAfterMs ?? 1_000);
-    timer.unref();
+    // Stopped at the guard's deadline (a busy process): evaluated again a little later.
+    this.retries.evaluated(key, risk.stoppedAtDeadline === true);
   }
 
   private setRisk(key: string, risk: WorkloadRisk | undefined): void {

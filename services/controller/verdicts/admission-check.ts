@@ -268,6 +268,7 @@ export function evaluateAdmission(
   index: ConstraintIndex,
   request: AdmissionCheckRequest,
   prospective: readonly ConstraintDraft[] = [],
+  alreadyJudged?: ReadonlySet<string>, // constraint ids: a rollout's Pods skip their controller's
 ): EvaluatedAdmission {
   // The server defaults the object before any admission sees it (defaulting/index.ts): matching
   // (a Job takes its template's labels) and every verdict use the defaulted copy, once per object.
@@ -283,18 +284,18 @@ export function evaluateAdmission(
   const namespace = namespaceOfObject(object);
   const group = groupOf(object.apiVersion);
   const kind = object.kind ?? '';
-  const labels = workloadLabels({ group, kind }, object);
-  const constraints = matchingConstraints(
+  const matching = matchingConstraints(
     index,
     {
       namespace,
       resource: { group, resource: pluralOfKind(kind) },
       // An object without labels matches only empty selectors, as the webhook asks with `labels=`.
-      labels,
+      labels: workloadLabels({ group, kind }, object),
       object,
     },
     prospective,
   );
+  const constraints = alreadyJudged ? matching.filter(({ id }) => !alreadyJudged.has(id)) : matching;
   const namespaceLabels = index.labelsOfNamespace(namespace);
   return evaluateScope(
     index,

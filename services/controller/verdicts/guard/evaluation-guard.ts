@@ -21,6 +21,21 @@
 /** Why an evaluation was stopped by the guard. */
 export type AbortCause = 'deadline' | 'work';
 
+// Outcomes that depend on the clock (a deadline, an isolate restarting) are counted: the same
+// request asked again a moment later may be decided, so an answer computed while this count moved is
+// not remembered (http/admission-check-route.ts). Work-budget stops depend on the input alone.
+let clockBoundOutcomes = 0;
+
+/** Counts an outcome a clock decided (a deadline reached, an isolate not ready in time). */
+export function noteClockBoundOutcome(): void {
+  clockBoundOutcomes++;
+}
+
+/** How many outcomes a clock decided so far in this process. */
+export function clockBoundOutcomeCount(): number {
+  return clockBoundOutcomes;
+}
+
 export class EvaluationAborted extends Error {
   constructor(
     readonly reasonCause: AbortCause,
@@ -28,6 +43,7 @@ export class EvaluationAborted extends Error {
   ) {
     super(message);
     this.name = 'EvaluationAborted';
+    if (reasonCause === 'deadline') noteClockBoundOutcome();
   }
 }
 
