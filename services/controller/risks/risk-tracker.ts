@@ -40,8 +40,10 @@ export interface RiskTrackerSettings {
    * then spaced by `pauseWhileServingMs`, so requests rarely arrive during one.
    */
   serving?: () => boolean;
-  /** The pause between slices while `serving`. */
+  /** The pause between slices while `serving`; default 50 ms. */
   pauseWhileServingMs?: number;
+  /** The pause after a slice of `sliceMs` while `serving`, when the wiring measures the loop. */
+  pauseWhileServing?: (sliceMs: number) => number;
 }
 
 export const DEFAULT_RISK_SETTINGS: RiskTrackerSettings = {
@@ -308,10 +310,13 @@ export class RiskTracker implements RisksSource {
     }
     if (this.pending.size > 0) {
       this.sliceScheduled = true;
-      // While requests are being answered, slices are spaced out (about a hundredth of the CPU goes to
-      // this work then); otherwise they follow each other, yielding to I/O in between.
+      // While requests are being answered, slices are spaced out (background-share.ts: at most half
+      // of the loop's idle time goes to this work then); otherwise they follow each other, yielding
+      // to I/O in between.
       if (this.settings.serving?.()) {
-        const pause = setTimeout(() => this.runSlice(), this.settings.pauseWhileServingMs ?? 50);
+        const pauseMs =
+          this.settings.pauseWhileServing?.(this.now() - started) ?? this.settings.pauseWhileServingMs ?? 50;
+        const pause = setTimeout(() => this.runSlice(), pauseMs);
         pause.unref();
       } else setImmediate(() => this.runSlice());
       return;
