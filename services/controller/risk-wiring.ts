@@ -4,6 +4,7 @@ import type { ConstraintIndex } from './index/constraint-index';
 import type { Ingestor } from './index/ingest';
 import type { AnswerImpact } from './http/impact-route';
 import { computeImpact } from './risks/impact';
+import { pauseAfterSlice } from './risks/background-share';
 import { DEFAULT_RISK_SETTINGS, RiskTracker } from './risks/risk-tracker';
 
 // The workloads at risk and the impact answer of one controller (issue 35), wired to its ingestion
@@ -32,9 +33,17 @@ export function wireRisks(index: ConstraintIndex, ingestor: Ingestor, registry: 
     ),
   );
   let lastRequestAt = -Infinity;
+  // The event loop's time since the previous slice's pause was decided (background-share.ts).
+  let loopMark = performance.eventLoopUtilization();
   const risks = new RiskTracker(index, {
     ...DEFAULT_RISK_SETTINGS,
     serving: () => performance.now() - lastRequestAt < SERVING_WINDOW_MS,
+    pauseWhileServing: (sliceMs) => {
+      const now = performance.eventLoopUtilization();
+      const since = performance.eventLoopUtilization(now, loopMark);
+      loopMark = now;
+      return pauseAfterSlice(sliceMs, { activeMs: since.active, idleMs: since.idle });
+    },
     rederivesOthers: (group, kind) =>
       rederivingKinds.has(`${group}/${kind}`) || rederivingKinds.has(`${group}/*`),
   });
