@@ -164,9 +164,10 @@ function warningEntry(
   verdict: Verdict,
   baseViewer: Viewer,
 ): AdmissionWarningEntry | undefined {
-  const viewer = viewerForConstraint(constraint, baseViewer);
   const listed = listedEntryOf(constraint, baseViewer);
-  if (verdict.verdict === 'violates')
+  if (verdict.verdict === 'violates') {
+    // Only a violation's summary renders the verdict's text: the other warnings are the listed entry's.
+    const viewer = viewerForConstraint(constraint, baseViewer);
     return {
       name: listed.name,
       severity: denies(constraint) ? 'Critical' : 'Warning',
@@ -174,6 +175,7 @@ function warningEntry(
       remediationHint: listed.remediationHint,
       verdict: verdict.verdict,
     };
+  }
   const severity = severityForObject(listed, verdict.verdict, false);
   if (verdict.verdict === 'passes' || severity === 'Info') return undefined;
   return {
@@ -357,21 +359,19 @@ function renderedCheck(
   const viewerOf = levelOf
     ? (constraint: ConstraintDraft): Viewer => ({ level: levelOf(constraint), namespace })
     : () => viewer;
-  if ('view' in options)
+  if ('view' in options) {
+    const warningsViewer = warningViewer(viewer);
     return {
       constraints: verdicts
         .flatMap(({ constraint, verdict }) => {
           // A level the caller's own RBAC granted (`levelOf`) stands; the webhook's `full` does not.
-          const entry = warningEntry(
-            constraint,
-            verdict,
-            levelOf ? viewerOf(constraint) : warningViewer(viewer),
-          );
+          const entry = warningEntry(constraint, verdict, levelOf ? viewerOf(constraint) : warningsViewer);
           if (!entry) return [];
           return levelOf ? [{ ...entry, detailLevel: levelOf(constraint) }] : [entry];
         })
         .sort(compareChecked),
     };
+  }
   return {
     constraints: verdicts
       .map(({ constraint, verdict }) =>
