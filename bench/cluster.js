@@ -187,6 +187,18 @@ function clusterVerdicts(figures) {
       pass: Math.max(figures.policyChange.created.seconds, figures.policyChange.deleted.seconds) <= 2,
     },
     {
+      benchmark: `cluster: the same change under steady admission traffic (${figures.steadyTraffic.ratePerSecond}/s), reflected (created / deleted)`,
+      target: '<= 2 s',
+      measured: `${format(figures.steadyTraffic.created.seconds)} / ${format(figures.steadyTraffic.deleted.seconds)} s`,
+      pass: Math.max(figures.steadyTraffic.created.seconds, figures.steadyTraffic.deleted.seconds) <= 2,
+    },
+    {
+      benchmark: 'cluster: admission p99 of that traffic during the change, vs at rest',
+      target: '<= 1.10',
+      measured: `${format(figures.steadyTraffic.p99Ratio)} (${figures.steadyTraffic.duringChangeP99Ms.map((value) => format(value)).join(' / ')} vs ${format(figures.steadyTraffic.restP99Ms)} ms)`,
+      pass: figures.steadyTraffic.p99Ratio <= 1.1,
+    },
+    {
       benchmark: 'cluster: admission p99 during full re-evaluations of the workloads at risk, vs at rest',
       target: '<= 1.10',
       measured: `${format(figures.admission.p99Ratio)} (${format(figures.admission.busyP99Ms)} / ${format(figures.admission.restP99Ms)} ms)`,

@@ -110,10 +110,21 @@ function median(values) {
 /**
  * One autocannon run. autocannon's own histogram keeps whole milliseconds, too coarse for a
  * sub-millisecond baseline, so every response time is collected from its `response` event instead.
- * @param {LoadRequest & {connections: number, durationSeconds: number}} options
+ * `overallRate`: requests per second across all connections (steady traffic) instead of as fast
+ * as the server answers.
+ * @param {LoadRequest & {connections: number, durationSeconds: number, overallRate?: number}} options
  * @returns {Promise<LoadResult>}
  */
-function loadTest({ url, method = 'GET', body, headers, nextBody, connections, durationSeconds }) {
+function loadTest({
+  url,
+  method = 'GET',
+  body,
+  headers,
+  nextBody,
+  connections,
+  durationSeconds,
+  overallRate,
+}) {
   // Only the request fields go to autocannon; a side also names its server processes (compare).
   return new Promise((resolve, reject) => {
     /** @type {number[]} */
@@ -130,7 +141,17 @@ function loadTest({ url, method = 'GET', body, headers, nextBody, connections, d
         ]
       : undefined;
     const instance = autocannon(
-      { url, method, body, headers, requests, connections, duration: durationSeconds, pipelining: 1 },
+      {
+        url,
+        method,
+        body,
+        headers,
+        requests,
+        connections,
+        duration: durationSeconds,
+        pipelining: 1,
+        ...(overallRate ? { overallRate } : {}),
+      },
       (error, result) => {
         if (error) return reject(error);
         const elapsedSeconds = result.duration;

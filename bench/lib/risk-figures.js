@@ -150,8 +150,15 @@ async function clusterRiskFigures(apiServer, controller, namespaces, options) {
     false,
     createdUnderLoad.rejectedAfter,
   );
+  const steadyTraffic = await reflectionUnderSteadyTraffic(
+    apiServer,
+    controller,
+    side,
+    deletedAfterLoad.rejectedAfter,
+  );
   const admission = await admissionDuringReevaluation(controller, side, options);
   return {
+    steadyTraffic,
     policyChange: {
       created,
       deleted,
@@ -159,6 +166,49 @@ async function clusterRiskFigures(apiServer, controller, namespaces, options) {
       deletedAfterLoad,
     },
     admission,
+  };
+}
+
+/** Admission checks per second of the steady traffic: a busy cluster's rate of creates and updates. */
+const STEADY_RATE = 50;
+
+/**
+ * The issue's case: one policy change reflected while the API answers a steady stream of admission
+ * checks (STEADY_RATE per second, not as fast as it can: a closed loop saturates the controller,
+ * where any background work is queueing for requests). The admission p99 of the same traffic at
+ * rest, then during the change (created, then deleted), each window as long as the reflection
+ * allows; the reflection's seconds.
+ * @param {{request: import('./processes').RunningProcess<'servers/cluster-api.js'>['request']}} apiServer
+ * @param {{request: import('./processes').RunningProcess<'servers/cluster-controller.js'>['request']}} controller
+ * @param {import('./measure').Side} side
+ * @param {number} rejectedBefore
+ */
+async function reflectionUnderSteadyTraffic(apiServer, controller, side, rejectedBefore) {
+  const steady = { ...side, connections: 4, overallRate: STEADY_RATE, durationSeconds: 6 };
+  await loadTest({ ...steady, durationSeconds: 2 });
+  const atRest = await loadTest(steady);
+  const duringCreate = loadTest(steady);
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  const created = await policyChangeReflection(apiServer, controller, true, rejectedBefore);
+  const createdLoad = await duringCreate;
+  const duringDelete = loadTest(steady);
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  const deleted = await policyChangeReflection(apiServer, controller, false, created.rejectedAfter);
+  const deletedLoad = await duringDelete;
+  const restP99Ms = atRest.latencyMs.p99;
+  const busyP99Ms = Math.max(createdLoad.latencyMs.p99, deletedLoad.latencyMs.p99);
+  return {
+    ratePerSecond: STEADY_RATE,
+    created,
+    deleted,
+    restP99Ms,
+    duringChangeP99Ms: [createdLoad.latencyMs.p99, deletedLoad.latencyMs.p99],
+    p99Ratio: busyP99Ms / restP99Ms,
+    requestsPerSecond: [
+      atRest.requestsPerSecond,
+      createdLoad.requestsPerSecond,
+      deletedLoad.requestsPerSecond,
+    ],
   };
 }
 
