@@ -1,4 +1,4 @@
-import type { EventEmitter } from 'node:events';
+import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 
 // Requests Node's own HTTP parser refuses (malformed request line, headers too large, a request
@@ -47,8 +47,8 @@ export function parserErrorResponse(error: ClientError): string {
 /** How long a socket that erred may take to flush its JSON answer before it is destroyed. */
 const ANSWER_GRACE_MS = 2_000;
 
-/** Answers parser errors of `server` in JSON (`server` may be HTTP, HTTPS or HTTP/2 with HTTP/1.1). */
-export function answerClientErrorsAsJson(server: Pick<EventEmitter, 'on'>): void {
+/** Answers parser errors of `server` in JSON (`server` may be HTTP or HTTPS). */
+export function answerClientErrorsAsJson(server: Pick<Server, 'on'>): void {
   server.on('clientError', (error: ClientError, socket: Duplex) => {
     // A reset or half-closed connection cannot take an answer.
     if (error.code === 'ECONNRESET' || !socket.writable) {

@@ -1,12 +1,4 @@
-import {
-  constants as http2Constants,
-  createSecureServer,
-  type Http2SecureServer,
-  type Http2ServerRequest,
-  type Http2ServerResponse,
-  type Http2Session,
-  type ServerHttp2Stream,
-} from 'node:http2';
+import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { X509Certificate } from 'node:crypto';
 import { createSecureContext, type TLSSocket } from 'node:tls';
@@ -261,30 +253,17 @@ export interface WebhookConnectionTimeouts {
 export const DEFAULT_CONNECTION_TIMEOUTS: WebhookConnectionTimeouts = { handshakeMs: 10_000, idleMs: 70_000 };
 
 /**
- * With `allowHTTP1` Node's HTTP/2 server tracks its HTTP/1.1 connections as an HTTP server does and
- * closes the idle ones on request; its type declarations do not say so.
- */
-interface ClosesIdleHttp1Connections {
-  closeIdleConnections(): void;
-}
-
-/** The longest one request may take, body included (HTTP/1.1's `requestTimeout`, and each HTTP/2 stream's). */
-const REQUEST_TIMEOUT_MS = 30_000;
-
-/**
  * The HTTPS server. It can start without a certificate (handshakes fail and readiness stays false
  * until one is set) and swaps certificates in place with setSecureContext, so a rotation or a
  * rewritten managed certificate never needs a restart.
  */
 export class WebhookHttpsServer {
-  private readonly server: Http2SecureServer;
+  private readonly server: Server;
   private servedIdentity: string | null = null;
   private readonly certificateListeners: Array<(notAfter: Date) => void> = [];
   private closing = false;
   /** Every accepted TCP connection, TLS handshake done or not (closeAllConnections sees only the done). */
   private readonly sockets = new Set<Socket>();
-  /** Every open HTTP/2 session: closed gracefully (GOAWAY) on drain, destroyed at its deadline. */
-  private readonly sessions = new Set<Http2Session>();
 
   constructor(
     handler: RequestListener,
@@ -301,45 +280,25 @@ export class WebhookHttpsServer {
     const clientCertificates = clientCaPem
       ? { requestCert: true, rejectUnauthorized: false, ca: clientCaPem }
       : {};
-    // HTTP/2 (ALPN h2) as Gatekeeper's server offers it, so the API server multiplexes its reviews
-    // over one connection; HTTP/1.1 for every client that does not ask for h2 (docs/decisions.md,
-    // "HTTP/2 between the API server and the webhook"). The compatibility API hands the handler
-    // request and response objects with the members it uses (method, url, headers, socket, the
-    // body's events; writeHead, setHeader, end, headersSent).
-    this.server = createSecureServer(
-      { allowHTTP1: true, minVersion: 'TLSv1.2', handshakeTimeout: handshakeMs, ...clientCertificates },
-      (request: Http2ServerRequest | IncomingMessage, response: Http2ServerResponse | ServerResponse) => {
-        // While draining, ask HTTP/1.1 clients to reconnect elsewhere instead of reusing this
-        // connection (HTTP/2 sessions are told by GOAWAY in close(); the header is not allowed there).
-        if (this.closing && request.httpVersionMajor === 1) response.setHeader('Connection', 'close');
-        handler(request as IncomingMessage, response as ServerResponse);
+    this.server = createServer(
+      { minVersion: 'TLSv1.2', handshakeTimeout: handshakeMs, ...clientCertificates },
+      (request: IncomingMessage, response: ServerResponse) => {
+        // While draining, ask clients to reconnect elsewhere instead of reusing this connection.
+        if (this.closing) response.setHeader('Connection', 'close');
+        handler(request, response);
       },
     );
     // The API server keeps webhook connections alive; closing them before it does races with its
     // next request on the same connection, which it would record as a webhook failure.
-    Object.assign(this.server, { keepAliveTimeout: 65_000, headersTimeout: 20_000, requestTimeout: REQUEST_TIMEOUT_MS });
+    this.server.keepAliveTimeout = 65_000;
     answerClientErrorsAsJson(this.server);
-    // An established connection (an HTTP/1.1 socket or an HTTP/2 session) that carries nothing for
-    // this long is destroyed by Node.
-    this.server.setTimeout(idleMs);
+    this.server.headersTimeout = 20_000;
+    this.server.requestTimeout = 30_000;
+    // An established connection that carries nothing for this long is destroyed by Node.
+    this.server.timeout = idleMs;
     this.server.on('connection', (socket: Socket) => {
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
-    });
-    this.server.on('session', (session: Http2Session) => {
-      this.sessions.add(session);
-      session.once('close', () => this.sessions.delete(session));
-      // A session error (a peer's protocol violation) closes that session only.
-      session.on('error', (error: Error) =>
-        this.logger.debug({ event: 'http2_session_failed', error: error.message }, 'HTTP/2 session failed'),
-      );
-    });
-    // HTTP/1.1's requestTimeout has no HTTP/2 counterpart: a stream whose request is not answered
-    // in time is cancelled, as HTTP/1.1 closes such a connection (one timer per stream, as the
-    // controller query has one).
-    this.server.on('stream', (stream: ServerHttp2Stream) => {
-      const deadline = setTimeout(() => stream.close(http2Constants.NGHTTP2_CANCEL), REQUEST_TIMEOUT_MS);
-      stream.once('close', () => clearTimeout(deadline));
     });
     // Node's https server hands a failed handshake (a timeout included) to `clientError` and
     // destroys the socket only when nobody listens there; our listener (answerClientErrorsAsJson)
@@ -393,22 +352,16 @@ export class WebhookHttpsServer {
     return (this.server.address() as AddressInfo).port;
   }
 
-  private closeIdleHttp1Connections(): void {
-    (this.server as Partial<ClosesIdleHttp1Connections>).closeIdleConnections?.();
-  }
-
   /** Stops accepting, lets in-flight requests finish for up to `drainMs`, then cuts what is left. */
   async close(drainMs: number = DEFAULT_DRAIN_MS): Promise<void> {
     if (!this.server.listening) return;
     this.closing = true;
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    // GOAWAY: the session's streams finish, the client opens no new one here.
-    for (const session of this.sessions) session.close();
-    this.closeIdleHttp1Connections();
+    this.server.closeIdleConnections();
     // Connections that finish a request become idle; close them as they do.
-    const sweep = setInterval(() => this.closeIdleHttp1Connections(), 100);
+    const sweep = setInterval(() => this.server.closeIdleConnections(), 100);
     const deadline = setTimeout(() => {
-      for (const session of this.sessions) session.destroy();
+      this.server.closeAllConnections();
       // Connections still in their TLS handshake are not HTTP connections yet: cut them too.
       for (const socket of this.sockets) socket.destroy();
     }, drainMs);
