@@ -6,9 +6,13 @@
 // 100,000 constraints and an inventory of 50,000 Pods, 5,000 Deployments and 5,000 Services. Measures
 // the time from the controller's start to its first complete sync, resident memory and heap (after
 // a full collection) after that sync, every 10 s of a mixed churn at 1,000 changes/s, and after it.
+// Then the workloads-at-risk figures (issue 35, bench/lib/risk-figures.js): one Kyverno ClusterPolicy
+// created and deleted that touches the Deployments of every fifth namespace (1,000 at full size),
+// each reflected; the admission p99 at rest and during full re-evaluations of every workload.
 // The API server runs in a process of its own; its memory is not the controller's.
 
 const { startProcess } = require('./lib/processes');
+const { clusterRiskFigures, loadAverage } = require('./lib/risk-figures');
 
 /** @typedef {{rssBytes: number, peakRssBytes: number, heapUsedBytes: number, heapTotalBytes: number, externalBytes: number, constraints: number}} MemoryReading */
 
@@ -18,7 +22,31 @@ const DEFAULT_MEMORY_LIMIT_MIB = 512;
 const DEPLOYED_HEAP_LIMIT_MEGABYTES = (DEFAULT_MEMORY_LIMIT_MIB * 3) / 4;
 
 /**
- * @param {{namespaces?: number, constraints?: number, pods?: number, deployments?: number, services?: number, churnSeconds?: number, churnRate?: number, heapSnapshotFile?: string}} options
+ * The churn at `rate` changes per second for `seconds`, with a memory reading every 10 s of it;
+ * returns once the last changes had time to arrive.
+ * @param {import('./lib/processes').RunningProcess<'servers/cluster-api.js'>} apiServer
+ * @param {import('./lib/processes').RunningProcess<'servers/cluster-controller.js'>} controller
+ * @param {number} rate
+ * @param {number} seconds
+ */
+async function churnWithReadings(apiServer, controller, rate, seconds) {
+  /** @type {Array<MemoryReading & {second: number}>} */
+  const duringChurn = [];
+  const churn = apiServer.request({ type: 'run-changes', rate, durationMs: seconds * 1000 });
+  let churnDone = false;
+  void churn.finally(() => (churnDone = true));
+  for (let second = 10; !churnDone; second += 10) {
+    await Promise.race([churn, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+    if (!churnDone) duringChurn.push({ second, ...(await controller.request({ type: 'memory' })) });
+  }
+  const applied = await churn;
+  // Let the last changes arrive before the final reading.
+  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  return { duringChurn, applied };
+}
+
+/**
+ * @param {{namespaces?: number, constraints?: number, pods?: number, deployments?: number, services?: number, churnSeconds?: number, churnRate?: number, heapSnapshotFile?: string, connections?: number, durationSeconds?: number}} options
  */
 async function runClusterBenchmark({
   namespaces = 10_000,
@@ -29,7 +57,10 @@ async function runClusterBenchmark({
   churnSeconds = 60,
   churnRate = 1_000,
   heapSnapshotFile,
+  connections = 4,
+  durationSeconds = 4,
 }) {
+  const loadAtStart = loadAverage();
   const size = { namespaces, constraints, pods, deployments, services };
   const apiServer = await startProcess('servers/cluster-api.js', [JSON.stringify(size)], {
     execArgv: ['--max-old-space-size=4096'],
@@ -65,24 +96,20 @@ async function runClusterBenchmark({
         throw new Error(`the controller indexed ${afterSync.constraints} of ${constraints} constraints`);
       // What the heap holds after the first sync (summarise with bench/heap-summary.js).
       if (heapSnapshotFile) await controller.request({ type: 'heap-snapshot', file: heapSnapshotFile });
-      /** @type {Array<MemoryReading & {second: number}>} */
-      const duringChurn = [];
-      const churn = apiServer.request({
-        type: 'run-changes',
-        rate: churnRate,
-        durationMs: churnSeconds * 1000,
-      });
-      let churnDone = false;
-      void churn.finally(() => (churnDone = true));
-      for (let second = 10; !churnDone; second += 10) {
-        await Promise.race([churn, new Promise((resolve) => setTimeout(resolve, 10_000))]);
-        if (!churnDone) duringChurn.push({ second, ...(await controller.request({ type: 'memory' })) });
-      }
-      const applied = await churn;
-      // Let the last changes arrive before the final reading.
-      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      const { duringChurn, applied } = await churnWithReadings(
+        apiServer,
+        controller,
+        churnRate,
+        churnSeconds,
+      );
       const afterChurn = await controller.request({ type: 'memory' });
+      const loadBeforeRisks = loadAverage();
+      const risks = await clusterRiskFigures(apiServer, controller, namespaces, {
+        connections,
+        durationSeconds,
+      });
       return {
+        loadAverage: { atStart: loadAtStart, beforeRiskFigures: loadBeforeRisks, atEnd: loadAverage() },
         size,
         readySeconds,
         syncCpuSeconds: (syncCpu.user + syncCpu.system) / 1e6,
@@ -92,6 +119,7 @@ async function runClusterBenchmark({
         afterChurn,
         churn: { ...applied, rate: churnRate, achievedPerSecond: applied.changes / applied.seconds },
         heapBytesPerConstraint: afterSync.heapUsedBytes / afterSync.constraints,
+        ...risks,
         growthMiB: {
           rss: (afterChurn.rssBytes - afterSync.rssBytes) / MiB,
           heap: (afterChurn.heapUsedBytes - afterSync.heapUsedBytes) / MiB,
@@ -125,7 +153,7 @@ function clusterVerdicts(figures) {
     {
       benchmark: 'cluster time to ready',
       target: '< 30 s',
-      measured: `${format(figures.readySeconds, 1)} s`,
+      measured: `${format(figures.readySeconds, 1)} s wall, ${format(figures.syncCpuSeconds, 1)} s controller CPU (load ${figures.loadAverage.atStart.one})`,
       pass: figures.readySeconds < 30,
     },
     {
@@ -151,6 +179,18 @@ function clusterVerdicts(figures) {
       target: '< 60 s',
       measured: `${format(figures.riskEvaluation.cpuSeconds, 1)} s for ${figures.riskEvaluation.evaluations} workloads`,
       pass: figures.riskEvaluation.evaluated && figures.riskEvaluation.cpuSeconds < 60,
+    },
+    {
+      benchmark: `cluster: one policy change touching ${figures.policyChange.created.workloads} workloads, reflected (created / deleted)`,
+      target: '<= 2 s',
+      measured: `${format(figures.policyChange.created.seconds)} / ${format(figures.policyChange.deleted.seconds)} s (controller CPU ${format(figures.policyChange.created.controllerCpuSeconds)} / ${format(figures.policyChange.deleted.controllerCpuSeconds)} s)`,
+      pass: Math.max(figures.policyChange.created.seconds, figures.policyChange.deleted.seconds) <= 2,
+    },
+    {
+      benchmark: 'cluster: admission p99 during full re-evaluations of the workloads at risk, vs at rest',
+      target: '<= 1.10',
+      measured: `${format(figures.admission.p99Ratio)} (${format(figures.admission.busyP99Ms)} / ${format(figures.admission.restP99Ms)} ms)`,
+      pass: figures.admission.p99Ratio <= 1.1,
     },
     // Post-GC heap may move by a few MiB with what is in flight; growth is a steady rise beyond that.
     {

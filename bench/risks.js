@@ -8,44 +8,8 @@
 // workload, in palindromic order (rest, busy, busy, rest, twice) so the shared machine's drift hits both
 // alike. The target: p99 during re-evaluation within 10% of at rest.
 
-const { loadTest, median } = require('./lib/measure');
 const { startProcess } = require('./lib/processes');
-const { WORKLOAD_LABELS } = require('./lib/cluster-objects');
-
-/**
- * Admission checks of distinct Deployments spread over the namespaces (the memo answers none).
- * @param {number} port
- * @param {number} namespaces
- */
-function admissionSide(port, namespaces) {
-  let sequence = 0;
-  return {
-    url: `http://127.0.0.1:${port}/api/v1/admission-check`,
-    method: /** @type {const} */ ('POST'),
-    headers: { 'content-type': 'application/json' },
-    nextBody: () =>
-      JSON.stringify({
-        operation: 'CREATE',
-        object: {
-          apiVersion: 'apps/v1',
-          kind: 'Deployment',
-          metadata: {
-            name: `web-${sequence++}`,
-            namespace: `bench-${sequence % namespaces}`,
-            labels: WORKLOAD_LABELS,
-          },
-          spec: {
-            replicas: 2,
-            selector: { matchLabels: WORKLOAD_LABELS },
-            template: {
-              metadata: { labels: WORKLOAD_LABELS },
-              spec: { containers: [{ name: 'web', image: `registry.example.com/web:${sequence}` }] },
-            },
-          },
-        },
-      }),
-  };
-}
+const { admissionDuringReevaluation, admissionSide, loadAverage } = require('./lib/risk-figures');
 
 /**
  * @param {{namespaces?: number, constraints?: number, deployments?: number, connections?: number, durationSeconds?: number}} options
@@ -63,50 +27,28 @@ async function runRisksBenchmark({
     { timeoutMs: 10 * 60_000 },
   );
   try {
-    const side = admissionSide(controller.info.port, namespaces);
-    await loadTest({ ...side, connections, durationSeconds: 1 });
-    /** @type {{rest: number[], busy: number[]}} */
-    const p99 = { rest: [], busy: [] };
-    /** @type {Array<{rounds: number, workloads: number, seconds: number, cpuSeconds: number}>} */
-    const reevaluations = [];
-    for (const state of /** @type {const} */ ([
-      'rest',
-      'busy',
-      'busy',
-      'rest',
-      'rest',
-      'busy',
-      'busy',
-      'rest',
-    ])) {
-      const busy =
-        state === 'busy'
-          ? controller.request({ type: 'reevaluate', seconds: durationSeconds + 0.5 })
-          : undefined;
-      const result = await loadTest({ ...side, connections, durationSeconds });
-      if (result.failures + result.errors + result.non2xx > 0) throw new Error(`${state}: failed requests`);
-      p99[state].push(result.latencyMs.p99);
-      if (busy) reevaluations.push(await busy);
-    }
-    const restP99 = median(p99.rest);
-    const busyP99 = median(p99.busy);
-    const rounds = reevaluations.reduce((sum, entry) => sum + entry.rounds, 0);
-    const cpuSeconds = reevaluations.reduce((sum, entry) => sum + entry.cpuSeconds, 0);
-    const workloads = reevaluations[0]?.workloads ?? 0;
+    const loadBefore = loadAverage();
+    const figures = await admissionDuringReevaluation(
+      controller,
+      admissionSide(controller.info.port, namespaces),
+      { connections, durationSeconds },
+    );
     return {
       size: {
         namespaces,
         constraintsPerNamespace: constraints,
         deploymentsPerNamespace: deployments,
-        workloads,
+        workloads: figures.workloads,
       },
       connections,
-      restP99Ms: restP99,
-      busyP99Ms: busyP99,
-      p99Ratio: busyP99 / restP99,
-      fullEvaluations: rounds,
+      restP99Ms: figures.restP99Ms,
+      busyP99Ms: figures.busyP99Ms,
+      p99Ratio: figures.p99Ratio,
+      fullEvaluations: figures.fullEvaluations,
       // CPU of the controller while re-evaluating (admission checks included) per workload evaluated.
-      cpuMicrosecondsPerWorkload: (cpuSeconds * 1e6) / Math.max(1, rounds * workloads),
+      cpuMicrosecondsPerWorkload:
+        (figures.cpuSeconds * 1e6) / Math.max(1, figures.fullEvaluations * figures.workloads),
+      loadAverage: { before: loadBefore, after: loadAverage() },
     };
   } finally {
     await controller.stop();

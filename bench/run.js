@@ -286,7 +286,7 @@ const BENCHMARKS = {
     return { small, large, reportRatio, listRatio };
   },
   cluster: async (verdicts) => {
-    const figures = await runClusterBenchmark({ churnSeconds });
+    const figures = await runClusterBenchmark({ churnSeconds, durationSeconds });
     const MiB = 2 ** 20;
     printTable(
       'Cluster scale: controller on the API test server (10,000 namespaces, 100,000 constraints, 50,000 Pods, 5,000 Deployments, 5,000 Services)',

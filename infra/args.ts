@@ -215,6 +215,23 @@ export interface PodDisruptionBudgetArgs {
   minAvailable?: number;
 }
 
+/**
+ * How the webhook knows the API server (issue 32, docs/webhook.md "Who gets which warnings"): the CA
+ * of the client certificate the API server presents to webhooks (its AdmissionConfiguration names a
+ * kubeConfigFile with `client-certificate` for the webhook's service). Only reviews over a connection
+ * with such a certificate get warnings in full; every other caller of port 8443 gets what an
+ * anonymous caller of the controller gets.
+ */
+export interface ApiServerClientCaArgs {
+  /**
+   * PEM of the CA; the component keeps it in a ConfigMap mounted read-only into the webhook pods.
+   * Default: none (required when apiServerClientCa is set).
+   */
+  caCertificate: pulumi.Input<string>;
+  /** Names one of which the certificate must carry (subject CN or DNS SAN). Default: any certificate of the CA. */
+  clientNames?: string[];
+}
+
 /** The admission warning webhook (spec sections 4.3-4.5, 5, 8). */
 export interface AdmissionWebhookArgs {
   /** Deploy the webhook. Default: true. */
@@ -240,6 +257,13 @@ export interface AdmissionWebhookArgs {
   resources?: ResourceRequirements;
   /** Extra command-line flags appended to the webhook's arguments. Default: none. */
   extraArgs?: string[];
+  /**
+   * The CA of the API server's client certificate (`--api-server-client-ca-file`). Default: unset,
+   * so no caller is known to be the API server and every review, the API server's included, gets
+   * warnings at the controller's `detailLevel` (by default `summary`: constraint names of the
+   * object's namespace and what to fix, no message text of other teams' policies).
+   */
+  apiServerClientCa?: ApiServerClientCaArgs;
 }
 
 /** The arguments of the Forewarn component. Every field is optional. */

@@ -18,6 +18,7 @@ export {
 } from './args';
 export type {
   AdmissionWebhookArgs,
+  ApiServerClientCaArgs,
   CertIssuerArgs,
   ControllerArgs,
   ControllerNetworkPolicyArgs,

@@ -35,6 +35,7 @@ import {
   resolveReferenceKeySecret,
 } from './resolve-controller';
 import type { ParamKindResource } from '../services/model/param-kinds';
+import { resolveApiServerClientCa, type ResolvedApiServerClientCa } from './resolve-webhook';
 
 export { parseGoDuration } from './checks';
 
@@ -97,6 +98,8 @@ export interface ResolvedForewarn {
     excludedNamespaces: string[];
     resources: ResolvedResources;
     extraArgs: string[];
+    /** Unset: the webhook knows no API server (every review at the controller's detail level). */
+    apiServerClientCa?: ResolvedApiServerClientCa;
   };
   labels: { [key: string]: string };
   annotations: { [key: string]: string };
@@ -364,6 +367,7 @@ export function resolveForewarnArgs(
         errors,
       ),
       extraArgs: webhookArgs.extraArgs ?? [],
+      apiServerClientCa: resolveApiServerClientCa(webhookArgs.apiServerClientCa, errors),
     },
     labels: args.labels ?? {},
     annotations: args.annotations ?? {},

@@ -30,6 +30,9 @@ export const MANAGED_CERT_DIR = '/etc/webhook/certs';
 /** Where the webhook's projected token for the controller (audience forewarn-controller) is mounted. */
 export const CONTROLLER_TOKEN_DIR = '/var/run/secrets/forewarn';
 export const CONTROLLER_TOKEN_AUDIENCE = 'forewarn-controller';
+/** Where the CA of the API server's client certificate is mounted (admissionWebhook.apiServerClientCa). */
+export const API_SERVER_CA_DIR = '/etc/webhook/api-server-ca';
+const API_SERVER_CA_KEY = 'ca.crt';
 /** Lifetime asked of the kubelet, which renews the file at 80% of it; the controller caches ≤ 5 min. */
 const CONTROLLER_TOKEN_SECONDS = 3600;
 
@@ -89,8 +92,35 @@ export function webhookArgs(ctx: BuildContext): string[] {
       ? []
       : [`--tls-cert-file=${MANAGED_CERT_DIR}/tls.crt`, `--tls-key-file=${MANAGED_CERT_DIR}/tls.key`]),
     `--controller-token-file=${CONTROLLER_TOKEN_DIR}/token`,
+    ...apiServerIdentityArgs(ctx),
     ...config.webhook.extraArgs,
   ];
+}
+
+/** The flags that let the webhook recognise the API server by its client certificate, when configured. */
+function apiServerIdentityArgs(ctx: BuildContext): string[] {
+  const ca = ctx.config.webhook.apiServerClientCa;
+  if (!ca) return [];
+  return [
+    `--api-server-client-ca-file=${API_SERVER_CA_DIR}/${API_SERVER_CA_KEY}`,
+    ...ca.clientNames.map((clientName) => `--api-server-client-name=${clientName}`),
+  ];
+}
+
+/** The ConfigMap of the API server's client CA (a CA certificate is public: no Secret needed). */
+function createApiServerCaConfigMap(ctx: BuildContext): k8s.core.v1.ConfigMap | undefined {
+  const ca = ctx.config.webhook.apiServerClientCa;
+  if (!ca) return undefined;
+  const name = apiServerCaConfigMapName(ctx);
+  return new k8s.core.v1.ConfigMap(
+    name,
+    { metadata: namespacedMeta(ctx, name, 'webhook'), data: { [API_SERVER_CA_KEY]: ca.caCertificate } },
+    ctx.opts,
+  );
+}
+
+function apiServerCaConfigMapName(ctx: BuildContext): string {
+  return `${ctx.config.names.webhook}-api-server-ca`;
 }
 
 /** The webhook's serving certificate: created here (self-signed) or by cert-manager (managed). */
@@ -102,6 +132,9 @@ interface WebhookCertificate {
 /** The container: HTTPS only, with the controller's token and, in managed mode, cert-manager's files. */
 function webhookContainer(ctx: BuildContext, selfSigned: boolean): Container {
   const tokenMount = { name: controllerTokenVolume.name, mountPath: CONTROLLER_TOKEN_DIR, readOnly: true };
+  const caMounts = ctx.config.webhook.apiServerClientCa
+    ? [{ name: 'api-server-ca', mountPath: API_SERVER_CA_DIR, readOnly: true }]
+    : [];
   return processContainer(ctx, 'webhook', {
     command: WEBHOOK_COMMAND,
     args: webhookArgs(ctx),
@@ -110,8 +143,8 @@ function webhookContainer(ctx: BuildContext, selfSigned: boolean): Container {
     probeScheme: 'HTTPS',
     resources: ctx.config.webhook.resources,
     extraMounts: selfSigned
-      ? [tokenMount]
-      : [tokenMount, { name: 'certs', mountPath: MANAGED_CERT_DIR, readOnly: true }],
+      ? [tokenMount, ...caMounts]
+      : [tokenMount, { name: 'certs', mountPath: MANAGED_CERT_DIR, readOnly: true }, ...caMounts],
   });
 }
 
@@ -121,17 +154,21 @@ function createWebhookDeployment(
   serviceAccount: k8s.core.v1.ServiceAccount,
   certificate: WebhookCertificate,
   bindings: pulumi.Resource[],
+  apiServerCa: k8s.core.v1.ConfigMap | undefined,
 ): k8s.apps.v1.Deployment {
   const { config } = ctx;
   const { names, webhook } = config;
   const selfSigned = webhook.certManagement === CertManagement.SelfSigned;
   // Managed mode: the Secret cert-manager writes is mounted; its files change in place on renewal.
   const certVolumes = selfSigned ? [] : [{ name: 'certs', secret: { secretName: names.tlsSecret } }];
+  const caVolumes = apiServerCa
+    ? [{ name: 'api-server-ca', configMap: { name: apiServerCa.metadata.name } }]
+    : [];
   const pods = {
     replicas: webhook.replicas,
     serviceAccount,
     container: webhookContainer(ctx, selfSigned),
-    extraVolumes: [...certVolumes, controllerTokenVolume],
+    extraVolumes: [...certVolumes, controllerTokenVolume, ...caVolumes],
     podFields: {
       // Managed mode needs no API access: no API token at all, only the controller's audience
       // token above. Self-signed mode keeps it to write its Secret and its registration.
@@ -156,6 +193,7 @@ function createWebhookDeployment(
     ...bindings,
     ...(certificate.selfSignedTls ? [certificate.selfSignedTls.secret] : []),
     ...(certificate.managed ? [certificate.managed] : []),
+    ...(apiServerCa ? [apiServerCa] : []),
   ]);
 }
 
@@ -237,7 +275,13 @@ export function createWebhook(ctx: BuildContext): WebhookResources {
   const certificate: WebhookCertificate = selfSigned
     ? { selfSignedTls: createSelfSignedTls(ctx) }
     : { managed: createManagedCertificate(ctx) };
-  const deployment = createWebhookDeployment(ctx, serviceAccount, certificate, bindings);
+  const deployment = createWebhookDeployment(
+    ctx,
+    serviceAccount,
+    certificate,
+    bindings,
+    createApiServerCaConfigMap(ctx),
+  );
   const service = createProcessService(ctx, names.webhook, 'webhook', [
     { name: 'https', port: WEBHOOK_SERVICE_PORT, targetPort: 'https', protocol: 'TCP' },
   ]);

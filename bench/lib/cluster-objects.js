@@ -178,22 +178,30 @@ function deploymentReview(namespace, uid = '705ab4f5-6393-11e8-b7cc-42010a800002
 /** CRDs for the custom kinds above, so an API server (the test one) serves them. */
 function customResourceDefinitions() {
   const definitions = [
-    { group: 'cilium.io', version: 'v2', kind: 'CiliumNetworkPolicy', plural: 'ciliumnetworkpolicies' },
+    {
+      group: 'cilium.io',
+      version: 'v2',
+      kind: 'CiliumNetworkPolicy',
+      plural: 'ciliumnetworkpolicies',
+      cluster: false,
+    },
     {
       group: 'security.istio.io',
       version: 'v1',
       kind: 'AuthorizationPolicy',
       plural: 'authorizationpolicies',
+      cluster: false,
     },
-    { group: 'kyverno.io', version: 'v1', kind: 'Policy', plural: 'policies' },
+    { group: 'kyverno.io', version: 'v1', kind: 'Policy', plural: 'policies', cluster: false },
+    { group: 'kyverno.io', version: 'v1', kind: 'ClusterPolicy', plural: 'clusterpolicies', cluster: true },
   ];
-  return definitions.map(({ group, version, kind, plural }) => ({
+  return definitions.map(({ group, version, kind, plural, cluster }) => ({
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
     metadata: { name: `${plural}.${group}` },
     spec: {
       group,
-      scope: 'Namespaced',
+      scope: cluster ? 'Cluster' : 'Namespaced',
       names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
       versions: [
         {

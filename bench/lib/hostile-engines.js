@@ -3,10 +3,14 @@
 
 // Issue 32: per engine, the worst event-loop hold and heap growth of one admission check of a
 // hostile policy and object (the rows of the issue's table), through the shared evaluator with the
-// guard's default limits (the bounds: 100 ms, 64 MiB). An admission check is synchronous, so its
-// wall time is how long it holds the event loop. `node bench/hostile.js engines` prints one JSON line.
+// guard's default limits (the bounds: 100 ms, 64 MiB). An admission check is synchronous, so it
+// holds the event loop for its wall time; the hold reported is that wall time less the time the
+// thread waited for a CPU (Linux's run-queue wait, /proc/thread-self/schedstat), which on a busy
+// machine is the scheduler's, not the check's; the wall time is reported beside it.
+// `node bench/hostile.js engines` prints one JSON line.
 
 const { execFileSync } = require('node:child_process');
+const { readFileSync } = require('node:fs');
 const path = require('node:path');
 const { AdapterRegistry } = require('../../dist/services/controller/adapters/registry');
 const { ConstraintIndex } = require('../../dist/services/controller/index/constraint-index');
@@ -173,6 +177,15 @@ function opaPath() {
   return (output.trim().split('\n').pop() ?? '').replace(/^FOREWARN_OPA_BIN=/, '');
 }
 
+/** Milliseconds this thread has waited for a CPU while runnable; 0 where Linux does not say. */
+function runQueueWaitMilliseconds() {
+  try {
+    return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1]) / 1e6 || 0;
+  } catch {
+    return 0;
+  }
+}
+
 /** @param {import("../../dist/services/model/kubernetes").KubernetesObject[]} documents */
 function indexOf(documents) {
   const index = new ConstraintIndex();
@@ -188,21 +201,25 @@ function indexOf(documents) {
 async function main() {
   regoEngine.configure(opaPath());
   await evaluationIsolate.started();
-  /** @type {Record<string, {worstHoldMilliseconds: number, worstHeapGrowthMegabytes: number, verdicts: string[]}>} */
+  /** @type {Record<string, {worstHoldMilliseconds: number, worstWallMilliseconds: number, worstHeapGrowthMegabytes: number, verdicts: string[]}>} */
   const engines = {};
   for (const [engine, { documents, object }] of Object.entries(ENGINES)) {
     const index = indexOf(documents);
     buildAdmissionCheck(index, { object: pod(containers(1)), operation: 'CREATE' });
     await regoEngine.settled();
     let worstHold = 0;
+    let worstWall = 0;
     let worstGrowth = 0;
     /** @type {string[]} */
     let verdicts = [];
     for (let round = 0; round < ROUNDS; round++) {
       const heapBefore = process.memoryUsage().heapUsed;
       const started = performance.now();
+      const waitedBefore = runQueueWaitMilliseconds();
       const answer = buildAdmissionCheck(index, { object, operation: 'CREATE' });
-      worstHold = Math.max(worstHold, performance.now() - started);
+      const wall = performance.now() - started;
+      worstWall = Math.max(worstWall, wall);
+      worstHold = Math.max(worstHold, wall - (runQueueWaitMilliseconds() - waitedBefore));
       worstGrowth = Math.max(worstGrowth, process.memoryUsage().heapUsed - heapBefore);
       verdicts = answer.constraints.map((constraint) => constraint.verdict);
       // As admissions a moment apart: a replaced isolate's standby has started.
@@ -210,6 +227,7 @@ async function main() {
     }
     engines[engine] = {
       worstHoldMilliseconds: Math.round(worstHold * 10) / 10,
+      worstWallMilliseconds: Math.round(worstWall * 10) / 10,
       worstHeapGrowthMegabytes: Math.round((worstGrowth / (1024 * 1024)) * 10) / 10,
       verdicts,
     };

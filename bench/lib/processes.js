@@ -40,6 +40,9 @@ const path = require('node:path');
  *   'risk-evaluation': {command: object, result: {cpuSeconds: number, secondsSinceReady: number, workloads: number, evaluations: number, evaluated: boolean}},
  *   'risk-status': {command: object, result: {workloads: number, pending: number, evaluations: number, evaluated: boolean}},
  *   reevaluate: {command: {seconds: number}, result: {rounds: number, workloads: number, seconds: number, cpuSeconds: number}},
+ *   'risk-policy': {command: {present: boolean}, result: {atEpochMs: number, workloads: number}},
+ *   'rejected-workloads': {command: object, result: number},
+ *   'await-risks': {command: {rejected: number, timeoutMs: number}, result: {atEpochMs: number, rejected: number, cpu: NodeJS.CpuUsage}},
  * }} Commands
  */
 

@@ -6,7 +6,10 @@
 // and an inventory of Pods (owned by ReplicaSets, as Deployments create them), Deployments and
 // Services. `run-changes` applies a mixed churn at a fixed rate: Pods replaced (deleted and created
 // under a new name, as a rollout does) and relabelled, Deployments scaled, Services relabelled, and
-// policies changed (a severity override), round-robin over the cluster.
+// policies changed (a severity override), round-robin over the cluster. Every fifth namespace is
+// labelled `forewarn.io/bench-group: canary`; `risk-policy` creates (or deletes) one Kyverno
+// ClusterPolicy, enforced, requiring an `owner` label on the Deployments of those namespaces: the
+// single policy change of the workloads-at-risk benchmark (1,000 Deployments at full size).
 // argv[2]: JSON `{"namespaces", "constraints", "pods", "deployments", "services"}`.
 
 require('../lib/register-typescript');
@@ -103,6 +106,33 @@ function service(namespace, name, generation) {
   };
 }
 
+const CANARY_LABELS = { 'forewarn.io/bench-group': 'canary' };
+
+/** @param {number} position */
+const isCanary = (position) => position % 5 === 0;
+
+/** The ClusterPolicy of `risk-policy`: every Deployment of a canary namespace fails it. */
+const RISK_POLICY = {
+  apiVersion: 'kyverno.io/v1',
+  kind: 'ClusterPolicy',
+  metadata: { name: 'require-owner-on-canaries' },
+  spec: {
+    validationFailureAction: 'Enforce',
+    rules: [
+      {
+        name: 'require-owner',
+        match: {
+          any: [{ resources: { kinds: ['Deployment'], namespaceSelector: { matchLabels: CANARY_LABELS } } }],
+        },
+        validate: {
+          message: 'an owner label is required',
+          pattern: { metadata: { labels: { owner: '?*' } } },
+        },
+      },
+    ],
+  },
+};
+
 /** `count` items spread over the namespaces, as `[namespace, index in namespace]`. */
 function* spread(/** @type {number} */ count, /** @type {string[]} */ namespaces) {
   for (let position = 0; position < count; position++)
@@ -121,7 +151,9 @@ function populate(server) {
   /** @type {Array<ReturnType<typeof policyObjects>[number]>} */
   const policies = [];
   namespaces.forEach((namespace, position) => {
-    server.create(namespaceObject(namespace));
+    const object = namespaceObject(namespace);
+    if (isCanary(position)) object.metadata.labels = { ...object.metadata.labels, ...CANARY_LABELS };
+    server.create(object);
     for (const object of policyObjects(namespace, base + (position < withOneMore ? 1 : 0))) {
       server.create(object);
       policies.push(object);
@@ -148,7 +180,10 @@ function populate(server) {
     server.create(service(entry.namespace, entry.name, 0));
     services.push(entry);
   }
-  return { policies, pods, deployments, services };
+  const canaryDeployments = deployments.filter(({ namespace }) =>
+    isCanary(Number(namespace.slice('team-'.length))),
+  ).length;
+  return { policies, pods, deployments, services, canaryDeployments };
 }
 
 /**
@@ -195,7 +230,18 @@ function changer(server, { policies, pods, deployments, services }) {
 
 function main() {
   const server = new KubernetesApiTestServer({ historyLimit: 20_000 });
-  const change = changer(server, populate(server));
+  const cluster = populate(server);
+  const change = changer(server, cluster);
+
+  /**
+   * @param {import('../lib/processes').Commands['risk-policy']['command']} command
+   * @returns {import('../lib/processes').Commands['risk-policy']['result']}
+   */
+  const riskPolicy = ({ present }) => {
+    if (present) server.create(structuredClone(RISK_POLICY));
+    else server.delete('kyverno.io/v1', 'ClusterPolicy', undefined, RISK_POLICY.metadata.name);
+    return { atEpochMs: performance.timeOrigin + performance.now(), workloads: cluster.canaryDeployments };
+  };
 
   /**
    * @param {import('../lib/processes').Commands['run-changes']['command']} command
@@ -218,7 +264,7 @@ function main() {
 
   // The request log keeps every request; at this size and rate it would be this process's memory.
   const clearLog = setInterval(() => server.clearRequests(), 1000);
-  serveCommands({ 'run-changes': runChanges });
+  serveCommands({ 'run-changes': runChanges, 'risk-policy': riskPolicy });
   process.on('SIGTERM', () => {
     clearInterval(clearLog);
     void server.stop().then(() => process.exit(0));

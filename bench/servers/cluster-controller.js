@@ -15,6 +15,7 @@ const { parseControllerConfig } = require('../../dist/services/controller/config
 const { createLogger } = require('../../dist/services/logging/logger');
 const { z } = require('zod');
 const { reportReady, serveCommands } = require('../lib/processes');
+const { awaitRejected, reevaluateFor, rejectedWorkloads } = require('../lib/risk-commands');
 const v8 = require('node:v8');
 
 const gc = (() => {
@@ -78,6 +79,12 @@ async function main() {
         evaluated: status.evaluated,
       };
     },
+    // Full re-evaluations back to back for `seconds` (bench/lib/risk-figures.js measures the API during them).
+    reevaluate: ({ seconds }) => reevaluateFor(controller.risks, seconds),
+    // Waits until the workloads at risk count `rejected` rejected workloads and nothing is pending:
+    // when a policy change is reflected (bench/lib/risk-figures.js).
+    'await-risks': ({ rejected, timeoutMs }) => awaitRejected(controller.risks, rejected, timeoutMs),
+    'rejected-workloads': () => rejectedWorkloads(controller.risks),
     // What the heap holds, for bench/heap-summary.js (written after a full collection).
     'heap-snapshot': ({ file }) => {
       gc();

@@ -14,6 +14,7 @@ const { startManifestsController } = require('../lib/manifests-controller');
 const { namespaceObject, policyObjects, WORKLOAD_LABELS } = require('../lib/cluster-objects');
 const { z } = require('zod');
 const { reportReady, serveCommands } = require('../lib/processes');
+const { reevaluateFor } = require('../lib/risk-commands');
 
 /** @param {string} namespace @param {number} item */
 function deployment(namespace, item) {
@@ -52,24 +53,7 @@ async function main() {
     'cpu-usage': () => process.cpuUsage(),
     'risk-status': () => controller.risks.status(),
     // Full re-evaluations back to back for `seconds`: how many, and their CPU.
-    reevaluate: async ({ seconds }) => {
-      const deadline = performance.now() + seconds * 1000;
-      const cpuBefore = process.cpuUsage();
-      const started = performance.now();
-      let rounds = 0;
-      while (performance.now() < deadline) {
-        controller.risks.reevaluateAll();
-        await controller.risks.idle();
-        rounds++;
-      }
-      const cpu = process.cpuUsage(cpuBefore);
-      return {
-        rounds,
-        workloads: controller.risks.status().workloads,
-        seconds: (performance.now() - started) / 1000,
-        cpuSeconds: (cpu.user + cpu.system) / 1e6,
-      };
-    },
+    reevaluate: ({ seconds }) => reevaluateFor(controller.risks, seconds),
   });
   process.on('exit', () => rmSync(directory, { recursive: true, force: true }));
   process.on('SIGTERM', () => controller.close().then(() => process.exit(0)));

@@ -94,6 +94,15 @@ export function renderImpactTable(report: ImpactReport, style: Style, width?: nu
       `${plural(report.evaluatedWorkloads, 'workload')} evaluated: ${report.newlyRejectedCount} newly rejected, ${report.newlyWarnedCount} newly warned, ${report.noLongerRejectedCount} no longer rejected`,
     ),
   );
+  if (report.incomplete)
+    lines.push(
+      ...wrapText(
+        `${plural(report.unevaluatedWorkloads ?? 0, 'workload')} not evaluated: ${report.incomplete}`,
+        width,
+        '',
+        '  ',
+      ),
+    );
   for (const { namespace, workloads } of report.namespaces) {
     lines.push(`namespace ${namespace}:`);
     for (const workload of workloads) lines.push(...impactedLines(workload, width, style));

@@ -37,6 +37,8 @@ export const impactSchema = z
   .object({
     proposed: z.array(z.object({ kind: z.string(), name: z.string() }).passthrough()),
     evaluatedWorkloads: z.number(),
+    unevaluatedWorkloads: z.number().optional(),
+    incomplete: z.string().optional(),
     newlyRejectedCount: z.number(),
     newlyWarnedCount: z.number(),
     noLongerRejectedCount: z.number(),

@@ -1,10 +1,10 @@
 import type { Server } from 'node:http';
-import type { KubernetesObject } from '../model/kubernetes';
 import type { AdapterRegistry } from './adapters/registry';
 import type { ConstraintIndex } from './index/constraint-index';
 import type { Ingestor } from './index/ingest';
 import type { AnswerImpact } from './http/impact-route';
 import { computeImpact } from './risks/impact';
+import { pauseAfterSlice } from './risks/background-share';
 import { DEFAULT_RISK_SETTINGS, RiskTracker } from './risks/risk-tracker';
 
 // The workloads at risk and the impact answer of one controller (issue 35), wired to its ingestion
@@ -33,14 +33,22 @@ export function wireRisks(index: ConstraintIndex, ingestor: Ingestor, registry: 
     ),
   );
   let lastRequestAt = -Infinity;
+  // The event loop's time since the previous slice's pause was decided (background-share.ts).
+  let loopMark = performance.eventLoopUtilization();
   const risks = new RiskTracker(index, {
     ...DEFAULT_RISK_SETTINGS,
     serving: () => performance.now() - lastRequestAt < SERVING_WINDOW_MS,
+    pauseWhileServing: (sliceMs) => {
+      const now = performance.eventLoopUtilization();
+      const since = performance.eventLoopUtilization(now, loopMark);
+      loopMark = now;
+      return pauseAfterSlice(sliceMs, { activeMs: since.active, idleMs: since.idle });
+    },
     rederivesOthers: (group, kind) =>
       rederivingKinds.has(`${group}/${kind}`) || rederivingKinds.has(`${group}/*`),
   });
   ingestor.onChange((object, removed) => risks.observe(object, removed));
-  const answerImpact = (objects: readonly KubernetesObject[]) =>
+  const answerImpact: AnswerImpact = (objects, options) =>
     computeImpact(
       {
         index,
@@ -51,6 +59,7 @@ export function wireRisks(index: ConstraintIndex, ingestor: Ingestor, registry: 
         sliceBudgetMs: DEFAULT_RISK_SETTINGS.sliceBudgetMs,
       },
       objects,
+      options,
     );
   return {
     risks,

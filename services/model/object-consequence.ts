@@ -56,8 +56,10 @@ export function severityForObject(
   denies: boolean,
 ): Severity {
   const listed = constraint.severity;
-  const consequence = consequenceOf({ ...constraint, verdict });
   if (verdict === 'violates') return denies ? 'Critical' : 'Warning';
+  // Only the two fields it reads: `constraint` is a whole listed constraint, and copying all of it
+  // cost more than the rest of the admission check's rendering (issue 32).
+  const consequence = consequenceOf({ severity: listed, constraintType: constraint.constraintType, verdict });
   if (consequence === 'standing') return 'Info';
   if (consequence === 'unknown' && listed === 'Critical') return 'Warning';
   return listed;

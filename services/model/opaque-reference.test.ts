@@ -1,3 +1,5 @@
+import { createHmac } from 'node:crypto';
+import fc from 'fast-check';
 import { generatedReferenceKey, isOpaqueReference, opaqueReference } from './opaque-reference';
 
 describe('opaque references', () => {
@@ -21,5 +23,21 @@ describe('opaque references', () => {
   it('recognises only the reference form', () => {
     for (const value of ['fw-0123', 'FW-0123456789abcdef', 'fw-0123456789abcdeg', 'redacted', 1, undefined])
       expect(isOpaqueReference(value)).toBe(false);
+  });
+
+  it('are the first 64 bits of HMAC-SHA256 of the id, for keys of any length and ids of any text', () => {
+    fc.assert(
+      fc.property(
+        fc.uint8Array({ maxLength: 200 }),
+        fc.string({ unit: 'grapheme', maxLength: 300 }),
+        (bytes, id) => {
+          const expected = `fw-${createHmac('sha256', bytes).update(id).digest('hex').slice(0, 16)}`;
+          // Twice: the second call reuses the key's prepared states.
+          expect(opaqueReference(bytes, id)).toBe(expected);
+          expect(opaqueReference(bytes, id)).toBe(expected);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

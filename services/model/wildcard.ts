@@ -12,6 +12,8 @@
 
 /** Whether `text` matches `pattern` in full. */
 export function matchesWildcard(pattern: string, text: string): boolean {
+  // The commonest pattern (Kyverno's kind selectors default their group and version to it).
+  if (pattern === '*') return true;
   if (!pattern.includes('*')) return pattern.length === text.length && partMatchesAt(pattern, text, 0);
   const parts = pattern.split('*');
   const first = parts[0];

@@ -182,3 +182,57 @@ test('kube-apiserver accepts the managed-mode objects (cert-manager Certificate,
     'fw-managed/fw-managed-webhook',
   );
 });
+
+test("kube-apiserver accepts the webhook's API server client CA: its ConfigMap, volume, mount and flags", async () => {
+  const clientCa = await generateSelfSignedBundle({
+    serviceName: 'kube-apiserver-client',
+    namespace: 'fw-client-ca',
+    extraSans: [],
+    now: new Date(),
+  });
+  const objects = await withRealCertificates(
+    await renderComponent('fw-client-ca', {
+      namespace: { name: 'fw-client-ca' },
+      admissionWebhook: {
+        apiServerClientCa: { caCertificate: clientCa.caPem, clientNames: ['kube-apiserver'] },
+      },
+    }),
+  );
+  await applyObjects(objects);
+  const configMap = await kubectlJson(cluster, [
+    '-n',
+    'fw-client-ca',
+    'get',
+    'configmap',
+    'fw-client-ca-webhook-api-server-ca',
+  ]);
+  expect(at(configMap, 'data', 'ca.crt')).toBe(clientCa.caPem);
+  const deployment = await kubectlJson(cluster, [
+    '-n',
+    'fw-client-ca',
+    'get',
+    'deployment',
+    'fw-client-ca-webhook',
+  ]);
+  const pod = at(deployment, 'spec', 'template', 'spec') as JsonObject;
+  expect(pod.volumes).toContainEqual(
+    expect.objectContaining({
+      name: 'api-server-ca',
+      configMap: expect.objectContaining({ name: 'fw-client-ca-webhook-api-server-ca' }),
+    }),
+  );
+  const container = (pod.containers as JsonObject[])[0];
+  expect(container.volumeMounts).toContainEqual(
+    expect.objectContaining({
+      name: 'api-server-ca',
+      mountPath: '/etc/webhook/api-server-ca',
+      readOnly: true,
+    }),
+  );
+  expect(container.args).toEqual(
+    expect.arrayContaining([
+      '--api-server-client-ca-file=/etc/webhook/api-server-ca/ca.crt',
+      '--api-server-client-name=kube-apiserver',
+    ]),
+  );
+});

@@ -6,29 +6,13 @@
 // ClusterPolicyReport; fixed, they disappear, reports and all. No authorization error is logged.
 import { readFileSync } from 'node:fs';
 import { startCluster, waitFor, type Cluster } from './harness';
-import { requiredLabelPolicy } from '../support/required-label-policy';
+import { labelledDeployment as deployment, requiredLabelPolicy } from '../support/required-label-policy';
 import { ManagedProcess, requireBuiltEntries } from './forewarn-support';
 import { controllerReady, launchController } from './controller-process';
 import { authorizationErrors, controllerServiceAccount, identitiesManifest } from './forewarn-identities';
 import { policyReportCrdsYaml } from './policy-report-crds';
 
 const SYSTEM_NAMESPACE = 'forewarn-system';
-
-function deployment(namespace: string, name: string, labels: Record<string, string> = {}) {
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name, namespace, labels },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name } },
-        spec: { containers: [{ name: 'app', image: 'registry.example.com/app:1.0.0' }] },
-      },
-    },
-  };
-}
 
 const POLICY = requiredLabelPolicy({
   name: 'require-team',

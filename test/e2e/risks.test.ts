@@ -4,25 +4,9 @@
 // agrees: rejected exactly when at risk), then disappear once fixed in the cluster. The other
 // namespace stays clear. Nothing is asked of the controller but its resources.
 import { startCluster, waitFor, type Cluster } from './harness';
-import { requiredLabelPolicy } from '../support/required-label-policy';
+import { labelledDeployment as deployment, requiredLabelPolicy } from '../support/required-label-policy';
 import { ControllerApi, ManagedProcess, requireBuiltEntries } from './forewarn-support';
 import { controllerReady, launchController, requireStarted } from './controller-process';
-
-function deployment(namespace: string, name: string, labels: Record<string, string> = {}) {
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name, namespace, labels },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name } },
-        spec: { containers: [{ name: 'app', image: 'registry.example.com/app:1.0.0' }] },
-      },
-    },
-  };
-}
 
 const WORKLOADS = [
   deployment('risky', 'unlabelled'),

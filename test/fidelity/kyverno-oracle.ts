@@ -147,9 +147,15 @@ export async function applyBatch(
     stdout = failed.stdout;
   }
   const results: OracleResults = new Map();
-  const start = stdout.indexOf('{');
-  const startList = stdout.indexOf('[');
-  const from = startList !== -1 && startList < start ? startList : start;
+  // Several reports (the cluster's and each namespace's) come as documents separated by `---`,
+  // after the CLI's warnings.
+  stdout = stdout
+    .split('\n')
+    .filter((line) => line.trim() !== '---' && !line.startsWith('Warning: '))
+    .join('\n');
+  // The report starts on a line of its own; warnings before it may hold braces of their own.
+  const lineStart = stdout.search(/^[{[]/m);
+  const from = lineStart === -1 ? stdout.indexOf('{') : lineStart;
   try {
     collectResults(JSON.parse(stdout.slice(from)) as unknown, results);
   } catch {

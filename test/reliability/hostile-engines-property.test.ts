@@ -6,13 +6,13 @@ import { goSprintf } from '../../services/controller/verdicts/gatekeeper/rego-sp
 import { evaluationIsolate } from '../../services/controller/verdicts/guard/evaluation-isolate';
 import { EVENT_LOOP_HOLD_MILLISECONDS } from '../../services/controller/verdicts/guard/evaluation-guard';
 import { indexObjects } from '../support/controller-fixtures';
-import { coreOversubscription } from '../support/machine-load';
+import { holdBoundForThisMachine, measureHold } from '../support/event-loop-hold';
 import { opaBinary } from '../support/opa-binary';
 import { containers, loopingTemplate, NAMESPACE, pod, quadraticTemplate } from './support/isolation-rows';
 
 // Issue 32's three bounds as a property, per engine: whatever policy and object the generators make
 // (sizes, nesting, loops, substitution, widths), one admission check holds the event loop at most
-// 100 ms (it is synchronous: its wall time is the hold), grows the heap at most 64 MiB, and the
+// 100 ms (it is synchronous: its wall time, less any wait for a CPU, is the hold), grows the heap at most 64 MiB, and the
 // process lives on to check the next. The generators aim at what broke each engine at e40d680:
 // JMESPath values that double, `{{ }}` and `$` patterns in object text, CEL comprehensions and
 // texts too long to compile, Rego quadratic in the object or looping, sprintf widths.
@@ -21,24 +21,24 @@ jest.setTimeout(300_000);
 
 const HEAP_GROWTH_BOUND = 64 * 1024 * 1024;
 /**
- * The hold bound: 100 ms up to the load the issue states (15 runnable processes on 2 cores, 7.5 per
- * core), scaled beyond it by how much more the cores are oversubscribed (a process waits that much
- * longer for its time slice, test/support/machine-load.ts).
+ * The hold bound: 100 ms of the event loop's thread running or blocked. The time it waited for a CPU
+ * on a busy machine is not the check's (test/support/event-loop-hold.ts): measured as wall time,
+ * this test failed at load 15-20 for checks the guard had stopped in time.
  */
-const HOLD_BOUND = EVENT_LOOP_HOLD_MILLISECONDS * Math.max(1, coreOversubscription() / 7.5);
+const holdBound = () => holdBoundForThisMachine(EVENT_LOOP_HOLD_MILLISECONDS);
 const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } };
 
 function checkWithinBounds(documents: readonly object[], object: object): void {
   const { index } = indexObjects([namespace, ...documents] as KubernetesObject[]);
   const heapBefore = process.memoryUsage().heapUsed;
-  const started = performance.now();
-  const answer = buildAdmissionCheck(index, { object: object as KubernetesObject, operation: 'CREATE' });
-  const held = performance.now() - started;
+  const { value: answer, heldMilliseconds: held } = measureHold(() =>
+    buildAdmissionCheck(index, { object: object as KubernetesObject, operation: 'CREATE' }),
+  );
   const grown = process.memoryUsage().heapUsed - heapBefore;
   const summary = JSON.stringify(
     answer.constraints.map(({ sourceName, verdict, reason }) => ({ sourceName, verdict, reason })),
   ).slice(0, 1000);
-  expect({ summary, held: held <= HOLD_BOUND ? true : held }).toEqual({ summary, held: true });
+  expect({ summary, held: held <= holdBound() ? true : held }).toEqual({ summary, held: true });
   expect({ summary, grown: grown <= HEAP_GROWTH_BOUND }).toEqual({ summary, grown: true });
 }
 
@@ -153,10 +153,11 @@ describe('hostile policies and objects keep the three bounds (issue 32)', () => 
         fc.integer({ min: 0, max: 2_000_000_000 }),
         fc.integer({ min: 0, max: 2_000_000_000 }),
         (width, precision) => {
-          const started = performance.now();
-          const printed = goSprintf(`%${width}v %${width}.${precision}f`, ['a', 1.5]);
+          const { value: printed, heldMilliseconds } = measureHold(() =>
+            goSprintf(`%${width}v %${width}.${precision}f`, ['a', 1.5]),
+          );
           expect(printed.length).toBeLessThanOrEqual(2_000_100);
-          expect(performance.now() - started).toBeLessThanOrEqual(HOLD_BOUND);
+          expect(heldMilliseconds).toBeLessThanOrEqual(holdBound());
         },
       ),
       { numRuns: 50 },

@@ -4,14 +4,16 @@ import path from 'node:path';
 import { parseControllerConfig } from '../../services/controller/config';
 import { startController, type RunningController } from '../../services/controller/runtime';
 import { silentLogger } from '../../services/logging/logger';
+import { EVENT_LOOP_HOLD_MILLISECONDS } from '../../services/controller/verdicts/guard/evaluation-guard';
+import { holdBoundForThisMachine, longestEventLoopHold } from '../support/event-loop-hold';
 import { initialize, jsonRpcMessages, post, toolCall, toolResultJson } from './support/mcp-wire';
 
 // Issue 32, row 3: one MCP `check` batch of 2 calls of many objects, each object stopped by the
 // evaluation guard at 50 ms, held the event loop for the whole batch (108 s for 2 x 492
 // Deployments). Now the request yields between objects and stops at its CPU budget (2 s): the event
 // loop is never held longer than about one object, and what is left is `unknown` with the reason.
-// Holds are measured in CPU time between two turns of this process's event loop (the controller
-// runs in it), so the bound does not depend on how loaded the machine is.
+// Holds are measured between two turns of this process's event loop (the controller runs in it),
+// less the time its thread waited for a CPU, so the bound does not depend on how loaded the machine is.
 
 jest.setTimeout(180_000);
 
@@ -43,15 +45,21 @@ const HOSTILE_POLICY = [
     spec: { policyName: 'cube', validationActions: ['Deny'] },
   },
 ];
-const PODS_PER_CALL = 150;
 /**
- * The event loop is given back after every object. One object is bounded by the evaluation guard
- * (50 ms of CPU, cooperative: measured up to about 160 ms here with its overshoot and garbage
- * collection, which the guard's own work addresses); before, the whole batch held it (15 s and more).
+ * Enough Pods that the request reaches its 2 s CPU budget even when each object is stopped by its
+ * 60 ms of wall time with a few ms of CPU (about 6 ms at load 20 on 2 cores): 800 x 6 ms > 2 s.
  */
-const LONGEST_HOLD_MS = 500;
+const PODS_PER_CALL = 400;
+/**
+ * The event loop is given back after every object, and one object is bounded by the evaluation
+ * guard (50 ms of CPU, 60 ms of wall time): no turn of the loop is held longer than the issue's
+ * 100 ms. A hold is the time the loop's thread ran or was blocked, not the time it waited for a CPU
+ * (test/support/event-loop-hold.ts). Counted as the whole process's CPU, as this test did before,
+ * V8's garbage-collection threads working beside the loop made one object look like 125-160 ms.
+ */
+const longestHoldBound = () => holdBoundForThisMachine(EVENT_LOOP_HOLD_MILLISECONDS);
 
-/** Small YAML (under the 16 KiB parsed in-process), so no parsing thread adds CPU to the probe. */
+/** The YAML of one call (over 16 KiB: parsed in the parsing thread, whose CPU the hold does not count). */
 function manifest(call: number): string {
   return Array.from(
     { length: PODS_PER_CALL },
@@ -63,22 +71,6 @@ function manifest(call: number): string {
 function cpuMilliseconds(): number {
   const { user, system } = process.cpuUsage();
   return (user + system) / 1000;
-}
-
-/** The longest CPU time spent between two consecutive turns of the event loop while `work` ran. */
-async function longestHold<T>(work: () => Promise<T>): Promise<{ value: T; holdMs: number }> {
-  let last = cpuMilliseconds();
-  let holdMs = 0;
-  const probe = setInterval(() => {
-    const now = cpuMilliseconds();
-    holdMs = Math.max(holdMs, now - last);
-    last = now;
-  }, 5);
-  try {
-    return { value: await work(), holdMs };
-  } finally {
-    clearInterval(probe);
-  }
 }
 
 interface CheckedObject {
@@ -122,7 +114,7 @@ afterAll(async () => {
   await rm(directory, { recursive: true, force: true });
 });
 
-it('a batch of two checks of 150 hostile Pods each: the loop is never held, the rest is unknown by the budget', async () => {
+it('a batch of two checks of 400 hostile Pods each: the loop is never held, the rest is unknown by the budget', async () => {
   const { session } = await initialize(`http://127.0.0.1:${controller.mcp?.port}/mcp`);
   if (!session) throw new Error('no MCP session');
   // One object first: the policy's compilation (once per text) is not what this test measures.
@@ -136,7 +128,7 @@ it('a batch of two checks of 150 hostile Pods each: the loop is never held, the 
     toolCall(call + 1, 'check', { manifest: manifest(call), namespace: NAMESPACE }),
   );
   const cpuBefore = cpuMilliseconds();
-  const { value: messages, holdMs } = await longestHold(async () =>
+  const { value: messages, heldMilliseconds: holdMs } = await longestEventLoopHold(async () =>
     jsonRpcMessages(await post(session, batch)),
   );
   const requestCpuMs = cpuMilliseconds() - cpuBefore;
@@ -151,11 +143,17 @@ it('a batch of two checks of 150 hostile Pods each: the loop is never held, the 
   // Some objects were evaluated (each stopped by its own guard), the rest left by the request's budget.
   expect(evaluated.length).toBeGreaterThan(0);
   expect(evaluated[0].findings.map((finding) => finding.verdict)).toContain('unknown');
-  expect(leftUnknown.length).toBeGreaterThan(PODS_PER_CALL);
+  expect(leftUnknown.length).toBeGreaterThan(0);
+  expect(evaluated.length + leftUnknown.length).toBe(objects.length);
   for (const object of leftUnknown) expect(object.reason).toMatch(/CPU budget of 2000 ms/);
-  // Both calls of the batch share the one budget (they take turns): together, about 2 s of objects.
-  expect(evaluated.length).toBeLessThan(PODS_PER_CALL);
-  expect(holdMs).toBeLessThan(LONGEST_HOLD_MS);
-  // The budget, one object over it, and the parsing and answering around them.
+  // Both calls of the batch share the one budget (they take turns): each call has objects left.
+  for (const message of messages) {
+    const left = toolResultJson<{ objects: CheckedObject[] }>(message).objects.filter(
+      (object) => object.verdict === 'unknown',
+    );
+    expect(left.length).toBeGreaterThan(0);
+  }
+  expect(holdMs).toBeLessThan(longestHoldBound());
+  // The one budget (not one per call), one object over it, and the parsing and answering around them.
   expect(requestCpuMs).toBeLessThan(2_000 + 1_500);
 });

@@ -10,6 +10,7 @@ import { generateSelfSignedBundle, type CertificateBundle } from '../../services
 import { FaultyController, type ControllerFault } from './support/faulty-controller';
 import { errorMessage } from '../../services/model/error-message';
 import { reviewCaseFor } from './support/fault-matrix-reviews';
+import { boundForThisMachine } from '../support/machine-load';
 import {
   listeningPort,
   spawnProbedWebhook,
@@ -22,7 +23,8 @@ import {
 // Rule B-1 under volume: the real webhook process (`dist/services/webhook/main.js`, managed
 // certificate files) in front of a controller that fails in every way the matrix names, and
 // AdmissionReviews that are broken in every way the API server or an attacker could send. 10,000
-// requests: every one answered 200 with `allowed: true` within 3.5 s, the process alive at the end,
+// requests: every one answered 200 with `allowed: true` within 3.5 s (scaled by the machine's load;
+// the webhook's own 3 s deadline is checked apart from the clock), the process alive at the end,
 // and no growth of its file descriptors or heap between the end of a warm-up and the end of the run.
 // The process runs the build output (`npm test` builds first) with a preloaded probe that reports
 // its descriptors and post-GC heap over IPC, so the client's own sockets are never counted.
@@ -31,7 +33,15 @@ import {
 const repositoryRoot = path.join(__dirname, '../..');
 const demoManifests = path.join(repositoryRoot, 'examples/manifests');
 
+/**
+ * The webhook gives the controller 3 s (its own deadline, code-enforced); 3.5 s for the whole answer
+ * on a quiet machine, scaled by the load when it is read (test/support/machine-load.ts): the test's
+ * client and the webhook process wait for their time slices that much longer. That the webhook
+ * enforces its deadline is proven apart from the clock: a controller answering after 3.1 s never gets
+ * its warnings through (the webhook has stopped waiting), one that hangs is answered all the same.
+ */
 const ANSWER_DEADLINE_MS = 3_500;
+const answerBound = () => boundForThisMachine(ANSWER_DEADLINE_MS);
 /** The controller client pools up to 10 connections; their number may differ between two probes. */
 const FILE_DESCRIPTOR_ALLOWANCE = 10;
 /** Far below what a leak of even 1 KB per request (10 MB over the run) would add. */
@@ -70,7 +80,7 @@ beforeAll(async () => {
   webhook = spawnProbedWebhook(controller.url, certificateDirectory);
   origin = `https://127.0.0.1:${await listeningPort(webhook)}`;
   await waitUntilReady();
-}, 30_000);
+}, 120_000);
 
 afterAll(async () => {
   await stopWebhook(webhook);
@@ -85,7 +95,7 @@ function newClient(): Agent {
 async function waitUntilReady(): Promise<void> {
   const client = newClient();
   try {
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 60_000;
     for (;;) {
       const response = await client.request({ origin, path: '/readyz', method: 'GET' }).catch(() => null);
       if (response) await response.body.dump();
@@ -124,7 +134,7 @@ async function review(client: Agent, sequence: number, fault: Outcome['fault']):
     else if (answer.response.uid !== reviewCase.uid) outcome.problem = `uid ${String(answer.response.uid)}`;
     else if (answer.apiVersion !== reviewCase.apiVersion || answer.kind !== 'AdmissionReview')
       outcome.problem = `answered as ${String(answer.apiVersion)} ${String(answer.kind)}`;
-    else if (outcome.elapsedMs > ANSWER_DEADLINE_MS)
+    else if (outcome.elapsedMs > answerBound())
       outcome.problem = `answered after ${Math.round(outcome.elapsedMs)} ms`;
   } catch (error) {
     outcome.elapsedMs = performance.now() - started;
@@ -247,7 +257,7 @@ function expectFailingQueriesLogged(): void {
 }
 
 describe('webhook fault matrix: 10,000 reviews, controller failing every way', () => {
-  it('allows every review within 3.5 s, stays alive, and grows neither file descriptors nor heap', async () => {
+  it('allows every review within 3.5 s (scaled by load), stays alive, and grows neither file descriptors nor heap', async () => {
     const afterWarmUp = await warmUp();
 
     const outcomes: Outcome[] = [];
@@ -294,6 +304,10 @@ describe('webhook fault matrix: 10,000 reviews, controller failing every way', (
       outcomes.filter((outcome) => outcome.fault === 'restarting' && outcome.warnings > 0).length,
     ).toBeGreaterThan(0);
     expect(outcomes.filter((outcome) => outcome.fault === 'down' && outcome.warnings > 0)).toHaveLength(0);
+    // The webhook's 3 s deadline, whatever the load: the controller's answers after 3.1 s came too late.
+    const late = outcomes.filter((outcome) => outcome.fault === 'answer-after-3100ms');
+    expect(late.length).toBe(100);
+    expect(late.filter((outcome) => outcome.warnings > 0)).toHaveLength(0);
     expectFailingQueriesLogged();
 
     // Alive and serving.
@@ -314,5 +328,6 @@ describe('webhook fault matrix: 10,000 reviews, controller failing every way', (
       afterWarmUp.fileDescriptors + FILE_DESCRIPTOR_ALLOWANCE,
     );
     expect(atEnd.heapUsedBytes - afterWarmUp.heapUsedBytes).toBeLessThan(HEAP_GROWTH_ALLOWANCE_BYTES);
-  }, 180_000);
+    // 10,000 reviews take about a minute on a quiet machine, several at load 20.
+  }, 900_000);
 });

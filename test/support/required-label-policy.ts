@@ -56,3 +56,27 @@ export function requiredLabelPolicy(
     },
   ];
 }
+
+/**
+ * A one-container Deployment with the given labels: what the required-label policy judges (its
+ * pod template carries only the selector's label, so the policy reads the Deployment's own).
+ */
+export function labelledDeployment(
+  namespace: string,
+  name: string,
+  labels: Record<string, string> = {},
+): KubernetesObject {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace, labels },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: { containers: [{ name: 'app', image: 'registry.example.com/app:1.0.0' }] },
+      },
+    },
+  };
+}

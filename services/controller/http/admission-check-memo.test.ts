@@ -1,6 +1,7 @@
 import request from 'supertest';
 import type { ConstraintDraft } from '../../model/constraint';
 import { fixtureControllerApp, indexObjects } from '../../../test/support/controller-fixtures';
+import { noteClockBoundOutcome } from '../verdicts/guard/evaluation-guard';
 import { ADMISSION_MEMO_MAX_BODY_BYTES, AdmissionCheckMemo } from './admission-check-memo';
 
 const deployment = {
@@ -80,6 +81,24 @@ describe('admission-check memo', () => {
     inventoryRevision++;
     await check();
     expect(evaluations).toBe(2);
+  });
+
+  it('does not remember an answer a clock decided in part (a deadline, a restarting isolate)', async () => {
+    const cluster = indexObjects([denyAll]);
+    let evaluations = 0;
+    const app = fixtureControllerApp(cluster, {
+      configuredDetailLevel: 'summary',
+      prospectiveFindings: (): ConstraintDraft[] => {
+        // The first two evaluations stop at a deadline (a busy machine, a looping template).
+        if (++evaluations <= 2) noteClockBoundOutcome();
+        return [];
+      },
+      prospectiveRevision: () => 0,
+    });
+    const check = () => request(app).post('/api/v1/admission-check').send({ object: deployment }).expect(200);
+    for (let times = 0; times < 5; times++) await check();
+    // Asked again, each stopped answer was computed again; the first decided one is remembered.
+    expect(evaluations).toBe(3);
   });
 
   it('reports each check as a hit, a miss or a bypass (the memo hit-rate metric)', async () => {

@@ -16,6 +16,7 @@ import { ADMISSION_CHECK_PATH } from '../../model/admission-query';
 import { ADMISSION_CHECK_VIEWS, type AdmissionCheckView, type DetailLevel } from '../../model/api';
 import { AdmissionCheckMemo } from './admission-check-memo';
 import { regoEngine } from '../verdicts/gatekeeper/rego-engine';
+import { clockBoundOutcomeCount } from '../verdicts/guard/evaluation-guard';
 import { apiViewLevel, bearerToken } from './api-auth';
 import type { CallerReadAccess } from './caller-read-access';
 import { operationOfApply, type FindExistingObject } from '../verdicts/existing-objects';
@@ -207,9 +208,15 @@ export function createAdmissionCheckAnswerer(
       dependencies.observeMemo?.('hit');
       return { status: 200, json: remembered };
     }
+    const clockBoundBefore = clockBoundOutcomeCount();
     const answer = computeAnswer(dependencies, readBodyText(text), level, undefined, synced);
     const json = JSON.stringify(answer.body);
-    const remembers = answer.status === 200 && state !== undefined && key !== undefined;
+    // An answer a deadline or a restarting isolate decided in part may be decided when asked again.
+    const remembers =
+      answer.status === 200 &&
+      state !== undefined &&
+      key !== undefined &&
+      clockBoundOutcomeCount() === clockBoundBefore;
     if (remembers) memo.remember(state, key, json);
     dependencies.observeMemo?.(remembers && memo.has(state, key) ? 'miss' : 'bypass');
     return { status: answer.status, json };

@@ -7,7 +7,8 @@ import {
   indexObjects,
 } from '../../../test/support/controller-fixtures';
 import { RiskTracker } from '../risks/risk-tracker';
-import { computeImpact, type ImpactReport } from '../risks/impact';
+import { computeImpact, type ImpactOptions, type ImpactReport } from '../risks/impact';
+import { DEFAULT_REQUEST_CPU_BUDGET_MS, RequestBudget } from '../check/request-budget';
 import type { RisksReport } from '../risks/risk-view';
 import { createControllerMetrics } from '../metrics';
 import { runtimeStateFor } from '../../../test/support/controller-fixtures';
@@ -22,7 +23,7 @@ async function demoWithRisks() {
   for (const object of demoClusterObjects()) cluster.ingestor.upsert(object);
   risks.start();
   await risks.idle();
-  const impact = (objects: readonly KubernetesObject[]) =>
+  const impact = (objects: readonly KubernetesObject[], options?: ImpactOptions) =>
     computeImpact(
       {
         index: cluster.index,
@@ -31,6 +32,7 @@ async function demoWithRisks() {
         objectOf: (workload) => risks.objectOf(workload),
       },
       objects,
+      options,
     );
   return { cluster, risks, impact };
 }
@@ -169,6 +171,33 @@ describe('workloads at risk over HTTP', () => {
       .send({ objects: [requireTeamLabel] });
     expect(refused.status).toBe(403);
     expect(refused.body.error).toMatch(/full detail level/);
+  });
+});
+
+describe('POST /api/v1/impact under the request CPU budget', () => {
+  it('gives each request its own budget, as the admission check and MCP check have', async () => {
+    const { cluster, risks, impact } = await demoWithRisks();
+    const budgets: RequestBudget[] = [];
+    const app = fixtureControllerApp(cluster, {
+      risks,
+      impact: (objects, options) => {
+        if (options?.budget) budgets.push(options.budget);
+        return impact(objects, options);
+      },
+    });
+    for (let request_ = 0; request_ < 2; request_++) {
+      const response = await request(app)
+        .post('/api/v1/impact')
+        .send({ objects: [requireTeamLabel] });
+      expect(response.status).toBe(200);
+      expect(response.body.incomplete).toBeUndefined();
+    }
+    expect(budgets).toHaveLength(2);
+    expect(budgets[0]).toBeInstanceOf(RequestBudget);
+    expect(budgets[0]?.cpuMilliseconds).toBe(DEFAULT_REQUEST_CPU_BUDGET_MS);
+    expect(budgets[0]).not.toBe(budgets[1]);
+    // The work was counted against it: the proposals and every slice of workloads are its steps.
+    expect(budgets.every((budget) => budget.usedMilliseconds > 0)).toBe(true);
   });
 });
 

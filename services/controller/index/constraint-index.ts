@@ -93,7 +93,11 @@ export class ConstraintIndex {
   private readonly clusterWide = new Map<string, Constraint>();
   private admittedClusterWide = new Map<string, Constraint[]>();
   private readonly namespaceLabels = new Map<string, Labels>();
-  private readonly workloads = new Map<string, Map<string, WorkloadRecord>>();
+  /**
+   * A namespace's workloads: the lone one itself (a map of one cost ~200 bytes, for each of 5,000
+   * namespaces at cluster scale), or a map by kind and name.
+   */
+  private readonly workloads = new Map<string, WorkloadRecord | Map<string, WorkloadRecord>>();
   private readonly typeCounts = new Map<ConstraintType, number>();
   private changeCounter = 0;
   /** What repeats across constraints and kept sources is held once (shared-values.ts). */
@@ -269,24 +273,41 @@ export class ConstraintIndex {
   }
 
   setWorkload(record: WorkloadRecord): void {
-    let namespaceWorkloads = this.workloads.get(record.namespace);
-    if (!namespaceWorkloads) {
-      namespaceWorkloads = new Map();
-      this.workloads.set(record.namespace, namespaceWorkloads);
-    }
-    namespaceWorkloads.set(`${record.kind}/${record.name}`, record);
+    const namespaceWorkloads = this.workloads.get(record.namespace);
+    if (namespaceWorkloads === undefined) this.workloads.set(record.namespace, record);
+    else if (namespaceWorkloads instanceof Map)
+      namespaceWorkloads.set(`${record.kind}/${record.name}`, record);
+    else if (namespaceWorkloads.kind === record.kind && namespaceWorkloads.name === record.name)
+      this.workloads.set(record.namespace, record);
+    else
+      this.workloads.set(
+        record.namespace,
+        new Map([
+          [`${namespaceWorkloads.kind}/${namespaceWorkloads.name}`, namespaceWorkloads],
+          [`${record.kind}/${record.name}`, record],
+        ]),
+      );
     this.changeCounter++;
   }
 
   removeWorkload(namespace: string, kind: string, name: string): void {
     const namespaceWorkloads = this.workloads.get(namespace);
-    if (!namespaceWorkloads?.delete(`${kind}/${name}`)) return;
-    if (namespaceWorkloads.size === 0) this.workloads.delete(namespace);
+    if (namespaceWorkloads === undefined) return;
+    if (!(namespaceWorkloads instanceof Map)) {
+      if (namespaceWorkloads.kind !== kind || namespaceWorkloads.name !== name) return;
+      this.workloads.delete(namespace);
+    } else {
+      if (!namespaceWorkloads.delete(`${kind}/${name}`)) return;
+      if (namespaceWorkloads.size === 1)
+        this.workloads.set(namespace, namespaceWorkloads.values().next().value as WorkloadRecord);
+    }
     this.changeCounter++;
   }
 
   workloadsInNamespace(namespace: string): WorkloadRecord[] {
-    return [...(this.workloads.get(namespace)?.values() ?? [])];
+    const namespaceWorkloads = this.workloads.get(namespace);
+    if (namespaceWorkloads === undefined) return [];
+    return namespaceWorkloads instanceof Map ? [...namespaceWorkloads.values()] : [namespaceWorkloads];
   }
 
   /** Every constraint that applies to the namespace, unsorted: its own plus admitted cluster-wide ones. */

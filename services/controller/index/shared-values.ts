@@ -16,8 +16,6 @@
 // previous one is dropped. A value still used keeps being found; one gone stops being remembered
 // after two generations, whatever the churn.
 
-type Shared = { readonly value: unknown; readonly hash: number };
-
 /** Strings shorter than this are never trees of pieces in V8 (ConsString::kMinLength is 13). */
 const SHORTEST_CONCATENATED_STRING = 13;
 
@@ -102,6 +100,11 @@ export class SharedValues {
   private readonly bucketMarker = new WeakSet<object[]>();
   /** JSON of an object with each set of keys seen, its values null (see `objectOf`). */
   private readonly templates = new Map<string, string>();
+  /**
+   * The hash of the value `shareValue` returned last. Returned beside the value, as a pair, it was
+   * one short-lived object per value shared: millions over a cluster's first sync, for the collector.
+   */
+  private lastHash = 0;
 
   constructor(generationSize = DEFAULT_GENERATION_SIZE) {
     this.strings = new Generations(generationSize);
@@ -115,20 +118,26 @@ export class SharedValues {
 
   /** The value, its repeats shared (see the module comment). Given-out containers are frozen. */
   share<Value>(value: Value): Value {
-    return this.shareValue(value).value as Value;
+    return this.shareValue(value) as Value;
   }
 
-  private shareValue(value: unknown): Shared {
+  /** The value shared; its hash in `lastHash`. */
+  private shareValue(value: unknown): unknown {
     if (typeof value === 'string') return this.shareString(value);
-    if (typeof value === 'number') return { value, hash: mix(0x3, Math.trunc(value) | 0) };
-    if (typeof value === 'boolean') return { value, hash: value ? 0x5 : 0x7 };
-    if (typeof value !== 'object' || value === null) return { value, hash: 0x9 };
+    if (typeof value === 'number') return this.hashed(value, mix(0x3, Math.trunc(value) | 0));
+    if (typeof value === 'boolean') return this.hashed(value, value ? 0x5 : 0x7);
+    if (typeof value !== 'object' || value === null) return this.hashed(value, 0x9);
     if (Array.isArray(value)) return this.shareArray(value);
-    if (!isPlainObject(value)) return { value, hash: 0xb };
+    if (!isPlainObject(value)) return this.hashed(value, 0xb);
     return this.shareObject(value);
   }
 
-  private shareString(value: string): Shared {
+  private hashed<Value>(value: Value, hash: number): Value {
+    this.lastHash = hash;
+    return value;
+  }
+
+  private shareString(value: string): string {
     let interned = this.strings.get(value);
     if (interned === undefined) {
       // A JSON round trip is the one portable way to get a flat copy of a string built by `+`.
@@ -136,39 +145,37 @@ export class SharedValues {
         value.length < SHORTEST_CONCATENATED_STRING ? value : (JSON.parse(JSON.stringify(value)) as string);
       this.strings.set(interned, interned);
     }
-    return { value: interned, hash: stringHash(interned) };
+    return this.hashed(interned, stringHash(interned));
   }
 
-  private shareArray(array: readonly unknown[]): Shared {
+  private shareArray(array: readonly unknown[]): readonly unknown[] {
     const elements = new Array<unknown>(array.length);
     let hash = mix(0xd, array.length);
     for (let position = 0; position < array.length; position++) {
-      const shared = this.shareValue(array[position]);
-      elements[position] = shared.value;
-      hash = mix(hash, shared.hash);
+      elements[position] = this.shareValue(array[position]);
+      hash = mix(hash, this.lastHash);
     }
     const found = this.lookup(hash, (candidate) => sameArray(candidate, elements));
-    if (found) return { value: found, hash };
+    if (found) return this.hashed(found as readonly unknown[], hash);
     // Array.from packs the elements in a store of exactly their number.
     const packed = Object.freeze(Array.from(elements));
     this.remember(hash, packed);
-    return { value: packed, hash };
+    return this.hashed(packed, hash);
   }
 
-  private shareObject(record: Record<string, unknown>): Shared {
+  private shareObject(record: Record<string, unknown>): object {
     const keys = Object.keys(record);
     const values = new Array<unknown>(keys.length);
     let hash = mix(0xf, keys.length);
     for (let position = 0; position < keys.length; position++) {
-      const shared = this.shareValue(record[keys[position]]);
-      values[position] = shared.value;
-      hash = mix(mix(hash, stringHash(keys[position])), shared.hash);
+      values[position] = this.shareValue(record[keys[position]]);
+      hash = mix(mix(hash, stringHash(keys[position])), this.lastHash);
     }
     const found = this.lookup(hash, (candidate) => sameObject(candidate, keys, values));
-    if (found) return { value: found, hash };
+    if (found) return this.hashed(found, hash);
     const frozen = Object.freeze(this.objectOf(keys, values));
     this.remember(hash, frozen);
-    return { value: frozen, hash };
+    return this.hashed(frozen, hash);
   }
 
   /**

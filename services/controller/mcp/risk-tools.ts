@@ -5,7 +5,7 @@ import { parseManifest } from '../sources/manifest-parsing';
 import { answerResourceRequestFor, type ResourceDependencies } from '../http/resource-requests';
 import type { AnswerImpact } from '../http/impact-route';
 import { ImpactRequestError, proposedObjectsOf } from '../risks/impact';
-import { readableConstraintsOf, viewerLevelOf } from './viewer-level';
+import { readableConstraintsOf, requestBudgetOf, viewerLevelOf } from './viewer-level';
 
 // The MCP tools of issue 35: `risks` (the namespace's workloads at risk: what `forewarn://risks/{ns}`
 // and GET /resources/risks/{ns} answer the same caller) and `impact` (what POST /api/v1/impact
@@ -83,7 +83,8 @@ export function registerRiskTools(server: McpServer, dependencies: RiskToolDepen
         );
       try {
         const objects = proposedObjectsOf({ objects: parsed.objects });
-        return text(JSON.stringify(await dependencies.impact(objects), null, 2));
+        const report = await dependencies.impact(objects, { budget: requestBudgetOf(authInfo) });
+        return text(JSON.stringify(report, null, 2));
       } catch (error) {
         if (error instanceof ImpactRequestError) return text(error.message, true);
         throw error;

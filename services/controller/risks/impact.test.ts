@@ -2,6 +2,7 @@ import type { KubernetesObject } from '../../model/kubernetes';
 import { indexObjects } from '../../../test/support/controller-fixtures';
 import { requiredLabelPolicy } from '../../../test/support/required-label-policy';
 import { computeImpact, ImpactRequestError, proposedObjectsOf } from './impact';
+import { RequestBudget } from '../check/request-budget';
 import { RiskTracker } from './risk-tracker';
 
 // `POST /api/v1/impact` (issue 35): proposed policies evaluated on a copy-on-write overlay of the
@@ -136,5 +137,40 @@ describe('impact of proposed policies', () => {
     expect(() => proposedObjectsOf({ objects: [] })).toThrow(/at least one/);
     expect(() => proposedObjectsOf({ objects: [{ kind: 'Policy' }] })).toThrow(/objects\[0\]/);
     expect(proposedObjectsOf(kyvernoWarnPolicy)).toEqual([kyvernoWarnPolicy]);
+  });
+
+  it('stays within the request CPU budget, counting the workloads it did not reach', async () => {
+    const workloads = ['a', 'b', 'c', 'd', 'e'].map((name) => deployment('shop', name));
+    const { dependencies } = await cluster(workloads);
+    // A CPU clock that advances 4 ms at each reading, so each step (the proposals, then one slice of
+    // one workload with a zero slice budget) counts 4 ms of a 10 ms budget.
+    let cpu = 0;
+    const budget = new RequestBudget(10, () => (cpu += 4));
+    const policy = labelPolicy('team-required', 'team', ['Deny']);
+    const report = await computeImpact({ ...dependencies, sliceBudgetMs: 0 }, policy, { budget });
+    // Proposals (4 ms), a (8 ms), b (12 ms): spent; c, d and e are left.
+    expect(report.evaluatedWorkloads).toBe(2);
+    expect(report.unevaluatedWorkloads).toBe(3);
+    expect(report.incomplete).toMatch(/CPU budget of 10 ms/);
+    expect(report.newlyRejectedCount).toBe(2);
+    expect(report.namespaces[0]?.workloads.map((workload) => workload.name)).toEqual(['a', 'b']);
+
+    // Unbounded (the CLI offline), every workload is evaluated and nothing is said to be left.
+    const whole = await computeImpact(dependencies, policy);
+    expect(whole.evaluatedWorkloads).toBe(5);
+    expect(whole.unevaluatedWorkloads).toBeUndefined();
+    expect(whole.incomplete).toBeUndefined();
+  });
+
+  it('evaluates nothing when the budget is spent before the proposals are read', async () => {
+    const { dependencies } = await cluster([deployment('shop', 'web')]);
+    const spent = new RequestBudget(0);
+    const report = await computeImpact(dependencies, labelPolicy('team-required', 'team', ['Deny']), {
+      budget: spent,
+    });
+    expect(report.evaluatedWorkloads).toBe(0);
+    expect(report.namespaces).toEqual([]);
+    expect(report.proposed.every((entry) => entry.problem === spent.reason)).toBe(true);
+    expect(report.incomplete).toBe(spent.reason);
   });
 });

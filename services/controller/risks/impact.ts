@@ -4,6 +4,7 @@ import { groupOf, isRecord, objectKey, type KubernetesObject } from '../../model
 import { pluralOfKind, targetsInclude } from '../../model/resources';
 import { scopeAdmits, type ConstraintIndex } from '../index/constraint-index';
 import { IndexOverlay } from '../index/index-overlay';
+import { unlimitedRequestBudget, type RequestBudget } from '../check/request-budget';
 import { ParseErrorCounter, type Ingestor } from '../index/ingest';
 import { apiVersionOf, renderFindings } from './risk-view';
 import {
@@ -48,8 +49,15 @@ export interface ImpactedWorkload {
 
 export interface ImpactReport {
   proposed: ProposedPolicy[];
-  /** Workloads evaluated (those the changed constraints can reach). */
+  /** Workloads evaluated (those the changed constraints can reach, as far as the budget went). */
   evaluatedWorkloads: number;
+  /**
+   * Workloads the changed constraints can reach that the request's CPU budget did not (their change
+   * is not known); 0 when every one was evaluated. Present only when some were left.
+   */
+  unevaluatedWorkloads?: number;
+  /** Why workloads were left unevaluated (the budget, named), with `unevaluatedWorkloads`. */
+  incomplete?: string;
   newlyRejectedCount: number;
   newlyWarnedCount: number;
   noLongerRejectedCount: number;
@@ -178,10 +186,71 @@ function compare(before: readonly RiskFinding[], after: readonly RiskFinding[]) 
   return undefined;
 }
 
+export interface ImpactOptions {
+  /**
+   * The request's CPU budget (check/request-budget.ts), as the admission check's and MCP check's
+   * requests have: reading the proposals is one step, each slice of workloads one step; once it is
+   * spent the workloads left are counted, not evaluated. Absent: unlimited (the CLI offline).
+   */
+  budget?: RequestBudget;
+}
+
 export async function computeImpact(
   dependencies: ImpactDependencies,
   proposedObjects: readonly KubernetesObject[],
+  options: ImpactOptions = {},
 ): Promise<ImpactReport> {
+  const budget = options.budget ?? unlimitedRequestBudget();
+  const ingested = await budget.step(() => ingestProposals(dependencies, proposedObjects));
+  if (!ingested.ran) return unevaluatedReport(proposedObjects, budget.reason);
+  const { overlay, proposed } = ingested.value;
+  const { index } = dependencies;
+  const workloads = reachedWorkloads(dependencies, overlay, changedConstraints(index, overlay));
+  const byNamespace = new Map<string, ImpactedWorkload[]>();
+  const sliceBudgetMs = dependencies.sliceBudgetMs ?? 1;
+  let next = 0;
+  while (next < workloads.length) {
+    // One slice per budget step: workloads until the slice's time is used, then a turn for I/O.
+    const slice = await budget.step(() => {
+      const sliceStarted = performance.now();
+      do evaluateImpactOn(dependencies, overlay, workloads[next++]!, byNamespace);
+      while (next < workloads.length && performance.now() - sliceStarted < sliceBudgetMs);
+    });
+    if (!slice.ran) break;
+    if (dependencies.yieldToRequests && next < workloads.length) await dependencies.yieldToRequests();
+  }
+  const left = workloads.length - next;
+  return {
+    ...impactReport(proposed, next, byNamespace),
+    ...(left > 0 ? { unevaluatedWorkloads: left, incomplete: budget.reason } : {}),
+  };
+}
+
+/** A request whose budget ran out before its proposals were read: nothing evaluated. */
+function unevaluatedReport(objects: readonly KubernetesObject[], reason: string): ImpactReport {
+  return {
+    proposed: objects.map((object) => ({
+      apiVersion: object.apiVersion ?? '',
+      kind: object.kind ?? '',
+      name: String(object.metadata?.name),
+      ...(typeof object.metadata?.namespace === 'string' ? { namespace: object.metadata.namespace } : {}),
+      replaces: false,
+      constraintCount: 0,
+      problem: reason,
+    })),
+    evaluatedWorkloads: 0,
+    newlyRejectedCount: 0,
+    newlyWarnedCount: 0,
+    noLongerRejectedCount: 0,
+    namespaces: [],
+    incomplete: reason,
+  };
+}
+
+function ingestProposals(
+  dependencies: ImpactDependencies,
+  proposedObjects: readonly KubernetesObject[],
+): { overlay: IndexOverlay; proposed: ProposedPolicy[] } {
   const { index } = dependencies;
   const overlay = new IndexOverlay(index);
   const errors = new ParseErrorCounter();
@@ -207,42 +276,47 @@ export async function computeImpact(
     else entry.constraintCount = overlay.constraintsOfObject(objectKey(object)).length;
     proposed.push(entry);
   }
+  return { overlay, proposed };
+}
 
-  const workloads = reachedWorkloads(dependencies, overlay, changedConstraints(index, overlay));
-  const byNamespace = new Map<string, ImpactedWorkload[]>();
-  const budget = dependencies.sliceBudgetMs ?? 1;
-  let sliceStarted = performance.now();
-  for (const workload of workloads) {
-    if (dependencies.yieldToRequests && performance.now() - sliceStarted >= budget) {
-      await dependencies.yieldToRequests();
-      sliceStarted = performance.now();
-    }
-    const before = evaluateWorkload(index, workload).findings;
-    const after = evaluateWorkload(overlay, workload).findings;
-    const difference = compare(before, after);
-    if (!difference) continue;
-    const object =
-      dependencies.objectOf(workload.identity) ?? (JSON.parse(workload.json) as KubernetesObject);
-    const { identity } = workload;
-    const viewer = { level: 'full' as const, namespace: identity.namespace };
-    const entry: ImpactedWorkload = {
-      kind: identity.kind,
-      apiVersion: apiVersionOf(identity, object),
-      namespace: identity.namespace,
-      name: identity.name,
-      ...(identity.owner ? { owner: identity.owner } : {}),
-      change: difference.change,
-      findings: renderFindings(difference.findings, object, () => viewer),
-    };
-    const list = byNamespace.get(identity.namespace) ?? [];
-    list.push(entry);
-    byNamespace.set(identity.namespace, list);
-  }
+/** The workload before and after the proposals; an entry under its namespace when its verdict changes. */
+function evaluateImpactOn(
+  dependencies: ImpactDependencies,
+  overlay: IndexOverlay,
+  workload: KeptWorkload,
+  byNamespace: Map<string, ImpactedWorkload[]>,
+): void {
+  const before = evaluateWorkload(dependencies.index, workload).findings;
+  const after = evaluateWorkload(overlay, workload).findings;
+  const difference = compare(before, after);
+  if (!difference) return;
+  const object = dependencies.objectOf(workload.identity) ?? (JSON.parse(workload.json) as KubernetesObject);
+  const { identity } = workload;
+  const viewer = { level: 'full' as const, namespace: identity.namespace };
+  const entry: ImpactedWorkload = {
+    kind: identity.kind,
+    apiVersion: apiVersionOf(identity, object),
+    namespace: identity.namespace,
+    name: identity.name,
+    ...(identity.owner ? { owner: identity.owner } : {}),
+    change: difference.change,
+    findings: renderFindings(difference.findings, object, () => viewer),
+  };
+  const list = byNamespace.get(identity.namespace) ?? [];
+  list.push(entry);
+  byNamespace.set(identity.namespace, list);
+}
+
+function impactReport(
+  proposed: ProposedPolicy[],
+  evaluatedWorkloads: number,
+  byNamespace: ReadonlyMap<string, ImpactedWorkload[]>,
+): ImpactReport {
   const all = [...byNamespace.values()].flat();
   const count = (change: ImpactChange) => all.filter((entry) => entry.change === change).length;
   return {
     proposed,
-    evaluatedWorkloads: workloads.length,
+    evaluatedWorkloads,
     newlyRejectedCount: count('newly-rejected'),
     newlyWarnedCount: count('newly-warned'),
     noLongerRejectedCount: count('no-longer-rejected'),

@@ -150,6 +150,29 @@ describe('workloads at risk: kept current in the background', () => {
     expect(tracker.countsByNamespace()).toEqual([]);
   });
 
+  it('while the API serves, slices are spaced by the pause the loop allows, given each slice’s length', async () => {
+    const indexed = indexObjects([namespaceObject('shop')]);
+    const slices: number[] = [];
+    const tracker = new RiskTracker(indexed.index, {
+      ...settings,
+      maxWorkloadsPerSlice: 1,
+      serving: () => true,
+      pauseWhileServingMs: 60_000,
+      pauseWhileServing: (sliceMs) => {
+        slices.push(sliceMs);
+        return 0;
+      },
+    });
+    indexed.ingestor.onChange((object, removed) => tracker.observe(object, removed));
+    for (let item = 0; item < 4; item++) indexed.ingestor.upsert(deployment('shop', `app-${item}`));
+    tracker.start();
+    // The fixed pause (a minute) is not used: the injected one (none) is, after each slice but the last.
+    await tracker.idle();
+    expect(tracker.status()).toMatchObject({ evaluations: 4, pending: 0 });
+    expect(slices).toHaveLength(3);
+    for (const sliceMs of slices) expect(sliceMs).toBeGreaterThanOrEqual(0);
+  });
+
   it('a namespace-scoped policy change re-evaluates only that namespace, a deleted workload is forgotten', async () => {
     const { ingestor, tracker, index } = cluster();
     ingestor.upsert(deployment('shop', 'web'));

@@ -13,7 +13,9 @@ import {
   type WorkloadRisk,
 } from './workload-risk';
 
+import { KeptWorkloads } from './kept-workloads';
 import type { RisksSource } from './risk-view';
+import { StoppedEvaluationRetries } from './stopped-retries';
 
 // Keeps the workloads at risk current in the controller (issue 35) as background work: a workload
 // change re-evaluates that workload, a policy change the workloads its constraints can apply to
@@ -38,8 +40,10 @@ export interface RiskTrackerSettings {
    * then spaced by `pauseWhileServingMs`, so requests rarely arrive during one.
    */
   serving?: () => boolean;
-  /** The pause between slices while `serving`. */
+  /** The pause between slices while `serving`; default 50 ms. */
   pauseWhileServingMs?: number;
+  /** The pause after a slice of `sliceMs` while `serving`, when the wiring measures the loop. */
+  pauseWhileServing?: (sliceMs: number) => number;
 }
 
 export const DEFAULT_RISK_SETTINGS: RiskTrackerSettings = {
@@ -68,8 +72,7 @@ export interface RiskCounts {
 }
 
 export class RiskTracker implements RisksSource {
-  private readonly kept = new Map<string, KeptWorkload>();
-  private readonly keysByNamespace = new Map<string, Set<string>>();
+  private readonly kept = new KeptWorkloads();
   private readonly risks = new Map<string, WorkloadRisk>();
   /** Source object key → workloads one of its constraints fails: who to re-evaluate when it changes. */
   private readonly failedBySource = new Map<string, Set<string>>();
@@ -81,6 +84,7 @@ export class RiskTracker implements RisksSource {
   private timer?: NodeJS.Timeout;
   private sliceScheduled = false;
   private idleWaiters: Array<() => void> = [];
+  private readonly retries = new StoppedEvaluationRetries((key) => this.enqueue([key]));
   private readonly changeListeners: Array<(namespace: string) => void> = [];
 
   constructor(
@@ -124,6 +128,7 @@ export class RiskTracker implements RisksSource {
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
+    this.retries.stop();
     this.resolveIdle();
   }
 
@@ -145,7 +150,7 @@ export class RiskTracker implements RisksSource {
   status(): RiskTrackerStatus {
     return {
       workloads: this.kept.size,
-      pending: this.pending.size,
+      pending: this.pending.size + this.retries.scheduled,
       evaluations: this.evaluations,
       evaluated: this.firstPassDone,
     };
@@ -154,7 +159,7 @@ export class RiskTracker implements RisksSource {
   /** The namespace's workloads with at least one violation, by kind then name. */
   risksInNamespace(namespace: string): WorkloadRisk[] {
     const risks: WorkloadRisk[] = [];
-    for (const key of this.keysByNamespace.get(namespace) ?? []) {
+    for (const key of this.kept.keysIn(namespace)) {
       const risk = this.risks.get(key);
       if (risk) risks.push(risk);
     }
@@ -187,7 +192,7 @@ export class RiskTracker implements RisksSource {
   keptWorkloads(namespaces?: ReadonlySet<string>): KeptWorkload[] {
     if (!namespaces) return [...this.kept.values()];
     return [...namespaces].flatMap((namespace) =>
-      [...(this.keysByNamespace.get(namespace) ?? [])].flatMap((key) => {
+      [...this.kept.keysIn(namespace)].flatMap((key) => {
         const workload = this.kept.get(key);
         return workload ? [workload] : [];
       }),
@@ -203,22 +208,17 @@ export class RiskTracker implements RisksSource {
   private observeWorkload(object: KubernetesObject, removed: boolean): void {
     const key = workloadKeyOf(object);
     if (removed || !isEvaluatedWorkload(object)) {
-      const workload = this.kept.get(key);
-      if (!workload) return;
-      this.kept.delete(key);
-      this.keysByNamespace.get(workload.identity.namespace)?.delete(key);
+      if (!this.kept.delete(key)) return;
       this.setRisk(key, undefined);
       this.pending.delete(key);
+      this.retries.forget(key);
       return;
     }
     const workload = keepWorkload(object);
     const previous = this.kept.get(key);
     // A status-only update (most updates of a running workload) changes nothing a rule reads.
     if (previous?.json === workload.json) return;
-    this.kept.set(key, workload);
-    let keys = this.keysByNamespace.get(workload.identity.namespace);
-    if (!keys) this.keysByNamespace.set(workload.identity.namespace, (keys = new Set()));
-    keys.add(key);
+    this.kept.set(workload);
     if (this.started) this.enqueue([key]);
   }
 
@@ -233,7 +233,7 @@ export class RiskTracker implements RisksSource {
     const kind = object.kind ?? '';
     const name = typeof object.metadata?.name === 'string' ? object.metadata.name : '';
     if (group === '' && kind === 'Namespace') {
-      this.enqueue(this.keysByNamespace.get(name) ?? []);
+      this.enqueue(this.kept.keysIn(name));
       return;
     }
     if (this.settings.rederivesOthers?.(group, kind)) return this.enqueueAll();
@@ -249,11 +249,10 @@ export class RiskTracker implements RisksSource {
     if (constraints.length === 0) return this.enqueueAll(); // kept for others: bindings, templates
     for (const constraint of constraints) {
       if (constraint.scope.kind === 'namespace') {
-        for (const workloadKey of this.keysByNamespace.get(constraint.scope.namespace) ?? [])
-          affected.add(workloadKey);
+        for (const workloadKey of this.kept.keysIn(constraint.scope.namespace)) affected.add(workloadKey);
         continue;
       }
-      for (const [namespace, keys] of this.keysByNamespace) {
+      for (const [namespace, keys] of this.kept.namespaces()) {
         if (!scopeAdmits(constraint.scope, namespace, this.index.labelsOfNamespace(namespace))) continue;
         for (const workloadKey of keys) {
           const workload = this.kept.get(workloadKey);
@@ -311,10 +310,13 @@ export class RiskTracker implements RisksSource {
     }
     if (this.pending.size > 0) {
       this.sliceScheduled = true;
-      // While requests are being answered, slices are spaced out (about a hundredth of the CPU goes to
-      // this work then); otherwise they follow each other, yielding to I/O in between.
+      // While requests are being answered, slices are spaced out (background-share.ts: at most half
+      // of the loop's idle time goes to this work then); otherwise they follow each other, yielding
+      // to I/O in between.
       if (this.settings.serving?.()) {
-        const pause = setTimeout(() => this.runSlice(), this.settings.pauseWhileServingMs ?? 50);
+        const pauseMs =
+          this.settings.pauseWhileServing?.(this.now() - started) ?? this.settings.pauseWhileServingMs ?? 50;
+        const pause = setTimeout(() => this.runSlice(), pauseMs);
         pause.unref();
       } else setImmediate(() => this.runSlice());
       return;
@@ -330,6 +332,8 @@ export class RiskTracker implements RisksSource {
     this.evaluations++;
     const risk = evaluateWorkload(this.index, workload);
     this.setRisk(key, risk.findings.length > 0 ? risk : undefined);
+    // Stopped at the guard's deadline (a busy process): evaluated again a little later.
+    this.retries.evaluated(key, risk.stoppedAtDeadline === true);
   }
 
   private setRisk(key: string, risk: WorkloadRisk | undefined): void {

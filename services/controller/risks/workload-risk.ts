@@ -5,6 +5,7 @@ import { isRepresentedByOwner, workloadKind } from '../../model/workload-kinds';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { denies, evaluateAdmission } from '../verdicts/admission-check';
 import type { Verdict } from '../verdicts/types';
+import { asControllerVerdict, rolloutPodOf, rolloutRequest, templatePathOf } from './rollout-objects';
 
 // Workloads at risk (issue 35), the pure core: which running objects would be refused or warned
 // about if they were applied again now. Each object is evaluated exactly as the admission check
@@ -35,6 +36,12 @@ export interface WorkloadRisk {
   workload: WorkloadIdentity;
   /** Only violations: a workload that passes everything has none and is not at risk. */
   findings: RiskFinding[];
+  /**
+   * The evaluation guard stopped the evaluation at its deadline (a busy process, or an object too
+   * costly to judge): the verdicts after that point are `unknown` and the findings may be missing
+   * some. Worth evaluating again later (stopped-retries.ts).
+   */
+  stoppedAtDeadline?: boolean;
 }
 
 /** A workload kept for evaluation: its identity and the object as JSON (compact; parsed per evaluation). */
@@ -141,28 +148,52 @@ function withoutLastApplied(annotations: unknown): unknown {
   );
 }
 
+/** One constraint's verdict on a workload's next rollout. */
+export interface RolloutVerdict {
+  constraint: Constraint;
+  verdict: Verdict;
+}
+
 /**
- * The workload's violations against the index: the admission check's evaluation of a re-apply
- * (UPDATE, old object itself), keeping what would be refused or warned about.
+ * Every verdict on the workload's next rollout (violations, passes, `unknown`s), as the admission
+ * check evaluates it (rollout-objects.ts): a controller's update (its old object itself) and then
+ * the Pods it creates, judged by the constraints its own update does not meet (those written for
+ * Pods alone); a bare Pod's or Job's re-creation. The fidelity tier compares them with the engines;
+ * the workloads at risk keep the violations.
  */
-export function evaluateWorkload(index: ConstraintIndex, workload: KeptWorkload): WorkloadRisk {
+export function rolloutVerdicts(index: ConstraintIndex, workload: KeptWorkload): RolloutVerdict[] {
   const object = JSON.parse(workload.json) as KubernetesObject;
-  const evaluated = evaluateAdmission(index, {
-    object,
-    oldObject: object,
-    operation: 'UPDATE',
-    rollout: true,
-  });
+  const own = evaluateAdmission(index, rolloutRequest(object)).verdicts;
+  // Without companion findings every constraint evaluated is one of the index's.
+  const verdicts: RolloutVerdict[] = own.map(({ constraint, verdict }) => ({
+    constraint: constraint as Constraint,
+    verdict,
+  }));
+  const pod = rolloutPodOf(object);
+  if (!pod) return verdicts;
+  // The constraints the update already judged are not evaluated again on the Pod (Pod Security,
+  // quotas, Kyverno's auto-generated rules judge the template): the controller's verdict stands.
+  const judged = new Set(own.map(({ constraint }) => constraint.id));
+  const templatePath = templatePathOf(object);
+  const podRequest = { object: pod, operation: 'CREATE', rollout: true } as const;
+  for (const { constraint, verdict } of evaluateAdmission(index, podRequest, [], judged).verdicts)
+    verdicts.push({
+      constraint: constraint as Constraint,
+      verdict: asControllerVerdict(verdict, templatePath),
+    });
+  return verdicts;
+}
+
+/** The workload's violations against the index: what would be refused or warned about. */
+export function evaluateWorkload(index: ConstraintIndex, workload: KeptWorkload): WorkloadRisk {
   const findings: RiskFinding[] = [];
-  for (const { constraint, verdict } of evaluated.verdicts)
+  let stoppedAtDeadline = false;
+  for (const { constraint, verdict } of rolloutVerdicts(index, workload)) {
+    if (verdict.stoppedBy === 'deadline') stoppedAtDeadline = true;
     if (verdict.verdict === 'violates')
-      findings.push({
-        // Without companion findings every constraint evaluated is one of the index's.
-        constraint: constraint as Constraint,
-        verdict,
-        outcome: denies(constraint) ? 'rejected' : 'warned',
-      });
-  return { workload: workload.identity, findings };
+      findings.push({ constraint, verdict, outcome: denies(constraint) ? 'rejected' : 'warned' });
+  }
+  return { workload: workload.identity, findings, ...(stoppedAtDeadline ? { stoppedAtDeadline } : {}) };
 }
 
 /** The worst outcome of a workload's findings, or undefined when it has none. */

@@ -164,9 +164,10 @@ function warningEntry(
   verdict: Verdict,
   baseViewer: Viewer,
 ): AdmissionWarningEntry | undefined {
-  const viewer = viewerForConstraint(constraint, baseViewer);
   const listed = listedEntryOf(constraint, baseViewer);
-  if (verdict.verdict === 'violates')
+  if (verdict.verdict === 'violates') {
+    // Only a violation's summary renders the verdict's text: the other warnings are the listed entry's.
+    const viewer = viewerForConstraint(constraint, baseViewer);
     return {
       name: listed.name,
       severity: denies(constraint) ? 'Critical' : 'Warning',
@@ -174,6 +175,7 @@ function warningEntry(
       remediationHint: listed.remediationHint,
       verdict: verdict.verdict,
     };
+  }
   const severity = severityForObject(listed, verdict.verdict, false);
   if (verdict.verdict === 'passes' || severity === 'Info') return undefined;
   return {
@@ -268,6 +270,7 @@ export function evaluateAdmission(
   index: ConstraintIndex,
   request: AdmissionCheckRequest,
   prospective: readonly ConstraintDraft[] = [],
+  alreadyJudged?: ReadonlySet<string>, // constraint ids: a rollout's Pods skip their controller's
 ): EvaluatedAdmission {
   // The server defaults the object before any admission sees it (defaulting/index.ts): matching
   // (a Job takes its template's labels) and every verdict use the defaulted copy, once per object.
@@ -283,18 +286,18 @@ export function evaluateAdmission(
   const namespace = namespaceOfObject(object);
   const group = groupOf(object.apiVersion);
   const kind = object.kind ?? '';
-  const labels = workloadLabels({ group, kind }, object);
-  const constraints = matchingConstraints(
+  const matching = matchingConstraints(
     index,
     {
       namespace,
       resource: { group, resource: pluralOfKind(kind) },
       // An object without labels matches only empty selectors, as the webhook asks with `labels=`.
-      labels,
+      labels: workloadLabels({ group, kind }, object),
       object,
     },
     prospective,
   );
+  const constraints = alreadyJudged ? matching.filter(({ id }) => !alreadyJudged.has(id)) : matching;
   const namespaceLabels = index.labelsOfNamespace(namespace);
   return evaluateScope(
     index,
@@ -356,21 +359,19 @@ function renderedCheck(
   const viewerOf = levelOf
     ? (constraint: ConstraintDraft): Viewer => ({ level: levelOf(constraint), namespace })
     : () => viewer;
-  if ('view' in options)
+  if ('view' in options) {
+    const warningsViewer = warningViewer(viewer);
     return {
       constraints: verdicts
         .flatMap(({ constraint, verdict }) => {
           // A level the caller's own RBAC granted (`levelOf`) stands; the webhook's `full` does not.
-          const entry = warningEntry(
-            constraint,
-            verdict,
-            levelOf ? viewerOf(constraint) : warningViewer(viewer),
-          );
+          const entry = warningEntry(constraint, verdict, levelOf ? viewerOf(constraint) : warningsViewer);
           if (!entry) return [];
           return levelOf ? [{ ...entry, detailLevel: levelOf(constraint) }] : [entry];
         })
         .sort(compareChecked),
     };
+  }
   return {
     constraints: verdicts
       .map(({ constraint, verdict }) =>

@@ -148,7 +148,10 @@ function verdictsUnderGuard(
     } catch (error) {
       if (error instanceof EvaluationAborted) {
         stopped = error;
-        verdicts.push({ constraint, verdict: unknown(text`${error.message}`) });
+        verdicts.push({
+          constraint,
+          verdict: { ...unknown(text`${error.message}`), stoppedBy: error.reasonCause },
+        });
         continue;
       }
       // A rule this code cannot handle must never fail the check: it is reported as unknown.

@@ -32,6 +32,12 @@ export interface Verdict {
   rejects?: 'object' | 'pods';
   /** The rule named in a violation's summary when it is not the constraint's source (a bound policy). */
   rule?: Text;
+  /**
+   * Set on an `unknown` the evaluation guard caused: the object's evaluation was stopped (its CPU
+   * deadline or wall backstop, or its work budget) before this constraint was decided. A deadline
+   * stop depends on how busy the process was, so background evaluations try again later.
+   */
+  stoppedBy?: 'deadline' | 'work';
 }
 
 /** The constraint does not apply to this object (its own match conditions exclude it): not listed. */

@@ -4,6 +4,7 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { boundForThisMachine } from '../../support/machine-load';
 
 // Runs the built `forewarn` binary the way a user's shell would (its own process, real argv, pipes),
 // and builds the small cluster directories the check exit-code tests need.
@@ -23,7 +24,18 @@ export interface CliRun {
   stderr: string;
 }
 
-const RUN_TIMEOUT_MS = 15_000;
+/**
+ * How long one run may take before it counts as hung: 15 s on a quiet machine (a run takes well
+ * under one), scaled by the load when the run starts (test/support/machine-load.ts): under load 20
+ * on 2 cores, node alone takes seconds to start. A hang detector, not a budget of the CLI's.
+ */
+const runTimeout = () => boundForThisMachine(15_000);
+
+/**
+ * Jest's limit for a test of the CLI suites, which run several processes in a row: a hang
+ * detector too, set for load 20 on 2 cores (the suite's own 20 s failed there).
+ */
+export const CLI_TEST_TIMEOUT_MS = 180_000;
 
 export function runForewarn(
   args: readonly string[],
@@ -37,10 +49,11 @@ export function runForewarn(
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timeout = runTimeout();
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`forewarn ${args.join(' ')} did not exit within ${RUN_TIMEOUT_MS} ms`));
-    }, RUN_TIMEOUT_MS);
+      reject(new Error(`forewarn ${args.join(' ')} did not exit within ${Math.round(timeout)} ms`));
+    }, timeout);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);

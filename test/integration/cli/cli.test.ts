@@ -6,10 +6,19 @@ import { parseControllerConfig } from '../../../services/controller/config';
 import { startController, type RunningController } from '../../../services/controller/runtime';
 import { silentLogger } from '../../../services/logging/logger';
 import { FIXED_NOW } from '../../support/controller-fixtures';
-import { closedPort, REPOSITORY, requireBuiltBinary, runForewarn, writeExitCodeCluster } from './cli-support';
+import {
+  CLI_TEST_TIMEOUT_MS,
+  closedPort,
+  REPOSITORY,
+  requireBuiltBinary,
+  runForewarn,
+  writeExitCodeCluster,
+} from './cli-support';
 
 // The built `forewarn` binary as a user runs it: against a controller started here on an ephemeral
 // port, and offline against directories of manifests. Needs `npm run build` first.
+
+jest.setTimeout(CLI_TEST_TIMEOUT_MS);
 
 const DEMO_MANIFESTS = path.join(REPOSITORY, 'examples/manifests');
 // Built from the character code: a literal escape in a regular expression trips no-control-regex.

@@ -3,11 +3,20 @@ import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { BUILT_BINARY, closedPort, REPOSITORY, requireBuiltBinary, runForewarn } from './cli-support';
+import {
+  BUILT_BINARY,
+  CLI_TEST_TIMEOUT_MS,
+  closedPort,
+  REPOSITORY,
+  requireBuiltBinary,
+  runForewarn,
+} from './cli-support';
 
 // The built `forewarn` as a shell runs it: which modules each command loads (the start-up budget of
 // docs/benchmarks.md rests on it), the kubectl plugin name, colour flags and environment, and the
 // completion scripts run by a real bash.
+
+jest.setTimeout(CLI_TEST_TIMEOUT_MS);
 
 const execFileAsync = promisify(execFile);
 const ESCAPE = String.fromCharCode(27);

@@ -32,8 +32,15 @@ const ALLOWED: Record<string, readonly string[]> = {
     'controller/views',
     'controller/verdicts',
   ],
-  // Workloads at risk and impact (issue 35): the admission check's evaluation over the inventory.
-  'controller/risks': ['model', 'controller/index', 'controller/views', 'controller/verdicts'],
+  // Workloads at risk and impact (issue 35): the admission check's evaluation over the inventory;
+  // impact's requests share check's per-request CPU budget (check/request-budget.ts).
+  'controller/risks': [
+    'model',
+    'controller/index',
+    'controller/views',
+    'controller/verdicts',
+    'controller/check',
+  ],
   'controller/http': [
     'model',
     'logging',
@@ -43,6 +50,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'controller/sources',
     'controller/verdicts',
     'controller/risks',
+    'controller/check',
   ],
   'controller/mcp': [
     'model',

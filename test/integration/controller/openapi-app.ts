@@ -18,6 +18,7 @@ import {
 import { conforms } from './openapi-contract';
 import { RiskTracker } from '../../../services/controller/risks/risk-tracker';
 import { computeImpact } from '../../../services/controller/risks/impact';
+import type { AnswerImpact } from '../../../services/controller/http/impact-route';
 import type { KubernetesObject } from '../../../services/model/kubernetes';
 
 // The cluster served: the demo manifests through the registered adapters, plus two constraints
@@ -127,7 +128,7 @@ risks.start();
 risks.evaluatePendingNow();
 risks.stop();
 
-const answerImpact = (objects: readonly KubernetesObject[]) =>
+const answerImpact: AnswerImpact = (objects, options) =>
   computeImpact(
     {
       index: cluster.index,
@@ -136,6 +137,7 @@ const answerImpact = (objects: readonly KubernetesObject[]) =>
       objectOf: (workload) => risks.objectOf(workload),
     },
     objects,
+    options,
   );
 
 /** A source with one enabled adapter, one disabled (so `reason` occurs) and a broken file. */

@@ -1,6 +1,8 @@
 import request from 'supertest';
 import { conforms } from './openapi-contract';
-import { app, callerRbacApp, LEVELS, unsyncedApp, withLevel } from './openapi-app';
+import { app, callerRbacApp, controllerDependencies, LEVELS, unsyncedApp, withLevel } from './openapi-app';
+import { createControllerApp } from '../../../services/controller/http/app';
+import { RequestBudget } from '../../../services/controller/check/request-budget';
 
 // The workloads-at-risk and impact cases of openapi.test.ts (issue 35), run in that file so that its
 // last tests see every answer: real requests to the demo app, validated against docs/openapi.yaml.
@@ -94,6 +96,21 @@ export async function checkImpact(): Promise<void> {
   expect(body.proposed[1]?.namespace).toBe('payments');
   expect(body.proposed[2]?.problem).toMatch(/not a policy object/);
   expect(body.namespaces.flatMap((entry) => entry.workloads).some((workload) => workload.owner)).toBe(true);
+  // A request whose CPU budget is spent once the proposals are read: the workloads are counted.
+  const dependencies = controllerDependencies();
+  let cpu = 0;
+  const spentApp = createControllerApp({
+    ...dependencies,
+    impact: (objects) => dependencies.impact!(objects, { budget: new RequestBudget(1, () => cpu++) }),
+  });
+  const cut = await request(spentApp)
+    .post('/api/v1/impact')
+    .send({ objects: [requireTeamLabel] })
+    .expect(200);
+  conforms('/api/v1/impact', 'post', cut);
+  expect(cut.body.evaluatedWorkloads).toBe(0);
+  expect(cut.body.unevaluatedWorkloads).toBeGreaterThan(0);
+  expect(cut.body.incomplete).toMatch(/CPU budget of 1 ms/);
   for (const [status, sent] of [
     [400, post({ objects: [] })],
     [400, post({ objects: [{ kind: 'Policy' }] })],

@@ -8,7 +8,7 @@ import type { PolicyReportObject } from '../../../services/controller/risks/poli
 import { createLogger } from '../../../services/logging/logger';
 import { KubernetesApiTestServer } from '../../support/kubernetes-api-server';
 import { POLICY_REPORT_CRDS } from '../../support/policy-report-crds';
-import { requiredLabelPolicy } from '../../support/required-label-policy';
+import { labelledDeployment as deployment, requiredLabelPolicy } from '../../support/required-label-policy';
 import { waitUntil } from '../../support/kubernetes-api/wait-until';
 
 // `--policy-reports` through the whole controller against the protocol-faithful Kubernetes API test
@@ -17,22 +17,6 @@ import { waitUntil } from '../../support/kubernetes-api/wait-until';
 // survive a failed write, and leave what is not Forewarn's alone.
 
 const REPORTS = 'wgpolicyk8s.io/v1alpha2';
-
-function deployment(namespace: string, name: string, labels: Record<string, string> = {}) {
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name, namespace, labels },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name } },
-        spec: { containers: [{ name: 'app', image: 'registry.example.com/app:1' }] },
-      },
-    },
-  };
-}
 
 describe('--policy-reports against the Kubernetes API test server', () => {
   const server = new KubernetesApiTestServer();

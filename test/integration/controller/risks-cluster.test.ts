@@ -6,7 +6,7 @@ import { startController, type RunningController } from '../../../services/contr
 import type { RisksReport } from '../../../services/controller/risks/risk-view';
 import { silentLogger } from '../../../services/logging/logger';
 import { KubernetesApiTestServer } from '../../support/kubernetes-api-server';
-import { requiredLabelPolicy } from '../../support/required-label-policy';
+import { labelledDeployment as deployment, requiredLabelPolicy } from '../../support/required-label-policy';
 import { waitUntil } from '../../support/kubernetes-api/wait-until';
 
 // Workloads at risk through the whole controller (cluster source, reflectors, ingestion, tracker,
@@ -16,22 +16,6 @@ import { waitUntil } from '../../support/kubernetes-api/wait-until';
 const ADMISSION = 'admissionregistration.k8s.io/v1';
 
 const [policy, binding] = requiredLabelPolicy({ name: 'require-team', label: 'team', actions: ['Deny'] });
-
-function deployment(namespace: string, name: string, labels: Record<string, string> = {}) {
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name, namespace, labels },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name } },
-        spec: { containers: [{ name: 'app', image: 'registry.example.com/app:1' }] },
-      },
-    },
-  };
-}
 
 describe('workloads at risk against the Kubernetes API test server', () => {
   const server = new KubernetesApiTestServer();

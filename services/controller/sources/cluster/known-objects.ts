@@ -4,19 +4,63 @@ import type { KubernetesObject } from '../../../model/kubernetes';
 // notice a recreation under the same name, and to delete it when a relist no longer shows it. At
 // cluster scale this is one entry per Pod (50,000 in the issue 26 benchmark), so an entry is four
 // strings and a number, grouped by namespace so no per-object key is built; the identity handed to
-// the sink on delete is built when it is needed.
+// the sink on delete is built when it is needed. A namespace's entries are held by how many there
+// are: the lone entry itself (most namespaces, for most policy kinds), an array of exact size up to
+// SMALL_NAMESPACE (a few Pods, a few NetworkPolicies), a map by name beyond. A map's table costs
+// ~250 bytes even for one entry: at cluster scale (10,000 namespaces, seven policy kinds and Pods)
+// the maps of a few entries were a twentieth of the controller's heap (issue 33).
+
+/** A resourceVersion as etcd's revision writes it: decimal, no leading zero, exact as a double. */
+const DECIMAL_VERSION = /^[1-9][0-9]{0,14}$/;
+
+/**
+ * A resourceVersion as kept: a decimal one as a number, held inside the entry (a small integer) rather
+ * than as a string of its own (24 bytes, for each of 170,000 objects at cluster scale); any other
+ * as given. Kubernetes calls resourceVersions opaque: they are only ever compared for equality, and
+ * a number and a string never compare equal, so no two versions are confused.
+ */
+function keptVersion(resourceVersion: string): string | number {
+  return DECIMAL_VERSION.test(resourceVersion) ? Number(resourceVersion) : resourceVersion;
+}
+
+/** Entries of a namespace up to which they are scanned in an array rather than looked up in a map. */
+const SMALL_NAMESPACE = 16;
 
 export interface KnownObject {
   name: string;
   namespace: string | undefined;
   uid: string | undefined;
-  resourceVersion: string;
+  /** As kept (see `keptVersion`): compare with `isCurrent`. */
+  resourceVersion: string | number;
   /** The relist that last saw it (see `markListing`). */
   listing: number;
 }
 
+/** A namespace's objects: the lone one, a few in an array, or a map by name. */
+type NamespaceEntries = KnownObject | readonly KnownObject[] | Map<string, KnownObject>;
+
+function isLone(entries: NamespaceEntries): entries is KnownObject {
+  return !(entries instanceof Map) && !Array.isArray(entries);
+}
+
+/** A copy of `entries` with `entry` replacing position `at` (or added at the end): exact size. */
+function withEntry(entries: readonly KnownObject[], entry: KnownObject, at: number): KnownObject[] {
+  const copy = new Array<KnownObject>(at === -1 ? entries.length + 1 : entries.length);
+  for (let position = 0; position < entries.length; position++) copy[position] = entries[position];
+  copy[at === -1 ? entries.length : at] = entry;
+  return copy;
+}
+
+/** A copy of `entries` without position `at`: exact size. */
+function withoutEntry(entries: readonly KnownObject[], at: number): KnownObject[] {
+  const copy = new Array<KnownObject>(entries.length - 1);
+  for (let position = 0, target = 0; position < entries.length; position++)
+    if (position !== at) copy[target++] = entries[position];
+  return copy;
+}
+
 export class KnownObjects {
-  private readonly byNamespace = new Map<string, Map<string, KnownObject>>();
+  private readonly byNamespace = new Map<string, NamespaceEntries>();
   private count = 0;
   private currentListing = 0;
 
@@ -25,27 +69,48 @@ export class KnownObjects {
   }
 
   get(namespace: string | undefined, name: string): KnownObject | undefined {
-    return this.byNamespace.get(namespace ?? '')?.get(name);
+    const entries = this.byNamespace.get(namespace ?? '');
+    if (entries === undefined) return undefined;
+    if (entries instanceof Map) return entries.get(name);
+    if (Array.isArray(entries)) return entries.find((entry) => entry.name === name);
+    return (entries as KnownObject).name === name ? (entries as KnownObject) : undefined;
   }
 
   /** Remembers the object as seen in the current listing (or watch). */
   set(object: KubernetesObject): void {
     const name = object.metadata?.name ?? '';
     const namespace = object.metadata?.namespace;
-    let names = this.byNamespace.get(namespace ?? '');
-    if (!names) {
-      names = new Map();
-      this.byNamespace.set(namespace ?? '', names);
-    }
+    const namespaceKey = namespace ?? '';
     const entry: KnownObject = {
       name,
       namespace,
       uid: object.metadata?.uid,
-      resourceVersion: object.metadata?.resourceVersion ?? '',
+      resourceVersion: keptVersion(object.metadata?.resourceVersion ?? ''),
       listing: this.currentListing,
     };
-    if (!names.has(name)) this.count++;
-    names.set(name, entry);
+    const entries = this.byNamespace.get(namespaceKey);
+    if (entries === undefined) {
+      this.byNamespace.set(namespaceKey, entry);
+      this.count++;
+    } else if (entries instanceof Map) {
+      if (!entries.has(name)) this.count++;
+      entries.set(name, entry);
+    } else if (isLone(entries)) {
+      if (entries.name !== name) this.count++;
+      this.byNamespace.set(namespaceKey, entries.name === name ? entry : [entries, entry]);
+    } else {
+      const at = entries.findIndex((candidate) => candidate.name === name);
+      if (at === -1) this.count++;
+      if (at === -1 && entries.length >= SMALL_NAMESPACE) {
+        const byName = new Map(entries.map((candidate) => [candidate.name, candidate]));
+        this.byNamespace.set(namespaceKey, byName.set(name, entry));
+      } else this.byNamespace.set(namespaceKey, withEntry(entries, entry, at));
+    }
+  }
+
+  /** Whether the entry was set from an object of this resourceVersion (never for an empty one). */
+  isCurrent(entry: KnownObject, resourceVersion: string): boolean {
+    return resourceVersion !== '' && entry.resourceVersion === keptVersion(resourceVersion);
   }
 
   /** Marks an unchanged object as seen by the current listing. */
@@ -54,10 +119,22 @@ export class KnownObjects {
   }
 
   delete(namespace: string | undefined, name: string): boolean {
-    const names = this.byNamespace.get(namespace ?? '');
-    if (!names?.delete(name)) return false;
+    const namespaceKey = namespace ?? '';
+    const entries = this.byNamespace.get(namespaceKey);
+    if (entries === undefined) return false;
+    if (entries instanceof Map) {
+      if (!entries.delete(name)) return false;
+      // Back to an array once it is half the size it became a map at, so churn does not flap.
+      if (entries.size <= SMALL_NAMESPACE / 2) this.byNamespace.set(namespaceKey, [...entries.values()]);
+    } else if (isLone(entries)) {
+      if (entries.name !== name) return false;
+      this.byNamespace.delete(namespaceKey);
+    } else {
+      const at = entries.findIndex((candidate) => candidate.name === name);
+      if (at === -1) return false;
+      this.byNamespace.set(namespaceKey, entries.length === 2 ? entries[1 - at] : withoutEntry(entries, at));
+    }
     this.count--;
-    if (names.size === 0) this.byNamespace.delete(namespace ?? '');
     return true;
   }
 
@@ -67,14 +144,16 @@ export class KnownObjects {
   }
 
   notSeenInListing(): KnownObject[] {
-    const missing: KnownObject[] = [];
-    for (const names of this.byNamespace.values())
-      for (const entry of names.values()) if (entry.listing !== this.currentListing) missing.push(entry);
-    return missing;
+    return this.all().filter((entry) => entry.listing !== this.currentListing);
   }
 
   all(): KnownObject[] {
-    return [...this.byNamespace.values()].flatMap((names) => [...names.values()]);
+    const all: KnownObject[] = [];
+    for (const entries of this.byNamespace.values())
+      if (entries instanceof Map) all.push(...entries.values());
+      else if (Array.isArray(entries)) all.push(...(entries as readonly KnownObject[]));
+      else all.push(entries as KnownObject);
+    return all;
   }
 
   clear(): void {

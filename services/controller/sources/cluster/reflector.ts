@@ -57,6 +57,8 @@ export class Reflector {
   /** Resolves after the first complete list. */
   readonly synced: Promise<void>;
   private hasSynced = false;
+  /** Built once: every object delivered carries it. */
+  private readonly apiVersion: string;
 
   constructor(
     readonly target: WatchTarget,
@@ -68,6 +70,7 @@ export class Reflector {
     private readonly observer: WatchObserver = {},
   ) {
     this.synced = new Promise((resolve) => (this.resolveSynced = resolve));
+    this.apiVersion = apiVersionOf(target);
   }
 
   get state(): ReflectorState {
@@ -176,14 +179,19 @@ export class Reflector {
 
   private stamp(item: unknown): KubernetesObject | undefined {
     if (!isRecord(item) || !isRecord(item.metadata)) return undefined;
-    // List items carry no apiVersion/kind on the wire; the adapters route by them.
-    return { ...item, apiVersion: apiVersionOf(this.target), kind: this.target.kind } as KubernetesObject;
+    // List items carry no apiVersion/kind on the wire; the adapters route by them. The item was
+    // parsed for this delivery alone, so it is stamped in place rather than copied (a copy of every
+    // listed object was garbage for the collector at cluster scale); the fields land where a copy's
+    // would, after the item's own or in place of them.
+    item.apiVersion = this.apiVersion;
+    item.kind = this.target.kind;
+    return item as KubernetesObject;
   }
 
   /** What the sink is given on a delete: the object's identity, as it was delivered. */
   private identityOf(known: Pick<KnownObject, 'name' | 'namespace' | 'uid'>): KubernetesObject {
     return {
-      apiVersion: apiVersionOf(this.target),
+      apiVersion: this.apiVersion,
       kind: this.target.kind,
       metadata: { name: known.name, namespace: known.namespace, uid: known.uid },
     };
@@ -192,7 +200,7 @@ export class Reflector {
   private deliver(object: KubernetesObject): void {
     const previous = this.known.get(object.metadata?.namespace, object.metadata?.name ?? '');
     const resourceVersion = object.metadata?.resourceVersion ?? '';
-    if (previous && previous.resourceVersion === resourceVersion && resourceVersion !== '') {
+    if (previous && this.known.isCurrent(previous, resourceVersion)) {
       this.known.touch(previous);
       return;
     }

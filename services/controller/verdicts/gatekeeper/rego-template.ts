@@ -4,6 +4,7 @@ import { pluralOfKind } from '../../../model/resources';
 import { detail, text } from '../../../model/text';
 import { workloadKind } from '../../../model/workload-kinds';
 import { factOfEvaluation } from '../evaluation-memo';
+import { noteClockBoundOutcome } from '../guard/evaluation-guard';
 import { MAX_RESULT_LENGTH, type RegoItem, type RegoReply } from '../guard/isolate-protocol';
 import type { Evidence, VerdictContext } from '../types';
 import type { RegoEngine } from './rego-engine';
@@ -143,19 +144,48 @@ export interface RegoConstraint {
 
 /**
  * What the isolate answered for each constraint of the object; `stopped`: it ran out of time;
- * `starting`: the isolate was being replaced, nothing was evaluated.
+ * `starting`: the isolate was being replaced, nothing was evaluated; `waiting`: a late template
+ * that stopped at its own deadline before, not evaluated until its retry time.
  */
-type RegoReplies = Map<KubernetesObject, RegoReply | 'stopped' | 'starting'>;
+type RegoReplies = Map<KubernetesObject, RegoReply | 'stopped' | 'starting' | 'waiting'>;
 
 /**
  * Templates that ran out of an object's time (a loop, or quadratic in what an object holds): each
  * is evaluated on its own afterwards, with at most LATE_TEMPLATE_MILLISECONDS, in an isolate of
  * their own, so that it takes neither the time of the templates beside it nor their isolate. One
- * that finishes in time is trusted again.
+ * that finishes in time is trusted again. One that runs out of its own deadline too is not
+ * evaluated again for a while (LATE_TEMPLATE_RETRY_*): each run that stops ends an isolate, and
+ * a template that loops on every object would otherwise cost a new isolate per admission.
  */
-const lateTemplates = new Set<string>();
+interface LateTemplate {
+  /** Runs in a row that stopped at the late deadline. */
+  stops: number;
+  /** performance.now() before which the template is not evaluated again. */
+  retryAt: number;
+}
+const lateTemplates = new Map<string, LateTemplate>();
 const LATE_TEMPLATES_KEPT = 1000;
 export const LATE_TEMPLATE_MILLISECONDS = 10;
+/** A late template that stops again waits 1 s, doubled at each stop, up to 5 minutes. */
+const LATE_TEMPLATE_RETRY_FIRST_MILLISECONDS = 1_000;
+const LATE_TEMPLATE_RETRY_MAX_MILLISECONDS = 300_000;
+
+function markLate(policy: string): void {
+  if (lateTemplates.has(policy)) return;
+  if (lateTemplates.size >= LATE_TEMPLATES_KEPT) lateTemplates.clear();
+  lateTemplates.set(policy, { stops: 0, retryAt: 0 });
+}
+
+function stoppedAgain(policy: string): void {
+  const late = lateTemplates.get(policy);
+  if (!late) return;
+  late.stops++;
+  const wait = Math.min(
+    LATE_TEMPLATE_RETRY_FIRST_MILLISECONDS * 2 ** (late.stops - 1),
+    LATE_TEMPLATE_RETRY_MAX_MILLISECONDS,
+  );
+  late.retryAt = performance.now() + wait;
+}
 
 /**
  * Evaluates `batch` in the evaluation isolate, in one call: every Rego constraint of the object
@@ -210,10 +240,7 @@ function evaluateInIsolate(
     return;
   }
   const late = call.finished ? undefined : batch[call.itemInProgress ?? 0];
-  if (late) {
-    if (lateTemplates.size >= LATE_TEMPLATES_KEPT) lateTemplates.clear();
-    lateTemplates.add(late.policy);
-  }
+  if (late) markLate(late.policy);
   for (const { source } of batch) if (!replies.has(source)) replies.set(source, 'stopped');
 }
 
@@ -259,7 +286,9 @@ export function evaluateRegoTemplate(
         batch.push({ ...other, policy: otherCompiled.policy });
     }
     if (batch.length > 0) evaluateInIsolate(batch, context, engine, replies);
-    if (wasLate)
+    const retryAt = lateTemplates.get(compiled.policy)?.retryAt ?? 0;
+    if (wasLate && performance.now() < retryAt) replies.set(constraint, 'waiting');
+    else if (wasLate) {
       evaluateInIsolate(
         [{ source: constraint, code, policy: compiled.policy }],
         context,
@@ -268,8 +297,24 @@ export function evaluateRegoTemplate(
         LATE_TEMPLATE_MILLISECONDS,
         engine.lateEvaluator(compiled.policy),
       );
+      if (replies.get(constraint) === 'stopped') stoppedAgain(compiled.policy);
+    }
     reply = replies.get(constraint) ?? 'stopped';
   }
+  return outcomeOfReply(reply, wasLate, context);
+}
+
+/** The verdict a reply of the isolate gives (or the object's stop, when its Rego ran out of time). */
+function outcomeOfReply(
+  reply: RegoReply | 'stopped' | 'starting' | 'waiting',
+  wasLate: boolean,
+  context: VerdictContext,
+): TemplateOutcome {
+  if (reply === 'starting' || reply === 'stopped' || reply === 'waiting') noteClockBoundOutcome();
+  if (reply === 'waiting')
+    return {
+      unknown: text`the template's Rego stopped at its deadline of ${String(LATE_TEMPLATE_MILLISECONDS)} ms, the time given to a template that ran out of an object's time before, and is not evaluated again for a while`,
+    };
   if (reply === 'starting')
     return {
       unknown: text`the evaluation isolate that runs Rego is restarting after an evaluation that ran out of time; ask again in a moment`,

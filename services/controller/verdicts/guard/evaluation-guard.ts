@@ -7,8 +7,9 @@
 //   EvaluationAborted and the constraint, and every one after it, is `unknown`. The deadline is the
 //   process's CPU time, so that a verdict does not depend on how busy the machine is (the same object
 //   gets the same verdict on a quiet node and on an oversubscribed one), with a wall-clock backstop
-//   (60 ms by default), so that an evaluation starved of CPU still ends within the event-loop hold
-//   bound of 100 ms (issue 32: no request holds the loop longer, however busy the machine). Either
+//   (60 ms by default, less the time the thread waited for a CPU where Linux says: thread-run-queue.ts),
+//   so that an evaluation blocked or starved still ends within the event-loop hold bound of 100 ms
+//   (issue 32: no request holds the loop longer, however busy the machine). Either
 //   clock stops it with a reason that names the budget; The CPU clock costs microseconds to
 //   read, so an ordinary evaluation (well under a millisecond) never reads it: it is read once the
 //   evaluation has run a few milliseconds of wall time (CPU_CLOCK_AFTER_MILLISECONDS below);
@@ -18,8 +19,25 @@
 //   server's per-expression and per-call limits, which the CEL evaluator applies itself (those are the
 //   server's semantics: an exceeded CEL budget is an evaluation error, not `unknown`).
 
+import { runQueueWaitMilliseconds } from './thread-run-queue';
+
 /** Why an evaluation was stopped by the guard. */
 export type AbortCause = 'deadline' | 'work';
+
+// Outcomes that depend on the clock (a deadline, an isolate restarting) are counted: the same
+// request asked again a moment later may be decided, so an answer computed while this count moved is
+// not remembered (http/admission-check-route.ts). Work-budget stops depend on the input alone.
+let clockBoundOutcomes = 0;
+
+/** Counts an outcome a clock decided (a deadline reached, an isolate not ready in time). */
+export function noteClockBoundOutcome(): void {
+  clockBoundOutcomes++;
+}
+
+/** How many outcomes a clock decided so far in this process. */
+export function clockBoundOutcomeCount(): number {
+  return clockBoundOutcomes;
+}
 
 export class EvaluationAborted extends Error {
   constructor(
@@ -28,6 +46,7 @@ export class EvaluationAborted extends Error {
   ) {
     super(message);
     this.name = 'EvaluationAborted';
+    if (reasonCause === 'deadline') noteClockBoundOutcome();
   }
 }
 
@@ -106,8 +125,11 @@ export class EvaluationGuard {
   private wallStart: number;
   /** CPU time not counted (the process's first isolate starting during the evaluation). */
   private cpuDiscount = 0;
-  /** CPU time at the first reading, and the CPU counted for the evaluation before it. */
-  private cpuReading: { at: number; before: number } | undefined;
+  /**
+   * CPU time at the first reading, the CPU counted for the evaluation before it, and the thread's
+   * wait for a CPU then (read when the backstop is reached: only a long evaluation pays for it).
+   */
+  private cpuReading: { at: number; before: number; waitingAt?: number } | undefined;
   private readonly wallDeadline: number;
   private work = 0;
   private checkpoints = 0;
@@ -116,6 +138,7 @@ export class EvaluationGuard {
     readonly limits: EvaluationLimits = DEFAULT_EVALUATION_LIMITS,
     private readonly now: () => number = () => performance.now(),
     private readonly cpuNow: () => number = processCpuMilliseconds,
+    private readonly waitingForCpuNow: () => number | undefined = runQueueWaitMilliseconds,
   ) {
     this.wallStart = now();
     this.wallDeadline =
@@ -138,7 +161,11 @@ export class EvaluationGuard {
     // A tenth of a short deadline, so that what is counted before the reading stays a small part of it.
     const cpuClockAfter = Math.min(CPU_CLOCK_AFTER_MILLISECONDS, deadlineMilliseconds / 10);
     if (wallElapsed <= cpuClockAfter) return;
-    this.cpuReading ??= { at: this.cpuNow(), before: Math.min(wallElapsed, cpuClockAfter) };
+    this.cpuReading ??= {
+      at: this.cpuNow(),
+      before: Math.min(wallElapsed, cpuClockAfter),
+      waitingAt: this.waitingForCpuNow(),
+    };
     if (wallElapsed <= deadlineMilliseconds) return;
     const cpuUsed = this.cpuReading.before + (this.cpuNow() - this.cpuReading.at) - this.cpuDiscount;
     if (cpuUsed > deadlineMilliseconds)
@@ -146,11 +173,23 @@ export class EvaluationGuard {
         'deadline',
         `evaluation stopped at its deadline of ${this.limits.deadlineMilliseconds} ms of CPU for one object`,
       );
-    if (wallElapsed > this.wallDeadline)
+    if (wallElapsed > this.wallDeadline && this.heldMilliseconds(wallElapsed) > this.wallDeadline)
       throw new EvaluationAborted(
         'deadline',
         `evaluation stopped at its deadline of ${this.wallDeadline} ms of wall time for one object (with ${Math.round(cpuUsed)} of its ${deadlineMilliseconds} ms of CPU used: the machine is busy)`,
       );
+  }
+
+  /**
+   * Wall time the evaluation held the event loop: less the time the thread waited for a CPU since
+   * the first clock reading, where the kernel says (a busy machine's time is not the evaluation's;
+   * time blocked, on an isolate or a read, is).
+   */
+  private heldMilliseconds(wallElapsed: number): number {
+    const waitingAt = this.cpuReading?.waitingAt;
+    if (waitingAt === undefined) return wallElapsed;
+    const waiting = this.waitingForCpuNow();
+    return waiting === undefined ? wallElapsed : wallElapsed - Math.max(0, waiting - waitingAt);
   }
 
   /**

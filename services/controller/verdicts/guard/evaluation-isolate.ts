@@ -5,22 +5,35 @@ import {
   ISOLATE_HEAP_MEGABYTES,
   SIGNAL_DONE,
   SIGNAL_ITEM,
+  SIGNAL_REPLY_ID,
+  SIGNAL_REPLY_LENGTH,
+  SIGNAL_REQUEST_ID,
+  SIGNAL_SHARED_REQUEST,
+  SIGNAL_SLOTS,
   SIGNAL_STARTED,
+  SIGNAL_WAKE,
   type IsolateReply,
   type IsolateRequest,
   type WasmModule,
 } from './isolate-protocol';
+import {
+  readSharedReplies,
+  REPLY_AREA_BYTES,
+  REQUEST_AREA_BYTES,
+  writeSharedRequest,
+} from './shared-channel';
 
 // The evaluators that cannot stop themselves run in one worker thread, the evaluation isolate
 // (docs/decisions.md "Isolated evaluators"): Rego compiled to Wasm (`policy.evaluate()` is one
 // synchronous call) and JMESPath beyond plain paths (no checkpoint inside the interpreter). The
-// controller's evaluation stays synchronous: it posts the request and blocks on a shared flag
-// (Atomics.wait) for at most the wall time its guard has left, then reads the replies with
-// receiveMessageOnPort. An isolate that does not answer in time is terminated and a fresh one
+// controller's evaluation stays synchronous: it writes a Rego request into shared memory
+// (shared-channel.ts; anything else, or a request too large, is posted) and blocks on a shared flag
+// (Atomics.wait) for at most the wall time its guard has left, then reads the replies there (or
+// with receiveMessageOnPort). An isolate that does not answer in time is terminated and a fresh one
 // started, with every compiled policy loaded again (the Wasm modules are shared, not recompiled).
 // Its heap is limited, so an exploding value ends the isolate, not the controller; the values that
 // come back are plain data, refused there when their JSON would pass isolate-protocol's limit.
-// One call per admitted object (all its Rego constraints together): a call costs 17-60 µs of CPU.
+// One call per admitted object (all its Rego constraints together); docs/benchmarks.md has its cost.
 // A second isolate stands by, started and with every policy loaded, and takes over the moment one
 // is replaced: the next object does not wait for an isolate to start (about 50 ms).
 
@@ -38,8 +51,24 @@ interface Running {
   worker: Worker;
   port: MessagePort;
   signal: Int32Array;
+  /** Shared memory of Rego requests and their replies (shared-channel.ts). */
+  requestArea: Uint8Array;
+  replyArea: Uint8Array;
+  /** The inventory key each policy was last sent with: an unchanged inventory is not sent again. */
+  inventories: Map<string, string>;
   /** Set by the isolate's first answer: the isolate has loaded its code. */
   started: boolean;
+}
+
+/** Posts a message to the isolate and wakes it (it waits on SIGNAL_WAKE, not in its event loop). */
+function send(running: Running, message: IsolateRequest): void {
+  running.port.postMessage(message);
+  wake(running);
+}
+
+function wake(running: Running): void {
+  Atomics.store(running.signal, SIGNAL_WAKE, 1);
+  Atomics.notify(running.signal, SIGNAL_WAKE);
 }
 
 /**
@@ -96,8 +125,8 @@ export class EvaluationIsolate {
   load(policy: string, module: WasmModule, entrypoint: string): void {
     this.policies.set(policy, { module, entrypoint });
     const message = { kind: 'load', policy, module, entrypoint } satisfies IsolateRequest;
-    this.isolate().port.postMessage(message);
-    this.standby?.port.postMessage(message);
+    send(this.isolate(), message);
+    if (this.standby) send(this.standby, message);
   }
 
   /** Forgets a compiled policy (dropped from the engine's cache); a fresh isolate will not load it. */
@@ -125,9 +154,60 @@ export class EvaluationIsolate {
     const id = ++this.nextId;
     Atomics.store(running.signal, SIGNAL_DONE, 0);
     Atomics.store(running.signal, SIGNAL_ITEM, 0);
-    running.port.postMessage({ ...request, id } as IsolateRequest);
+    const shared = request.kind === 'rego' && this.sendShared(running, request, id);
+    if (!shared) {
+      // The isolate sets the inventories such a message carries itself.
+      if (request.kind === 'rego') for (const { policy } of request.items) running.inventories.delete(policy);
+      send(running, { ...request, id } as IsolateRequest);
+    }
     const outcome = Atomics.wait(running.signal, SIGNAL_DONE, 0, wait);
+    const finished = outcome !== 'timed-out' || Atomics.load(running.signal, SIGNAL_DONE) === 1;
+    const replies = this.receive(running, id, shared && finished);
+    if (finished) {
+      running.started = this.everStarted = true;
+      return { replies, finished };
+    }
+    const begun = Atomics.load(running.signal, SIGNAL_ITEM);
+    // Not begun: the isolate is still busy with what came before (a replacement loading its
+    // policies). Nothing of this call ran late, and replacing the isolate again would only start the
+    // loading anew: the call is answered as one that found the isolate starting. A shared request is
+    // taken back first, so that the isolate never reads the area while the next call writes it.
+    const takenBack = !shared || Atomics.compareExchange(running.signal, SIGNAL_SHARED_REQUEST, 1, 0) === 1;
+    if (begun === 0 && request.kind === 'rego' && takenBack)
+      return { replies, finished: false, starting: true };
+    this.replace(running);
+    return { replies, finished, itemInProgress: Math.max(0, begun - 1) };
+  }
+
+  /**
+   * Writes a Rego request into the isolate's shared request area and wakes it; false when it does
+   * not fit there (it goes by message). Inventories the isolate lacks go ahead by message.
+   */
+  private sendShared(running: Running, request: Request & { kind: 'rego' }, id: number): boolean {
+    if (!writeSharedRequest(running.requestArea, request.review, request.items)) return false;
+    for (const { policy, inventory } of request.items)
+      if (inventory && running.inventories.get(policy) !== inventory.key) {
+        running.port.postMessage({
+          kind: 'inventory',
+          policy,
+          key: inventory.key,
+          data: inventory.data,
+        } satisfies IsolateRequest);
+        running.inventories.set(policy, inventory.key);
+      }
+    Atomics.store(running.signal, SIGNAL_REQUEST_ID, id);
+    Atomics.store(running.signal, SIGNAL_SHARED_REQUEST, 1);
+    wake(running);
+    return true;
+  }
+
+  /** The replies to call `id`: from the reply area when a shared request finished there, and by message. */
+  private receive(running: Running, id: number, sharedFinished: boolean): IsolateReply[] {
     const replies: IsolateReply[] = [];
+    if (sharedFinished && Atomics.load(running.signal, SIGNAL_REPLY_ID) === id) {
+      const length = Atomics.load(running.signal, SIGNAL_REPLY_LENGTH);
+      if (length >= 0) return [{ kind: 'rego', id, replies: readSharedReplies(running.replyArea, length) }];
+    }
     for (
       let received = receiveMessageOnPort(running.port);
       received;
@@ -136,18 +216,7 @@ export class EvaluationIsolate {
       const reply = received.message as IsolateReply;
       if (reply.id === id) replies.push(reply);
     }
-    const finished = outcome !== 'timed-out' || Atomics.load(running.signal, SIGNAL_DONE) === 1;
-    if (finished) {
-      running.started = this.everStarted = true;
-      return { replies, finished };
-    }
-    const begun = Atomics.load(running.signal, SIGNAL_ITEM);
-    // Not begun: the isolate is still busy with what came before (a replacement loading its
-    // policies). Nothing of this call ran late, and replacing the isolate again would only start the
-    // loading anew: the call is answered as one that found the isolate starting.
-    if (begun === 0 && request.kind === 'rego') return { replies, finished: false, starting: true };
-    this.replace(running);
-    return { replies, finished, itemInProgress: Math.max(0, begun - 1) };
+    return replies;
   }
 
   /**
@@ -160,12 +229,7 @@ export class EvaluationIsolate {
     const running = this.isolate();
     const id = ++this.nextId;
     Atomics.store(running.signal, SIGNAL_DONE, 0);
-    running.port.postMessage({
-      kind: 'jmespath',
-      id,
-      expression: '`0`',
-      data: null,
-    } satisfies IsolateRequest);
+    send(running, { kind: 'jmespath', id, expression: '`0`', data: null });
     Atomics.wait(running.signal, SIGNAL_DONE, 0, FIRST_START_WAIT_MILLISECONDS);
     while (receiveMessageOnPort(running.port));
     running.started = this.everStarted = true;
@@ -179,12 +243,7 @@ export class EvaluationIsolate {
     if (running.started) return;
     const id = ++this.nextId;
     Atomics.store(running.signal, SIGNAL_DONE, 0);
-    running.port.postMessage({
-      kind: 'jmespath',
-      id,
-      expression: '`0`',
-      data: null,
-    } satisfies IsolateRequest);
+    send(running, { kind: 'jmespath', id, expression: '`0`', data: null });
     while (Atomics.load(running.signal, SIGNAL_DONE) === 0 && this.running === running)
       await new Promise((resolve) => setTimeout(resolve, 10));
     while (receiveMessageOnPort(running.port));
@@ -223,11 +282,18 @@ export class EvaluationIsolate {
 
   private startIsolate(): Running {
     const { port1, port2 } = new MessageChannel();
-    const signal = new Int32Array(new SharedArrayBuffer(12));
+    const signal = new Int32Array(new SharedArrayBuffer(SIGNAL_SLOTS * Int32Array.BYTES_PER_ELEMENT));
+    const requestArea = new Uint8Array(new SharedArrayBuffer(REQUEST_AREA_BYTES));
+    const replyArea = new Uint8Array(new SharedArrayBuffer(REPLY_AREA_BYTES));
     const entry = workerEntry(__dirname, 'isolate-worker');
     const worker = new Worker(entry.script, {
       eval: entry.eval,
-      workerData: { port: port2, signal: signal.buffer },
+      workerData: {
+        port: port2,
+        signal: signal.buffer,
+        requestArea: requestArea.buffer,
+        replyArea: replyArea.buffer,
+      },
       transferList: [port2],
       resourceLimits: {
         maxOldGenerationSizeMb: ISOLATE_HEAP_MEGABYTES,
@@ -237,7 +303,15 @@ export class EvaluationIsolate {
     });
     // The isolate never keeps the process alive, and one that fails is replaced at the next call.
     worker.unref();
-    const running: Running = { worker, port: port1, signal, started: false };
+    const running: Running = {
+      worker,
+      port: port1,
+      signal,
+      requestArea,
+      replyArea,
+      inventories: new Map(),
+      started: false,
+    };
     const ended = () => {
       if (this.running === running) this.running = undefined;
       if (this.standby === running) this.standby = undefined;
@@ -246,6 +320,7 @@ export class EvaluationIsolate {
     worker.on('exit', ended);
     for (const [policy, { module, entrypoint }] of this.policies)
       port1.postMessage({ kind: 'load', policy, module, entrypoint } satisfies IsolateRequest);
+    wake(running);
     return running;
   }
 }

@@ -82,6 +82,7 @@ function evaluate(object: KubernetesObject, deadlineMilliseconds: number) {
     kind: constraint.source.kind,
     verdict: verdict.verdict,
     reason: verdict.reason ? renderFullText(verdict.reason) : undefined,
+    stoppedBy: verdict.stoppedBy,
   }));
 }
 
@@ -94,6 +95,7 @@ describe('the evaluation guard in the evaluators outside CEL', () => {
       'ResourceQuota',
     ]);
     expect(verdicts.every((each) => each.verdict !== 'unknown')).toBe(true);
+    expect(verdicts.every((each) => each.stoppedBy === undefined)).toBe(true);
   });
 
   it('stops a large object at the deadline: that constraint and the rest are unknown with the reason', () => {
@@ -103,6 +105,8 @@ describe('the evaluation guard in the evaluators outside CEL', () => {
     for (const each of verdicts) {
       expect(each.verdict).toBe('unknown');
       expect(each.reason).toMatch(/evaluation stopped at its deadline/);
+      // Said apart from an undecidable rule: background evaluations try such a workload again.
+      expect(each.stoppedBy).toBe('deadline');
     }
   });
 

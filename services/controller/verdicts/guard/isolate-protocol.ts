@@ -31,6 +31,8 @@ export interface RegoItem {
 
 export type IsolateRequest =
   | { kind: 'load'; policy: string; module: WasmModule; entrypoint: string }
+  /** Gatekeeper's `data.inventory` for a policy, sent before a shared request that needs it. */
+  | { kind: 'inventory'; policy: string; key: string; data: unknown }
   | { kind: 'rego'; id: number; review: Uint8Array; items: RegoItem[] }
   | { kind: 'jmespath'; id: number; expression: string; data: unknown };
 
@@ -57,3 +59,22 @@ export const SIGNAL_STARTED = 1;
  * isolate never reached it.
  */
 export const SIGNAL_ITEM = 2;
+/**
+ * Index in the shared Int32Array: set to 1 by the controller whenever it has sent something (a
+ * message, a shared request); the isolate waits on it and sets it back to 0 before reading.
+ */
+export const SIGNAL_WAKE = 3;
+/**
+ * Index in the shared Int32Array: 1 while a shared request (shared-channel.ts) waits in the request
+ * area. The isolate claims it (1 to 0) before it begins; a controller that gives up on a request the
+ * isolate has not claimed takes it back the same way, so that the area is never read while rewritten.
+ */
+export const SIGNAL_SHARED_REQUEST = 4;
+/** Index in the shared Int32Array: the id of the shared request the reply area answers. */
+export const SIGNAL_REPLY_ID = 5;
+/** Index in the shared Int32Array: bytes of JSON in the reply area; -1: the replies came by message. */
+export const SIGNAL_REPLY_LENGTH = 6;
+/** Index in the shared Int32Array: the id of the shared request in the request area. */
+export const SIGNAL_REQUEST_ID = 7;
+/** Int32 slots of the shared signal array. */
+export const SIGNAL_SLOTS = 8;

@@ -1,4 +1,4 @@
-import { workerData, type MessagePort } from 'node:worker_threads';
+import { receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import { loadPolicySync, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import { REGO_HOST_BUILTINS } from '../gatekeeper/rego-builtins';
 import { installGoSprintf } from '../gatekeeper/rego-sprintf';
@@ -10,12 +10,18 @@ import {
   REGO_MEMORY,
   SIGNAL_DONE,
   SIGNAL_ITEM,
+  SIGNAL_REPLY_ID,
+  SIGNAL_REPLY_LENGTH,
+  SIGNAL_REQUEST_ID,
+  SIGNAL_SHARED_REQUEST,
   SIGNAL_STARTED,
+  SIGNAL_WAKE,
   type IsolateReply,
   type IsolateRequest,
   type RegoItem,
   type RegoReply,
 } from './isolate-protocol';
+import { readSharedRequest, writeSharedReplies } from './shared-channel';
 
 // The evaluation isolate (evaluation-isolate.ts): a worker thread with its own small heap that runs
 // the evaluators which cannot stop themselves (Rego compiled to Wasm is one synchronous call; a
@@ -23,8 +29,15 @@ import {
 // object's guard has left and replaces it when it does not answer: a looping template or an
 // exploding expression costs this thread, never the controller's event loop or heap.
 
-const { port, signal } = workerData as { port: MessagePort; signal: SharedArrayBuffer };
+const { port, signal, requestArea, replyArea } = workerData as {
+  port: MessagePort;
+  signal: SharedArrayBuffer;
+  requestArea: SharedArrayBuffer;
+  replyArea: SharedArrayBuffer;
+};
 const done = new Int32Array(signal);
+const requests = new Uint8Array(requestArea);
+const replies = new Uint8Array(replyArea);
 
 const policies = new Map<string, { policy: LoadedPolicy; entrypoint: string; inventoryKey?: string }>();
 
@@ -62,25 +75,45 @@ function messagesOf(resultSet: unknown): string[] | undefined {
   return messages.sort();
 }
 
-function evaluateRego(review: Uint8Array, item: RegoItem): RegoReply {
-  const loaded = policies.get(item.policy);
+function evaluateRego(policy: string, input: () => Uint8Array, inventory?: RegoItem['inventory']): RegoReply {
+  const loaded = policies.get(policy);
   if (!loaded) return { error: 'the compiled template is not loaded in the evaluation isolate' };
-  const input = new Uint8Array(review.byteLength + item.parameters.byteLength);
-  input.set(review);
-  input.set(item.parameters, review.byteLength);
   let resultSet: unknown;
   try {
-    if (item.inventory && loaded.inventoryKey !== item.inventory.key) {
-      loaded.policy.setData(item.inventory.data as object);
-      loaded.inventoryKey = item.inventory.key;
+    if (inventory && loaded.inventoryKey !== inventory.key) {
+      loaded.policy.setData(inventory.data as object);
+      loaded.inventoryKey = inventory.key;
     }
-    resultSet = loaded.policy.evaluate(input.buffer, loaded.entrypoint);
+    resultSet = loaded.policy.evaluate(input().buffer, loaded.entrypoint);
   } catch (error) {
     return { error: messageOf(error) };
   }
   if (jsonLengthWithin(resultSet, MAX_RESULT_LENGTH) === undefined) return { tooLarge: true };
   const messages = messagesOf(resultSet);
   return messages ? { messages } : { notViolations: true };
+}
+
+function joined(review: Uint8Array, parameters: Uint8Array): Uint8Array {
+  const input = new Uint8Array(review.byteLength + parameters.byteLength);
+  input.set(review);
+  input.set(parameters, review.byteLength);
+  return input;
+}
+
+/** A request from the shared request area (shared-channel.ts), answered in the reply area. */
+function answerSharedRequest(): void {
+  const id = Atomics.load(done, SIGNAL_REQUEST_ID);
+  const { header, inputOf } = readSharedRequest(requests);
+  const answers = header.items.map(({ policy }, index) => {
+    // One more than the item's index: 0 says the request has not begun (the isolate was busy).
+    Atomics.store(done, SIGNAL_ITEM, index + 1);
+    return evaluateRego(policy, () => inputOf(index));
+  });
+  const length = writeSharedReplies(replies, answers);
+  if (length === undefined) post({ kind: 'rego', id, replies: answers });
+  Atomics.store(done, SIGNAL_REPLY_LENGTH, length ?? -1);
+  Atomics.store(done, SIGNAL_REPLY_ID, id);
+  finish();
 }
 
 function evaluateJmesPath(id: number, expression: string, data: unknown): IsolateReply {
@@ -102,9 +135,7 @@ function evaluateJmesPath(id: number, expression: string, data: unknown): Isolat
   }
 }
 
-installGoSprintf();
-
-port.on('message', (request: IsolateRequest) => {
+function answer(request: IsolateRequest): void {
   switch (request.kind) {
     case 'load':
       try {
@@ -120,6 +151,14 @@ port.on('message', (request: IsolateRequest) => {
         // Evaluating it answers that it is not loaded.
       }
       return;
+    case 'inventory': {
+      const loaded = policies.get(request.policy);
+      if (loaded && loaded.inventoryKey !== request.key) {
+        loaded.policy.setData(request.data as object);
+        loaded.inventoryKey = request.key;
+      }
+      return;
+    }
     case 'rego':
       post({
         kind: 'rego',
@@ -127,7 +166,7 @@ port.on('message', (request: IsolateRequest) => {
         replies: request.items.map((item, index) => {
           // One more than the item's index: 0 says the request has not begun (the isolate was busy).
           Atomics.store(done, SIGNAL_ITEM, index + 1);
-          return evaluateRego(request.review, item);
+          return evaluateRego(item.policy, () => joined(request.review, item.parameters), item.inventory);
         }),
       });
       finish();
@@ -137,7 +176,21 @@ port.on('message', (request: IsolateRequest) => {
       finish();
       return;
   }
-});
+}
+
+installGoSprintf();
 
 Atomics.store(done, SIGNAL_STARTED, 1);
 Atomics.notify(done, SIGNAL_STARTED);
+
+// The isolate does nothing but answer: it waits on the wake flag, not in its event loop (a message's
+// dispatch through the event loop cost more than a small evaluation). Messages first (policies,
+// inventories, requests too large for the shared area), in the order sent; then the shared request.
+// terminate() ends the wait.
+for (;;) {
+  Atomics.wait(done, SIGNAL_WAKE, 0);
+  Atomics.store(done, SIGNAL_WAKE, 0);
+  for (let received = receiveMessageOnPort(port); received; received = receiveMessageOnPort(port))
+    answer(received.message as IsolateRequest);
+  if (Atomics.compareExchange(done, SIGNAL_SHARED_REQUEST, 1, 0) === 1) answerSharedRequest();
+}

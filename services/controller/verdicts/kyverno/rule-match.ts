@@ -58,6 +58,9 @@ function anyOf(decisions: readonly MatchDecision[]): MatchDecision {
   return open ?? NOT_SELECTED;
 }
 
+/** A rule without `match`: one object, so that what is read of it is read once. */
+const NO_BLOCK: Fields = {};
+
 const decided = (holds: boolean): MatchDecision => (holds ? SELECTED : NOT_SELECTED);
 
 function strings(value: unknown): string[] {
@@ -89,12 +92,17 @@ function parseKindSelector(value: string): { group: string; version: string; kin
   }
 }
 
-function kindsMatch(kinds: readonly string[], object: KubernetesObject, throughAutogen: boolean): boolean {
+type KindSelector = ReturnType<typeof parseKindSelector>;
+
+function kindsMatch(
+  selectors: readonly KindSelector[],
+  object: KubernetesObject,
+  throughAutogen: boolean,
+): boolean {
   const group = groupOf(object.apiVersion);
   const version = versionOf(object.apiVersion);
   const kind = object.kind ?? '';
-  return kinds.some((entry) => {
-    const selector = parseKindSelector(entry);
+  return selectors.some((selector) => {
     // The generated rule names the controllers where the rule names Pod, at their served version.
     if (throughAutogen && selector.kind === 'Pod') return true;
     return (
@@ -143,12 +151,51 @@ function stringMap(value: unknown): Record<string, string> {
   return isStringRecord(value) ? value : {};
 }
 
+/**
+ * What a filter names, read once per filter object: a policy's rules do not change while the index
+ * holds them (a changed policy is a new object), and every admission asks again (issue 32: ordinary
+ * verdicts keep their cost).
+ */
+interface CompiledFilter {
+  /** It names nothing: Kyverno matches nothing with it and excludes nothing with it. */
+  empty: boolean;
+  resources: Fields;
+  operations: string[];
+  kinds: KindSelector[];
+  names: string[];
+  namespaces: string[];
+  /** It names no roles, cluster roles or subjects: who asks does not matter. */
+  anyRequester: boolean;
+}
+
+const compiledFilters = new WeakMap<Fields, CompiledFilter>();
+
+function compiledFilter(filter: Fields): CompiledFilter {
+  let compiled = compiledFilters.get(filter);
+  if (compiled === undefined) {
+    const resources = isRecord(filter.resources) ? filter.resources : {};
+    compiled = {
+      empty: isEmptyFilter(filter),
+      resources,
+      operations: strings(resources.operations),
+      kinds: strings(resources.kinds).map(parseKindSelector),
+      names: strings(resources.names),
+      namespaces: strings(resources.namespaces),
+      anyRequester:
+        strings(filter.roles).length === 0 &&
+        strings(filter.clusterRoles).length === 0 &&
+        !(Array.isArray(filter.subjects) && filter.subjects.some(isRecord)),
+    };
+    compiledFilters.set(filter, compiled);
+  }
+  return compiled;
+}
+
 /** The resource part of a filter: operations, kinds, names, namespaces, annotations, selectors. */
-function resourceDecision(resources: Fields, request: MatchRequest): MatchDecision {
+function resourceDecision(filter: CompiledFilter, request: MatchRequest): MatchDecision {
+  const { resources, operations, kinds, names, namespaces } = filter;
   const { object, operation, namespace, namespaceLabels } = request.admitted;
-  const operations = strings(resources.operations);
   if (operations.length > 0 && !operations.includes(operation)) return NOT_SELECTED;
-  const kinds = strings(resources.kinds);
   if (kinds.length > 0 && !kindsMatch(kinds, object, request.throughAutogen)) return NOT_SELECTED;
   const metadata = isRecord(object.metadata) ? object.metadata : {};
   const name =
@@ -159,16 +206,13 @@ function resourceDecision(resources: Fields, request: MatchRequest): MatchDecisi
         : '';
   if (typeof resources.name === 'string' && resources.name !== '' && !matchesWildcard(resources.name, name))
     return NOT_SELECTED;
-  const names = strings(resources.names);
   if (names.length > 0 && !names.some((pattern) => matchesWildcard(pattern, name))) return NOT_SELECTED;
   const isNamespace = object.kind === 'Namespace';
   const ownNamespace = isNamespace ? name : namespace;
-  const namespaces = strings(resources.namespaces);
   if (namespaces.length > 0 && !namespaces.some((pattern) => matchesWildcard(pattern, ownNamespace)))
     return NOT_SELECTED;
-  const annotations = stringMap(metadata.annotations);
   if (resources.annotations !== undefined && resources.annotations !== null) {
-    if (!annotationsMatch(resources.annotations, annotations)) return NOT_SELECTED;
+    if (!annotationsMatch(resources.annotations, stringMap(metadata.annotations))) return NOT_SELECTED;
   }
   if (resources.selector !== undefined && resources.selector !== null) {
     if (!selectorMatches(resources.selector, stringMap(metadata.labels))) return NOT_SELECTED;
@@ -227,15 +271,25 @@ function requesterDecision(filter: Fields, requester: Requester | undefined): Ma
 }
 
 function filterDecision(filter: Fields, request: MatchRequest): MatchDecision {
-  const resources = isRecord(filter.resources) ? filter.resources : {};
+  const compiled = compiledFilter(filter);
+  if (compiled.empty) return NOT_SELECTED;
   // A filter that fails on the resource fails whoever asks.
-  const resource = resourceDecision(resources, request);
-  if (resource.kind === 'not-selected') return resource;
+  const resource = resourceDecision(compiled, request);
+  if (resource.kind === 'not-selected' || compiled.anyRequester) return resource;
   return allOf([resource, requesterDecision(filter, request.admitted.requester)]);
 }
 
-function filtersOf(block: Fields, key: 'any' | 'all'): Fields[] {
-  return Array.isArray(block[key]) ? block[key].filter(isRecord) : [];
+const filterLists = new WeakMap<Fields, { any: Fields[]; all: Fields[] }>();
+
+/** A block's `any` and `all` filters, read once per block object (as compiledFilter). */
+function filtersOf(block: Fields): { any: Fields[]; all: Fields[] } {
+  let lists = filterLists.get(block);
+  if (lists === undefined) {
+    const listOf = (key: 'any' | 'all') => (Array.isArray(block[key]) ? block[key].filter(isRecord) : []);
+    lists = { any: listOf('any'), all: listOf('all') };
+    filterLists.set(block, lists);
+  }
+  return lists;
 }
 
 /** A filter that names nothing: Kyverno matches nothing with it and excludes nothing with it. */
@@ -249,33 +303,19 @@ function isEmptyFilter(filter: Fields): boolean {
   );
 }
 
-function selectingFilter(filter: Fields, request: MatchRequest): MatchDecision {
-  return isEmptyFilter(filter) ? NOT_SELECTED : filterDecision(filter, request);
-}
-
-/** Whether a `match` block selects the request (`any` first, then `all`, else the legacy form). */
-function matchDecision(block: Fields, request: MatchRequest): MatchDecision {
-  const any = filtersOf(block, 'any');
-  if (any.length > 0) return anyOf(any.map((filter) => selectingFilter(filter, request)));
-  const all = filtersOf(block, 'all');
-  if (all.length > 0) return allOf(all.map((filter) => selectingFilter(filter, request)));
-  return selectingFilter(block, request);
-}
-
-/** Whether an `exclude` block takes the request out. */
-function excludeDecision(block: Fields, request: MatchRequest): MatchDecision {
-  const any = filtersOf(block, 'any');
-  if (any.length > 0) return anyOf(any.map((filter) => selectingFilter(filter, request)));
-  const all = filtersOf(block, 'all');
-  if (all.length > 0) return allOf(all.map((filter) => selectingFilter(filter, request)));
-  return selectingFilter(block, request);
+/** Whether a `match` or `exclude` block selects the request (`any` first, then `all`, else the legacy form). */
+function blockDecision(block: Fields, request: MatchRequest): MatchDecision {
+  const { any, all } = filtersOf(block);
+  if (any.length > 0) return anyOf(any.map((filter) => filterDecision(filter, request)));
+  if (all.length > 0) return allOf(all.map((filter) => filterDecision(filter, request)));
+  return filterDecision(block, request);
 }
 
 /** The rule's match, less its exclude: whether Kyverno applies the rule to this request. */
 export function ruleSelectsRequest(rule: Fields, request: MatchRequest): MatchDecision {
-  const matched = matchDecision(isRecord(rule.match) ? rule.match : {}, request);
+  const matched = blockDecision(isRecord(rule.match) ? rule.match : NO_BLOCK, request);
   if (matched.kind === 'not-selected' || !isRecord(rule.exclude)) return matched;
-  const excluded = excludeDecision(rule.exclude, request);
+  const excluded = blockDecision(rule.exclude, request);
   if (excluded.kind === 'selected') return NOT_SELECTED;
   if (excluded.kind === 'not-selected') return matched;
   return matched.kind === 'undecided' ? matched : excluded;
