@@ -186,35 +186,41 @@ const STEADY_RATE = 50;
 async function reflectionUnderSteadyTraffic(apiServer, controller, side, rejectedBefore) {
   const steady = { ...side, connections: 4, overallRate: STEADY_RATE, durationSeconds: 10 };
   await loadTest({ ...steady, durationSeconds: 2 });
-  const atRest = await loadTest(steady);
-  const duringCreate = loadTest(steady);
-  await new Promise((resolve) => setTimeout(resolve, 1_000));
-  const created = await policyChangeReflection(apiServer, controller, true, rejectedBefore);
-  const createdLoad = await duringCreate;
-  const duringDelete = loadTest(steady);
-  await new Promise((resolve) => setTimeout(resolve, 1_000));
-  const deleted = await policyChangeReflection(apiServer, controller, false, created.rejectedAfter);
-  const deletedLoad = await duringDelete;
-  const afterRest = await loadTest(steady);
-  // Palindromic (rest, change, change, rest): the machine's drift hits both sides alike; each
-  // side's p99 is the mean of its two windows.
-  const restP99Ms = (atRest.latencyMs.p99 + afterRest.latencyMs.p99) / 2;
-  const busyP99Ms = (createdLoad.latencyMs.p99 + deletedLoad.latencyMs.p99) / 2;
+  /** @type {number[]} */
+  const restP99 = [];
+  /** @type {number[]} */
+  const busyP99 = [];
+  /** @type {Array<Awaited<ReturnType<typeof policyChangeReflection>>>} */
+  const changes = [];
+  let rejected = rejectedBefore;
+  // Rest and change windows alternate (rest, create, rest, delete, twice, then rest), so the
+  // machine's drift hits both sides alike; each side's p99 is the median of its windows.
+  for (let round = 0; round < 2; round++)
+    for (const present of [true, false]) {
+      restP99.push((await loadTest(steady)).latencyMs.p99);
+      const during = loadTest(steady);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const change = await policyChangeReflection(apiServer, controller, present, rejected);
+      rejected = change.rejectedAfter;
+      changes.push(change);
+      busyP99.push((await during).latencyMs.p99);
+    }
+  restP99.push((await loadTest(steady)).latencyMs.p99);
+  const restP99Ms = median(restP99);
+  const busyP99Ms = median(busyP99);
+  const slowest = (/** @type {boolean} */ created) =>
+    Math.max(...changes.filter((_, index) => (index % 2 === 0) === created).map((change) => change.seconds));
   return {
     ratePerSecond: STEADY_RATE,
-    created,
-    deleted,
+    workloads: changes[0]?.workloads ?? 0,
+    createdSeconds: slowest(true),
+    deletedSeconds: slowest(false),
+    changes,
     restP99Ms,
     busyP99Ms,
-    restRunsP99Ms: [atRest.latencyMs.p99, afterRest.latencyMs.p99],
-    duringChangeP99Ms: [createdLoad.latencyMs.p99, deletedLoad.latencyMs.p99],
+    restRunsP99Ms: restP99,
+    duringChangeP99Ms: busyP99,
     p99Ratio: busyP99Ms / restP99Ms,
-    requestsPerSecond: [
-      atRest.requestsPerSecond,
-      createdLoad.requestsPerSecond,
-      deletedLoad.requestsPerSecond,
-      afterRest.requestsPerSecond,
-    ],
   };
 }
 

@@ -217,7 +217,7 @@ test('a Kyverno ClusterPolicy in Enforce puts the unlabelled workload at risk in
   await applyObjects([KYVERNO_POLICY]);
   await expectAtRisk(
     'kyverno-ns',
-    ['Deployment/unlabelled:rejected:require-team-kyverno'],
+    ['Deployment/unlabelled:rejected:require-team-kyverno/team-label'],
     'the Kyverno policy reflected',
   );
   for (const namespace of ['gatekeeper-ns', 'pod-security-ns', 'untouched'])
