@@ -9,6 +9,7 @@ import { startCluster, waitFor, type Cluster } from './harness';
 import { labelledDeployment as deployment } from '../support/required-label-policy';
 import { ControllerApi, ManagedProcess, requireBuiltEntries } from './forewarn-support';
 import { controllerReady, launchController, requireStarted } from './controller-process';
+import { kubectlOk as kubectlOkIn, risksOf as risksIn } from './risks-support';
 import { crdManifest } from './forewarn-crds';
 
 const NAMESPACES = ['kyverno-ns', 'gatekeeper-ns', 'pod-security-ns', 'untouched'] as const;
@@ -114,34 +115,17 @@ const RESTRICTED_TEMPLATE_PATCH = {
   },
 };
 
-interface RiskWorkload {
-  kind: string;
-  name: string;
-  outcome: string;
-  findings: Array<{ name: string; verdict: string }>;
-}
-
 let cluster: Cluster | undefined;
 let controller: ManagedProcess | undefined;
 let api: ControllerApi | undefined;
 const running = () => requireStarted(cluster, api);
 
-async function kubectlOk(args: string[], stdin?: string): Promise<string> {
-  const result = await running().cluster.kubectl(args, stdin === undefined ? {} : { stdin });
-  if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
-  return result.stdout;
-}
+const kubectlOk = (args: string[], stdin?: string) => kubectlOkIn(running().cluster, args, stdin);
 
 const applyObjects = (objects: object[]) =>
   kubectlOk(['apply', '-f', '-'], objects.map((object) => JSON.stringify(object)).join('\n'));
 
-async function risksOf(
-  namespace: string,
-): Promise<{ evaluated: boolean; pending: number; workloads: RiskWorkload[] }> {
-  const response = await fetch(`${running().api.baseUrl}/resources/risks/${namespace}`);
-  if (response.status !== 200) throw new Error(`risks of ${namespace}: HTTP ${response.status}`);
-  return (await response.json()) as { evaluated: boolean; pending: number; workloads: RiskWorkload[] };
-}
+const risksOf = (namespace: string) => risksIn(running().api.baseUrl, namespace);
 
 /** `Kind/name:outcome` of each workload at risk, with the names of the policies it fails. */
 async function atRisk(namespace: string): Promise<string[]> {

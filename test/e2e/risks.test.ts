@@ -7,6 +7,7 @@ import { startCluster, waitFor, type Cluster } from './harness';
 import { labelledDeployment as deployment, requiredLabelPolicy } from '../support/required-label-policy';
 import { ControllerApi, ManagedProcess, requireBuiltEntries } from './forewarn-support';
 import { controllerReady, launchController, requireStarted } from './controller-process';
+import { kubectlOk as kubectlOkIn, risksOf as risksIn } from './risks-support';
 
 const WORKLOADS = [
   deployment('risky', 'unlabelled'),
@@ -21,31 +22,14 @@ const POLICY = requiredLabelPolicy({
   matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'risky' } } },
 });
 
-interface RiskWorkload {
-  kind: string;
-  name: string;
-  outcome: string;
-  findings: Array<{ name: string; verdict: string; evidence: unknown[] }>;
-}
-
 let cluster: Cluster | undefined;
 let controller: ManagedProcess | undefined;
 let api: ControllerApi | undefined;
 const running = () => requireStarted(cluster, api);
 
-async function kubectlOk(args: string[], stdin?: string): Promise<string> {
-  const result = await running().cluster.kubectl(args, stdin === undefined ? {} : { stdin });
-  if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
-  return result.stdout;
-}
+const kubectlOk = (args: string[], stdin?: string) => kubectlOkIn(running().cluster, args, stdin);
 
-async function risksOf(
-  namespace: string,
-): Promise<{ evaluated: boolean; pending: number; workloads: RiskWorkload[] }> {
-  const response = await fetch(`${running().api.baseUrl}/resources/risks/${namespace}`);
-  if (response.status !== 200) throw new Error(`risks of ${namespace}: HTTP ${response.status}`);
-  return (await response.json()) as { evaluated: boolean; pending: number; workloads: RiskWorkload[] };
-}
+const risksOf = (namespace: string) => risksIn(running().api.baseUrl, namespace);
 
 const atRisk = async (namespace: string) =>
   (await risksOf(namespace)).workloads.map(
