@@ -127,7 +127,7 @@ export class EvaluationGuard {
   private cpuDiscount = 0;
   /**
    * CPU time at the first reading, the CPU counted for the evaluation before it, and the thread's
-   * wait for a CPU then (read when the backstop is reached: only a long evaluation pays for it).
+   * wait for a CPU then (read with it, a few milliseconds in: only a long evaluation pays for it).
    */
   private cpuReading: { at: number; before: number; waitingAt?: number } | undefined;
   private readonly wallDeadline: number;
