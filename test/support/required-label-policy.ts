@@ -80,3 +80,25 @@ export function labelledDeployment(
     },
   };
 }
+
+/** A namespaced Kyverno Policy (Audit) asking Deployments of `namespace` for an `owner` label. */
+export function ownerLabelKyvernoPolicy(namespace: string): KubernetesObject {
+  return {
+    apiVersion: 'kyverno.io/v1',
+    kind: 'Policy',
+    metadata: { name: 'owner-label', namespace },
+    spec: {
+      validationFailureAction: 'Audit',
+      rules: [
+        {
+          name: 'owner',
+          match: { any: [{ resources: { kinds: ['Deployment'] } }] },
+          validate: {
+            message: 'an owner label is required',
+            pattern: { metadata: { labels: { owner: '?*' } } },
+          },
+        },
+      ],
+    },
+  };
+}

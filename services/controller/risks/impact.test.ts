@@ -1,6 +1,6 @@
 import type { KubernetesObject } from '../../model/kubernetes';
 import { indexObjects } from '../../../test/support/controller-fixtures';
-import { requiredLabelPolicy } from '../../../test/support/required-label-policy';
+import { ownerLabelKyvernoPolicy, requiredLabelPolicy } from '../../../test/support/required-label-policy';
 import { computeImpact, ImpactRequestError, proposedObjectsOf } from './impact';
 import { RequestBudget } from '../check/request-budget';
 import { RiskTracker } from './risk-tracker';
@@ -27,24 +27,7 @@ function deployment(namespace: string, name: string, labels: Record<string, stri
   };
 }
 
-const kyvernoWarnPolicy: KubernetesObject = {
-  apiVersion: 'kyverno.io/v1',
-  kind: 'Policy',
-  metadata: { name: 'owner-label', namespace: 'blog' },
-  spec: {
-    validationFailureAction: 'Audit',
-    rules: [
-      {
-        name: 'owner',
-        match: { any: [{ resources: { kinds: ['Deployment'] } }] },
-        validate: {
-          message: 'an owner label is required',
-          pattern: { metadata: { labels: { owner: '?*' } } },
-        },
-      },
-    ],
-  },
-};
+const kyvernoWarnPolicy = ownerLabelKyvernoPolicy('blog');
 
 async function cluster(objects: KubernetesObject[]) {
   const indexed = indexObjects([

@@ -1,7 +1,7 @@
 import type { DetailLevel } from '../../model/api';
 import type { KubernetesObject } from '../../model/kubernetes';
 import { indexObjects } from '../../../test/support/controller-fixtures';
-import { requiredLabelPolicy } from '../../../test/support/required-label-policy';
+import { ownerLabelKyvernoPolicy, requiredLabelPolicy } from '../../../test/support/required-label-policy';
 import { policyReportSource } from '../policy-report-wiring';
 import {
   buildClusterPolicyReport,
@@ -39,24 +39,7 @@ function deployment(namespace: string, name: string, labels: Record<string, stri
 }
 
 /** A namespaced Kyverno policy of `shop` itself: its name is the namespace's own, shown at every level. */
-const SHOP_OWNER_POLICY: KubernetesObject = {
-  apiVersion: 'kyverno.io/v1',
-  kind: 'Policy',
-  metadata: { name: 'owner-label', namespace: 'shop' },
-  spec: {
-    validationFailureAction: 'Audit',
-    rules: [
-      {
-        name: 'owner',
-        match: { any: [{ resources: { kinds: ['Deployment'] } }] },
-        validate: {
-          message: 'an owner label is required',
-          pattern: { metadata: { labels: { owner: '?*' } } },
-        },
-      },
-    ],
-  },
-};
+const SHOP_OWNER_POLICY = ownerLabelKyvernoPolicy('shop');
 
 /** An audit-only ClusterPolicy prints nothing to the caller: its name is hidden below `full`. */
 const CLUSTER_AUDIT_POLICY: KubernetesObject = {
