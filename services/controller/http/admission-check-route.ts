@@ -1,6 +1,7 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { isDns1123Label, isRecord, type KubernetesObject } from '../../model/kubernetes';
 import { describeWorkload } from '../../model/workload';
+import { withFields } from '../../model/with-fields';
 import type { IncomingMessage } from 'node:http';
 import {
   admissionCheckCandidates,
@@ -176,7 +177,11 @@ function computeAnswer(
   return {
     status: 200,
     body: checkRequest.view
-      ? buildAdmissionCheck(dependencies.index, checkRequest, { ...options, view: checkRequest.view })
+      ? buildAdmissionCheck(
+          dependencies.index,
+          checkRequest,
+          withFields(options, { view: checkRequest.view }),
+        )
       : buildAdmissionCheck(dependencies.index, checkRequest, options),
   };
 }

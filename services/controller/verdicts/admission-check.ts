@@ -16,6 +16,7 @@ import { pluralOfKind, targetsInclude } from '../../model/resources';
 import { isNameVisible, renderText, type Text, type Viewer } from '../../model/text';
 import { viewerForConstraint } from '../../model/name-visibility';
 import { workloadLabels } from '../../model/workload-kinds';
+import { withFields } from '../../model/with-fields';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { matchingConstraints, toListedConstraint } from '../views/constraint-list';
 import { compareBySeverityThenName } from '../views/ordering';
@@ -189,7 +190,7 @@ function warningEntry(
 
 /** Warnings are read by whoever applies: names by the one naming rule (model/name-visibility.ts), details kept. */
 function warningViewer(viewer: Viewer): Viewer {
-  return viewer.level === 'full' ? { ...viewer, level: 'detailed' } : viewer;
+  return viewer.level === 'full' ? withFields(viewer, { level: 'detailed' as const }) : viewer;
 }
 
 /**
@@ -312,11 +313,9 @@ function withDefaultsUnderGuard(
   guard: EvaluationGuard,
 ): AdmissionCheckRequest {
   try {
-    return {
-      ...request,
-      object: withServerDefaults(request.object, guard),
-      ...(request.oldObject ? { oldObject: withServerDefaults(request.oldObject, guard) } : {}),
-    };
+    const object = withServerDefaults(request.object, guard);
+    const oldObject = request.oldObject && withServerDefaults(request.oldObject, guard);
+    return withFields(request, oldObject ? { object, oldObject } : { object });
   } catch (error) {
     if (error instanceof EvaluationAborted) return request;
     throw error;
@@ -367,7 +366,7 @@ function renderedCheck(
           // A level the caller's own RBAC granted (`levelOf`) stands; the webhook's `full` does not.
           const entry = warningEntry(constraint, verdict, levelOf ? viewerOf(constraint) : warningsViewer);
           if (!entry) return [];
-          return levelOf ? [{ ...entry, detailLevel: levelOf(constraint) }] : [entry];
+          return levelOf ? [withFields(entry, { detailLevel: levelOf(constraint) })] : [entry];
         })
         .sort(compareChecked),
     };

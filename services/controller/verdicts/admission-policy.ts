@@ -1,6 +1,7 @@
 import type { ConstraintDraft as Constraint } from '../../model/constraint';
 import { groupOf, isRecord, versionOf, type KubernetesObject } from '../../model/kubernetes';
 import { pluralOfKind } from '../../model/resources';
+import { withFields } from '../../model/with-fields';
 import { detail, objectName, text, type Text } from '../../model/text';
 import { admittedAsCelInput, toCelInput } from './cel/cel-program';
 import {
@@ -195,7 +196,7 @@ function combined(outcomes: readonly VerdictOutcome[]): VerdictOutcome {
   if (verdicts.length === 0) return NOT_APPLICABLE;
   const violations = verdicts.filter((verdict) => verdict.verdict === 'violates');
   if (violations.length > 0)
-    return { ...violations[0], evidence: violations.flatMap((violation) => violation.evidence) };
+    return withFields(violations[0], { evidence: violations.flatMap((violation) => violation.evidence) });
   return verdicts.find((verdict) => verdict.verdict === 'unknown') ?? verdicts[0];
 }
 

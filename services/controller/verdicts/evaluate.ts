@@ -10,6 +10,7 @@ import { evaluatePodSecurityAdmission } from './pod-security-admission';
 import { evaluateGatekeeperConstraint } from './gatekeeper/gatekeeper-constraint';
 import { GATEKEEPER_CONSTRAINT_GROUP } from '../../model/gatekeeper';
 import { groupOf } from '../../model/kubernetes';
+import { withFields } from '../../model/with-fields';
 import { evaluateResourceQuota } from './resource-quota';
 import {
   DEFAULT_EVALUATION_LIMITS,
@@ -123,11 +124,10 @@ export function evaluateVerdicts(
   limits: EvaluationLimits = DEFAULT_EVALUATION_LIMITS,
 ): ConstraintVerdict[] {
   // A guard given by the caller has already counted the object's preparation (defaulting).
-  const guarded: VerdictContext = {
-    ...context,
+  const guarded: VerdictContext = withFields(context, {
     guard: context.guard ?? new EvaluationGuard(limits),
     constraints,
-  };
+  });
   return underGuard(guarded.guard, () => verdictsUnderGuard(constraints, guarded));
 }
 
@@ -150,7 +150,7 @@ function verdictsUnderGuard(
         stopped = error;
         verdicts.push({
           constraint,
-          verdict: { ...unknown(text`${error.message}`), stoppedBy: error.reasonCause },
+          verdict: withFields(unknown(text`${error.message}`), { stoppedBy: error.reasonCause }),
         });
         continue;
       }
