@@ -3,7 +3,8 @@ import { groupOf, isRecord, versionOf, type KubernetesObject } from '../../model
 import { pluralOfKind } from '../../model/resources';
 import { withFields } from '../../model/with-fields';
 import { detail, objectName, text, type Text } from '../../model/text';
-import { admittedAsCelInput, toCelInput } from './cel/cel-program';
+import { admittedAsCelInput, objectAsCelInput, toCelInput } from './cel/cel-program';
+import { factOfEvaluation } from './evaluation-memo';
 import {
   CelCostExceeded,
   RUNTIME_CEL_COST_BUDGET,
@@ -14,6 +15,7 @@ import {
   firstReferencePath,
   type CompiledPolicy,
   type CompiledValidation,
+  type IterationShape,
 } from './cel/compiled-policy';
 import {
   NOT_APPLICABLE,
@@ -85,13 +87,25 @@ function messageOf(validation: CompiledValidation, run: PolicyRun): string {
   return validation.message ?? `failed expression: ${validation.expression}`;
 }
 
-function elementLabel(listPath: string, element: unknown, index: number): string {
-  const field = listPath.slice(listPath.lastIndexOf('.') + 1);
-  const singular = field
-    .replace(/ies$/, 'y')
-    .replace(/s$/, '')
-    .replace(/([a-z])([A-Z])/g, '$1 $2')
-    .toLowerCase();
+// `container` for `spec.template.spec.containers`: once per compiled validation, not per element.
+const singulars = new WeakMap<IterationShape, string>();
+
+function singularOf(iteration: IterationShape): string {
+  let singular = singulars.get(iteration);
+  if (singular === undefined) {
+    const field = iteration.listPath.slice(iteration.listPath.lastIndexOf('.') + 1);
+    singular = field
+      .replace(/ies$/, 'y')
+      .replace(/s$/, '')
+      .replace(/([a-z])([A-Z])/g, '$1 $2')
+      .toLowerCase();
+    singulars.set(iteration, singular);
+  }
+  return singular;
+}
+
+function elementLabel(iteration: IterationShape, element: unknown, index: number): string {
+  const singular = singularOf(iteration);
   const name = isRecord(element) && typeof element.name === 'string' ? element.name : undefined;
   return name === undefined ? `${singular} #${index}` : `${singular} "${name}"`;
 }
@@ -118,7 +132,7 @@ function failingElements(validation: CompiledValidation, run: PolicyRun, message
     const failure: Failure = result.ok ? { message } : { error: result.message };
     evidence.push({
       path: `${iteration.listPath}[${index}]`,
-      message: text`${elementLabel(iteration.listPath, element, index)}: ${failureText(failure)}`,
+      message: text`${elementLabel(iteration, element, index)}: ${failureText(failure)}`,
     });
   });
   return evidence;
@@ -233,7 +247,7 @@ export function evaluateAdmissionPolicy(
     };
   return combined(
     resolution.params.map((params) =>
-      evaluateWithParams(compiledPolicy, policyName, params ? toCelInput(params) : null, context),
+      evaluateWithParams(compiledPolicy, policyName, params ? objectAsCelInput(params) : null, context),
     ),
   );
 }
@@ -249,9 +263,14 @@ function evaluateWithParams(
   const bindings: Bindings = {
     object: admittedAsCelInput(object, context.guard),
     oldObject: oldObject ? admittedAsCelInput(oldObject, context.guard) : null,
-    request: toCelInput(requestOf(context)),
+    // The same for every binding evaluated on this object: converted once per evaluation.
+    request: factOfEvaluation(context.guard, 'cel-request', context.admitted, () =>
+      toCelInput(requestOf(context)),
+    ),
     params,
-    namespaceObject: toCelInput({ metadata: { name: namespace, labels: { ...namespaceLabels } } }),
+    namespaceObject: factOfEvaluation(context.guard, 'cel-namespace-object', context.admitted, () =>
+      toCelInput({ metadata: { name: namespace, labels: { ...namespaceLabels } } }),
+    ),
   };
   const matching = new PolicyRun(compiledPolicy, { ...bindings }, context.guard);
   for (const condition of compiledPolicy.matchConditions) {

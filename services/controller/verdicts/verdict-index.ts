@@ -2,12 +2,22 @@ import { groupOf, type KubernetesObject } from '../../model/kubernetes';
 import type { ConstraintIndex } from '../index/constraint-index';
 import type { VerdictIndex } from './types';
 
+const verdictIndexes = new WeakMap<ConstraintIndex, { revision: number; view: VerdictIndex }>();
+
 /**
- * Where constraints and their sources come from, as the evaluators see the index. Made per
- * admitted object: lists by kind are kept for the object's evaluation (quotas read the namespace's
- * LimitRanges too).
+ * Where constraints and their sources come from, as the evaluators see the index. Lists by kind
+ * (quotas read the namespace's LimitRanges too) depend on the index alone: the view is kept while
+ * the index's revision stays, shared by the admission checks in between instead of made per object.
  */
 export function verdictIndexOf(index: ConstraintIndex): VerdictIndex {
+  const kept = verdictIndexes.get(index);
+  if (kept && kept.revision === index.revision) return kept.view;
+  const view = verdictIndexAtRevision(index);
+  verdictIndexes.set(index, { revision: index.revision, view });
+  return view;
+}
+
+function verdictIndexAtRevision(index: ConstraintIndex): VerdictIndex {
   const lists = new Map<string, KubernetesObject[]>();
   return {
     sourceOf: (constraint) => index.sourceOfConstraint(constraint),

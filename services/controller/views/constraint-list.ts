@@ -74,34 +74,80 @@ export function buildConstraintList(
   return { constraints: listConstraints(index, query, prospective, level) };
 }
 
-/** The constraints a list query selects, sorted as lists are; shared with the admission check. */
+/** A namespace's indexed constraints that intercept one resource, sorted, and the names of all of them. */
+interface NamespaceTargets {
+  sorted: readonly Constraint[];
+  names: ReadonlySet<string>;
+}
+
+// What every admission check of one resource in one namespace starts from depends on the index
+// alone: kept per index revision instead of copied, filtered and sorted for every review.
+const namespaceTargetsCache = new WeakMap<
+  ConstraintIndex,
+  { revision: number; entries: Map<string, NamespaceTargets> }
+>();
+const MAX_NAMESPACE_TARGETS = 1_000;
+
+function namespaceTargets(
+  index: ConstraintIndex,
+  namespace: string,
+  resource: ResourceTarget | undefined,
+): NamespaceTargets {
+  let generation = namespaceTargetsCache.get(index);
+  if (!generation || generation.revision !== index.revision) {
+    generation = { revision: index.revision, entries: new Map() };
+    namespaceTargetsCache.set(index, generation);
+  }
+  // Namespace names are DNS labels and groups DNS subdomains: neither holds a space.
+  const key = resource ? `${namespace} ${resource.group} ${resource.resource}` : namespace;
+  let targets = generation.entries.get(key);
+  if (!targets) {
+    const indexed = index.constraintsForNamespace(namespace);
+    targets = {
+      sorted: indexed
+        .filter(
+          (constraint) => resource === undefined || targetsInclude(constraint.resourceTargets, resource),
+        )
+        .sort(compareBySeverityThenName),
+      names: new Set(indexed.map((constraint) => constraint.name)),
+    };
+    // Oldest out first, so that checks across many namespaces stay bounded.
+    if (generation.entries.size >= MAX_NAMESPACE_TARGETS) {
+      const oldest = generation.entries.keys().next();
+      if (!oldest.done) generation.entries.delete(oldest.value);
+    }
+    generation.entries.set(key, targets);
+  }
+  return targets;
+}
+
+/**
+ * The constraints a list query selects, sorted as lists are; shared with the admission check.
+ * Filtering a sorted list keeps it sorted (the sort is stable and the order total), so only
+ * companion findings, when there are any, make a sort per query.
+ */
 export function matchingConstraints(
   index: ConstraintIndex,
   query: ConstraintListQuery,
   prospective: readonly ConstraintDraft[],
 ): ConstraintDraft[] {
-  const indexed = index.constraintsForNamespace(query.namespace);
-  const indexedNames = new Set(indexed.map((constraint) => constraint.name));
-  const extra = prospective.filter((draft) => !indexedNames.has(draft.name));
-  const constraints = [...indexed, ...extra]
-    .filter(
-      (constraint) =>
-        query.resource === undefined || targetsInclude(constraint.resourceTargets, query.resource),
-    )
-    .filter(
-      (constraint) =>
-        query.labels === undefined ||
-        constraint.workloadSelector === undefined ||
-        matchesSelector(constraint.workloadSelector, query.labels, query.namespace),
-    )
-    .filter(
-      (constraint) =>
-        query.object === undefined ||
-        (objectInQuotaScope(query.object, constraint.quotaScopes) &&
-          objectRunsReferencedImage(query.object, constraint.imageReferences)),
-    )
-    .sort(compareBySeverityThenName);
-  return constraints;
+  const targets = namespaceTargets(index, query.namespace, query.resource);
+  const selected = (constraint: ConstraintDraft) =>
+    (query.labels === undefined ||
+      constraint.workloadSelector === undefined ||
+      matchesSelector(constraint.workloadSelector, query.labels, query.namespace)) &&
+    (query.object === undefined ||
+      (objectInQuotaScope(query.object, constraint.quotaScopes) &&
+        objectRunsReferencedImage(query.object, constraint.imageReferences)));
+  const constraints: ConstraintDraft[] = targets.sorted.filter(selected);
+  const extra = prospective.filter(
+    (draft) =>
+      !targets.names.has(draft.name) &&
+      (query.resource === undefined || targetsInclude(draft.resourceTargets, query.resource)) &&
+      selected(draft),
+  );
+  if (extra.length === 0) return constraints;
+  return [...constraints, ...extra].sort(compareBySeverityThenName);
 }
 
 /**
