@@ -54,15 +54,17 @@ export function detail(value: string, redacted?: string): DetailPart {
  * Interpolated plain strings are kept as safe literal text, so only pass names through the part helpers.
  */
 export function text(strings: TemplateStringsArray, ...parts: Array<TextPart | Text>): Text {
+  // A loop rather than `forEach`: verdicts build texts on every admission check.
   const result: TextPart[] = [];
-  strings.forEach((literal, index) => {
+  for (let index = 0; index < strings.length; index++) {
+    const literal = strings[index];
     if (literal) result.push(literal);
     if (index < parts.length) {
       const part = parts[index];
-      if (Array.isArray(part)) result.push(...(part as Text));
+      if (Array.isArray(part)) for (const item of part as Text) result.push(item);
       else result.push(part as TextPart);
     }
-  });
+  }
   return result;
 }
 

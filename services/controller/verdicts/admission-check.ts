@@ -89,19 +89,18 @@ function violationSummary(
 
 // A constraint's list entry depends on the constraint and the viewer only, not on the object:
 // rendered once per constraint revision (the index replaces the object on every change).
-const listedEntries = new WeakMap<ConstraintDraft, Map<string, ListedConstraint>>();
+// By level, then namespace: no key string is built per constraint and check.
+const listedEntries = new WeakMap<ConstraintDraft, Map<DetailLevel, Map<string, ListedConstraint>>>();
 
 function listedEntryOf(constraint: ConstraintDraft, viewer: Viewer): ListedConstraint {
-  const key = `${viewer.level}/${viewer.namespace}`;
-  let byViewer = listedEntries.get(constraint);
-  if (!byViewer) {
-    byViewer = new Map();
-    listedEntries.set(constraint, byViewer);
-  }
-  let entry = byViewer.get(key);
+  let byLevel = listedEntries.get(constraint);
+  if (!byLevel) listedEntries.set(constraint, (byLevel = new Map()));
+  let byNamespace = byLevel.get(viewer.level);
+  if (!byNamespace) byLevel.set(viewer.level, (byNamespace = new Map()));
+  let entry = byNamespace.get(viewer.namespace);
   if (!entry) {
     entry = toListedConstraint(constraint, viewer.namespace, viewer);
-    byViewer.set(key, entry);
+    byNamespace.set(viewer.namespace, entry);
   }
   return entry;
 }
@@ -360,16 +359,13 @@ function renderedCheck(
     : () => viewer;
   if ('view' in options) {
     const warningsViewer = warningViewer(viewer);
-    return {
-      constraints: verdicts
-        .flatMap(({ constraint, verdict }) => {
-          // A level the caller's own RBAC granted (`levelOf`) stands; the webhook's `full` does not.
-          const entry = warningEntry(constraint, verdict, levelOf ? viewerOf(constraint) : warningsViewer);
-          if (!entry) return [];
-          return levelOf ? [withFields(entry, { detailLevel: levelOf(constraint) })] : [entry];
-        })
-        .sort(compareChecked),
-    };
+    const entries: AdmissionWarningEntry[] = [];
+    for (const { constraint, verdict } of verdicts) {
+      // A level the caller's own RBAC granted (`levelOf`) stands; the webhook's `full` does not.
+      const entry = warningEntry(constraint, verdict, levelOf ? viewerOf(constraint) : warningsViewer);
+      if (entry) entries.push(levelOf ? withFields(entry, { detailLevel: levelOf(constraint) }) : entry);
+    }
+    return { constraints: entries.sort(compareChecked) };
   }
   return {
     constraints: verdicts

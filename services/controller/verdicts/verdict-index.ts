@@ -19,8 +19,15 @@ export function verdictIndexOf(index: ConstraintIndex): VerdictIndex {
 
 function verdictIndexAtRevision(index: ConstraintIndex): VerdictIndex {
   const lists = new Map<string, KubernetesObject[]>();
+  // By the constraint object: no key sliced from its id and hashed at every admission check.
+  const sources = new Map<object, KubernetesObject | undefined>();
   return {
-    sourceOf: (constraint) => index.sourceOfConstraint(constraint),
+    sourceOf: (constraint) => {
+      if (sources.has(constraint)) return sources.get(constraint);
+      const source = index.sourceOfConstraint(constraint);
+      sources.set(constraint, source);
+      return source;
+    },
     find: (group, kind, namespace, name) => index.findSource(group, kind, namespace, name),
     namespaces: () =>
       index.knownNamespaces().map((name) => ({ name, labels: index.labelsOfNamespace(name) })),

@@ -1,6 +1,5 @@
 import { celEnv, celList, celMap, isCelError, isCelList, isCelMap, type CelValue } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
-import { isRecord } from '../../../model/kubernetes';
 import { KUBERNETES_CEL_FUNCTIONS } from './kubernetes-extensions';
 import { LINEAR_STRING_FUNCTIONS } from './linear-strings';
 import { NETWORK_CEL_FUNCTIONS } from './network-extensions';
@@ -148,17 +147,23 @@ export function admittedAsCelInput(object: object, guard: EvaluationGuard): unkn
  */
 export function toCelInput(value: unknown, guard?: EvaluationGuard): unknown {
   if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value) : value;
+  if (typeof value !== 'object' || value === null) return value;
+  guard?.checkpoint();
+  // Index loops rather than `map` and `Object.entries`: no closure or entry pair per value, for
+  // the conversion every CEL policy's admission check starts with.
   if (Array.isArray(value)) {
-    guard?.checkpoint();
-    return celList(value.map((item: unknown) => toCelInput(item, guard)) as CelValue[]);
+    const items: unknown[] = [];
+    for (let position = 0; position < value.length; position++)
+      items.push(toCelInput(value[position], guard));
+    return celList(items as CelValue[]);
   }
-  if (isRecord(value)) {
-    guard?.checkpoint();
-    const converted = new Map<string, unknown>();
-    for (const [key, item] of Object.entries(value)) converted.set(key, toCelInput(item, guard));
-    return celMap(converted as Map<string, CelValue>);
+  const converted = new Map<string, unknown>();
+  const keys = Object.keys(value);
+  for (let position = 0; position < keys.length; position++) {
+    const key = keys[position];
+    converted.set(key, toCelInput((value as Record<string, unknown>)[key], guard));
   }
-  return value;
+  return celMap(converted as Map<string, CelValue>);
 }
 
 /** CEL results → plain JavaScript (lists as arrays, maps as objects). */

@@ -53,15 +53,21 @@ export function recordsAt(record: JsonRecord, field: string): JsonRecord[] {
  * `checkpoint` runs at every object and list, so an evaluation guard can stop a huge copy.
  */
 export function copyJson<T>(value: T, checkpoint: () => void = () => undefined): T {
+  if (typeof value !== 'object' || value === null) return value;
+  checkpoint();
+  // Index loops rather than `map`: no closure per list, on every admission check's copy.
   if (Array.isArray(value)) {
-    checkpoint();
-    return value.map((item: unknown) => copyJson(item, checkpoint)) as T;
+    const items: unknown[] = [];
+    for (let position = 0; position < value.length; position++)
+      items.push(copyJson(value[position] as unknown, checkpoint));
+    return items as T;
   }
-  if (isRecord(value)) {
-    checkpoint();
-    const copy: JsonRecord = {};
-    for (const key of Object.keys(value)) copy[key] = copyJson(value[key], checkpoint);
-    return copy as T;
+  const record = value as JsonRecord;
+  const copy: JsonRecord = {};
+  const keys = Object.keys(record);
+  for (let position = 0; position < keys.length; position++) {
+    const key = keys[position];
+    copy[key] = copyJson(record[key], checkpoint);
   }
-  return value;
+  return copy as T;
 }

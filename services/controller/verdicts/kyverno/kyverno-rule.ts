@@ -278,11 +278,21 @@ export function evaluateKyvernoRule(
 ): VerdictOutcome {
   const outcome = evaluateRule(constraint, policy, context);
   if (outcome === NOT_APPLICABLE) return outcome;
-  const ruleName = constraint.name.slice(constraint.name.indexOf('/') + 1);
-  const name = objectName(constraint.source.name, constraint.source.namespace);
-  return withFields(outcome, {
-    rule: text`Kyverno ${constraint.source.kind} "${name}" rule "${objectName(ruleName, constraint.source.namespace)}"`,
-  });
+  return withFields(outcome, { rule: ruleText(constraint) });
+}
+
+// The rule's name as a verdict shows it: made once per constraint object, not per admission.
+const ruleTexts = new WeakMap<Constraint, Text>();
+
+function ruleText(constraint: Constraint): Text {
+  let rule = ruleTexts.get(constraint);
+  if (!rule) {
+    const ruleName = constraint.name.slice(constraint.name.indexOf('/') + 1);
+    const name = objectName(constraint.source.name, constraint.source.namespace);
+    rule = text`Kyverno ${constraint.source.kind} "${name}" rule "${objectName(ruleName, constraint.source.namespace)}"`;
+    ruleTexts.set(constraint, rule);
+  }
+  return rule;
 }
 
 function evaluateRule(
