@@ -272,6 +272,27 @@ function evaluateWithParams(
       toCelInput({ metadata: { name: namespace, labels: { ...namespaceLabels } } }),
     ),
   };
+  const excluded = matchConditionsOutcome(compiledPolicy, policyName, bindings, context);
+  if (excluded) return excluded;
+  const run = new PolicyRun(compiledPolicy, bindings, context.guard);
+  const outcome = runValidations(compiledPolicy, run);
+  if ('unsupported' in outcome) return unknown(outcome.unsupported);
+  if ('budgetExceeded' in outcome) return evaluationError(compiledPolicy, policyName, outcome.budgetExceeded);
+  const rule = text`ValidatingAdmissionPolicy "${objectName(policyName, null)}"`;
+  if (outcome.evidence.length === 0) return { verdict: 'passes', evidence: [], rule };
+  return { verdict: 'violates', evidence: outcome.evidence, rejects: 'object', rule };
+}
+
+/** What the match conditions decide for the object, or undefined when they all hold (or there are none). */
+function matchConditionsOutcome(
+  compiledPolicy: CompiledPolicy,
+  policyName: string,
+  bindings: Bindings,
+  context: VerdictContext,
+): VerdictOutcome | undefined {
+  // No run (and no copy of the bindings) for a policy without conditions, on every admission check.
+  if (compiledPolicy.matchConditions.length === 0) return undefined;
+  // Its own copy of the bindings: a run binds its `variables` into them.
   const matching = new PolicyRun(compiledPolicy, { ...bindings }, context.guard);
   for (const condition of compiledPolicy.matchConditions) {
     const result = matching.evaluate(condition.program, condition.expression);
@@ -293,11 +314,5 @@ function evaluateWithParams(
         text`match condition ${detail(condition.name, 'of the policy')} cannot be evaluated: ${detail(result.message, 'an error')}`,
       );
   }
-  const run = new PolicyRun(compiledPolicy, bindings, context.guard);
-  const outcome = runValidations(compiledPolicy, run);
-  if ('unsupported' in outcome) return unknown(outcome.unsupported);
-  if ('budgetExceeded' in outcome) return evaluationError(compiledPolicy, policyName, outcome.budgetExceeded);
-  const rule = text`ValidatingAdmissionPolicy "${objectName(policyName, null)}"`;
-  if (outcome.evidence.length === 0) return { verdict: 'passes', evidence: [], rule };
-  return { verdict: 'violates', evidence: outcome.evidence, rejects: 'object', rule };
+  return undefined;
 }
