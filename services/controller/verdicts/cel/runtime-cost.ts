@@ -132,13 +132,19 @@ function decorateCall(node: CallNode): void {
     // cel-go evaluates every argument and charges the call even when one of them is an error.
     const target = this.target?.eval(activation);
     const values: unknown[] = [];
-    for (const argument of this.args) values.push(argument.eval(activation));
-    const firstError = [target, ...values].find((value) => isCelError(value));
-    if (firstError !== undefined) {
-      if (!free) charge(callCost(this.name, target === undefined ? values : [target, ...values], firstError));
-      return firstError;
+    // The first error among the target and the arguments, found without a list of them all: every
+    // operator of every expression is a call.
+    let firstError: unknown = target !== undefined && isCelError(target) ? target : undefined;
+    for (const argument of this.args) {
+      const value = argument.eval(activation);
+      if (firstError === undefined && isCelError(value)) firstError = value;
+      values.push(value);
     }
     const all = target === undefined ? values : [target, ...values];
+    if (firstError !== undefined) {
+      if (!free) charge(callCost(this.name, all, firstError));
+      return firstError;
+    }
     let result: unknown;
     if (this.name === '_+_' && isCelList(all[0]) && isCelList(all[1]))
       result = AppendableList.concat(all[0], all[1], (maximum) => {
@@ -215,11 +221,20 @@ function decorateAccess(access: AccessNode): void {
   for (const method of ['access', 'accessIfPresent', 'isPresent'] as const) {
     const original = access[method];
     if (typeof original !== 'function') continue;
+    // The three parameters @bufbuild/cel's access methods take (vars, obj, presenceOnly), passed on
+    // as such: no rest list per access.
     (access as Record<string, unknown>)[method] = function chargedAccess(
       this: AccessNode,
-      ...args: unknown[]
+      vars: unknown,
+      object: unknown,
+      presenceOnly: unknown,
     ) {
-      const result = (original as (...parameters: unknown[]) => unknown).apply(this, args);
+      const result = (original as (...parameters: unknown[]) => unknown).call(
+        this,
+        vars,
+        object,
+        presenceOnly,
+      );
       charge(SELECT_AND_IDENT_COST);
       return result;
     };
