@@ -343,6 +343,7 @@ export async function startController(
     logger,
     prospectiveFindings: (workload) => prospectiveFindings(missingResources, workload),
     prospectiveRevision: () => missingResources.inventory.revision,
+    isSynced: () => source.isSynced(),
     metricsHandler: metrics.handler,
     requestObserver: metrics.requestObserver,
     observeAdmissionMemo: metrics.admissionMemoObserver,

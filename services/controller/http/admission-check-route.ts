@@ -38,6 +38,15 @@ export interface AdmissionCheckDependencies extends Pick<ResourceDependencies, '
   findExisting?: FindExistingObject;
   /** Told whether each admission check was answered from the memo (the memo hit-rate metric). */
   observeMemo?: (outcome: AdmissionMemoOutcome) => void;
+  /**
+   * Whether the source's first sync has completed, read on every check without building the runtime
+   * state (a cluster source's status visits every watch); absent: `runtimeState().source.synced`.
+   */
+  isSynced?: () => boolean;
+}
+
+function isSynced(dependencies: AdmissionCheckDependencies): boolean {
+  return dependencies.isSynced ? dependencies.isSynced() : dependencies.runtimeState().source.synced;
 }
 
 /**
@@ -166,7 +175,7 @@ function computeAnswer(
   checkRequest: Answer | CheckRequest,
   level: DetailLevel,
   levelOf?: (constraint: ConstraintDraft) => DetailLevel,
-  synced: boolean = dependencies.runtimeState().source.synced,
+  synced: boolean = isSynced(dependencies),
 ): Answer {
   if ('status' in checkRequest) return checkRequest;
   if (!synced) return error(503, 'the index has not completed its first sync yet');
@@ -206,7 +215,7 @@ export function createAdmissionCheckAnswerer(
   return (text, level) => {
     // Answers for different levels are kept apart: the level prefixes the body in the memo's key.
     const key = typeof text === 'string' ? `${level} ${text}` : undefined;
-    const synced = dependencies.runtimeState().source.synced;
+    const synced = isSynced(dependencies);
     const state = synced ? memoState(dependencies) : undefined;
     const remembered = state !== undefined && key !== undefined ? memo.lookup(state, key) : undefined;
     if (remembered !== undefined) {
@@ -274,7 +283,7 @@ export function createCallerAdmissionCheckAnswerer(
     // The webhook (`full`), callers without a token and controllers that do not ask: no review.
     if (!access || level === 'full' || bearerToken(request) === undefined) return answerer(text, level);
     const checkRequest = readBodyText(text);
-    if ('status' in checkRequest || !dependencies.runtimeState().source.synced) return answerer(text, level);
+    if ('status' in checkRequest || !isSynced(dependencies)) return answerer(text, level);
     const candidates = admissionCheckCandidates(dependencies.index, checkRequest);
     const allowed: ReadonlySet<ConstraintDraft> =
       candidates.length === 0 ? new Set() : await access.readableConstraints(request, candidates);

@@ -69,6 +69,8 @@ export interface ControllerAppDependencies extends ResourceDependencies {
   findExisting?: FindExistingObject;
   /** Answers `POST /api/v1/impact` (risks/impact.ts); absent: 404. */
   impact?: AnswerImpact;
+  /** `runtimeState().source.synced` without building the state, for admission checks. */
+  isSynced?: () => boolean;
 }
 
 /** Answers a resource request for the caller who sent `request` (its own RBAC, issue 24). */

@@ -245,6 +245,10 @@ export class ManifestFileSource implements ObjectSource {
     return true;
   }
 
+  isSynced(): boolean {
+    return this.synced;
+  }
+
   status(): SourceStatus {
     const problems: HealthProblem[] = [];
     // Every HTTP request reads the status (for `synced`): only files with problems are visited in

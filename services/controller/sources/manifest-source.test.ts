@@ -276,6 +276,7 @@ describe('ManifestFileSource', () => {
     expect(sink.names()).toEqual(['from-json', 'from-yaml', 'from-yml']);
     const status = started.status();
     expect(status).toMatchObject({ synced: true, connected: true, problems: [] });
+    expect(started.isSynced()).toBe(true);
     expect(status.lastScan).toBeInstanceOf(Date);
     // Files can hold any kind, so every registered adapter is reported enabled.
     expect(Object.values(status.adapters).every((adapter) => adapter?.enabled === true)).toBe(true);
@@ -291,6 +292,7 @@ describe('ManifestFileSource', () => {
     });
     await expect(source.start()).rejects.toThrow(/--manifests .*missing.* is not a readable directory/);
     expect(source.status().synced).toBe(false);
+    expect(source.isSynced()).toBe(false);
   });
 
   it('indexes a file added after start within a second', async () => {

@@ -36,6 +36,11 @@ export interface ObjectSource {
   start(): Promise<void>;
   stop(): Promise<void>;
   status(): SourceStatus;
+  /**
+   * `status().synced` without building the status (every adapter's state, every problem): read on
+   * every admission check.
+   */
+  isSynced(): boolean;
   /** Whether objects of a kind reach the sink (a cluster source watches only some kinds). */
   watchesKind(group: string, kind: string): boolean;
 }

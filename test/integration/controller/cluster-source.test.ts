@@ -111,6 +111,7 @@ describe('cluster source against the Kubernetes API test server', () => {
     expect(names()).toEqual(['deny-a', 'deny-b', 'deny-c', 'deny-d', 'deny-e']);
     const status = source.status();
     expect(status).toMatchObject({ synced: true, connected: true });
+    expect(source.isSynced()).toBe(true);
     expect(status.lastScan).toBeInstanceOf(Date);
     expect(status.adapters.networkpolicy).toMatchObject({
       enabled: true,

@@ -231,6 +231,10 @@ export class ClusterSource implements ObjectSource {
     return this.reflectors.has(targetKey({ group, kind }));
   }
 
+  isSynced(): boolean {
+    return this.synced;
+  }
+
   status(): SourceStatus {
     const reflectors = [...this.reflectors.values()];
     const adapters: Partial<Record<AdapterName, AdapterSourceState>> = {};
