@@ -59,7 +59,10 @@ function readBodyText(request: IncomingMessage): Promise<string> {
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', onEnd);
     request.on('error', onError);
-    request.on('close', () => onError(new Error('the request closed before its body ended')));
+    // `close` follows `end` on every request: the error (and its stack) only when it came first.
+    request.on('close', () => {
+      if (!settled) onError(new Error('the request closed before its body ended'));
+    });
   });
 }
 
