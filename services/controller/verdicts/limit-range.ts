@@ -67,21 +67,22 @@ function checkBounds(subject: Subject, item: LimitRangeItem): Evidence[] {
     for (const [resource, figure] of item[bound.key]) {
       const required = subject[bound.required].get(resource);
       const other = subject[bound.other].get(resource);
-      const limitText = text`the ${bound.word} per ${subject.per} is ${requirement(resource, figure)}`;
+      // Worded only for evidence: most bounds hold, and their figure is not formatted.
+      const limitText = () => text`the ${bound.word} per ${subject.per} is ${requirement(resource, figure)}`;
       if (!required)
         evidence.push({
           path: `${path}.${bound.required}.${resource}`,
-          message: text`${subject.label} sets no ${resource} ${bound.required === 'requests' ? 'request' : 'limit'}; ${limitText}`,
+          message: text`${subject.label} sets no ${resource} ${bound.required === 'requests' ? 'request' : 'limit'}; ${limitText()}`,
         });
       else if (bound.breaks(compareQuantities(required, figure)))
         evidence.push({
           path: `${path}.${bound.required}.${resource}`,
-          message: text`${subject.label} ${valueText(bound.required, resource, required)}; ${limitText}`,
+          message: text`${subject.label} ${valueText(bound.required, resource, required)}; ${limitText()}`,
         });
       if (other && bound.breaks(compareQuantities(other, figure)))
         evidence.push({
           path: `${path}.${bound.other}.${resource}`,
-          message: text`${subject.label} ${valueText(bound.other, resource, other)}; ${limitText}`,
+          message: text`${subject.label} ${valueText(bound.other, resource, other)}; ${limitText()}`,
         });
     }
   }
@@ -205,7 +206,18 @@ export function evaluateLimitRange(
         evidence.push(...checkBounds(containerSubject(container), item));
       }
     if (item.type === 'Pod')
-      evidence.push(...checkBounds({ label: 'the pod', path: shape.specPath, ...totals, per: 'Pod' }, item));
+      evidence.push(
+        ...checkBounds(
+          {
+            label: 'the pod',
+            path: shape.specPath,
+            requests: totals.requests,
+            limits: totals.limits,
+            per: 'Pod',
+          },
+          item,
+        ),
+      );
   }
   const note = defaultsNote(shape, source.metadata?.name ?? '');
   if (evidence.length > 0)

@@ -2,7 +2,7 @@ import type { ConstraintDraft as Constraint } from '../../../model/constraint';
 import { isRecord, type KubernetesObject } from '../../../model/kubernetes';
 import { isAutogenApiVersion } from '../../../model/kyverno-autogen';
 import { withFields } from '../../../model/with-fields';
-import { detail, objectName, text, type Text } from '../../../model/text';
+import { detail, text, type Text } from '../../../model/text';
 import { evaluatePodSecurity, isPodSecurityLevel } from '../pod-security';
 import {
   NOT_APPLICABLE,
@@ -20,7 +20,14 @@ import { resolve, substituteVariables, type JsonContext } from './kyverno-variab
 import { AmbiguousPattern, matchPattern, type PatternResult } from './pattern';
 import { PASS, type StepResult } from './step-result';
 import { applyPodSecurityExclusions } from './pod-security-exclusions';
-import { matchedKinds, reachedThroughAutogen, ruleOf, subjectOf, type Subject } from './rule-subject';
+import {
+  matchedKinds,
+  ruleOf,
+  ruleText,
+  subjectOf,
+  withoutPreconditions,
+  type Subject,
+} from './rule-subject';
 import { ruleSelectsRequest } from './rule-match';
 
 // A Kyverno ClusterPolicy/Policy rule (constraint `<policy>/<rule>`) on one object, in the order
@@ -281,20 +288,6 @@ export function evaluateKyvernoRule(
   return withFields(outcome, { rule: ruleText(constraint) });
 }
 
-// The rule's name as a verdict shows it: made once per constraint object, not per admission.
-const ruleTexts = new WeakMap<Constraint, Text>();
-
-function ruleText(constraint: Constraint): Text {
-  let rule = ruleTexts.get(constraint);
-  if (!rule) {
-    const ruleName = constraint.name.slice(constraint.name.indexOf('/') + 1);
-    const name = objectName(constraint.source.name, constraint.source.namespace);
-    rule = text`Kyverno ${constraint.source.kind} "${name}" rule "${objectName(ruleName, constraint.source.namespace)}"`;
-    ruleTexts.set(constraint, rule);
-  }
-  return rule;
-}
-
 function evaluateRule(
   constraint: Constraint,
   policy: KubernetesObject,
@@ -305,7 +298,9 @@ function evaluateRule(
   const rule = ruleOf(policy, constraint.name);
   if (!rule) return unknown(text`the rule is not in the policy the index holds`);
   const object = context.admitted.object;
-  const throughAutogen = reachedThroughAutogen(rule, object);
+  // What the rule sees as the object: read once, for the autogen test and for the evaluation.
+  const subject = subjectOf(matchedKinds(rule), object);
+  const throughAutogen = subject.prefix !== '';
   if (throughAutogen && !isAutogenApiVersion(object.kind, object.apiVersion)) return NOT_APPLICABLE;
   const selection = ruleSelectsRequest(rule, { admitted: context.admitted, throughAutogen });
   if (selection.kind === 'not-selected') return NOT_APPLICABLE;
@@ -319,7 +314,7 @@ function evaluateRule(
       text`whether the rule applies depends on ${detail(selection.missing, 'who makes the request')}, which is not known here`,
     );
   try {
-    const result = evaluateValidateRule(rule, rule.validate, context);
+    const result = evaluateValidateRule(rule, rule.validate, context, subject);
     if (result.kind === 'fail' && existingViolationAllowed(rule, rule.validate, policy, context))
       return NOT_APPLICABLE;
     return toOutcome(result);
@@ -362,14 +357,21 @@ function existingViolationAllowed(
     oldObject: undefined,
     operation: 'CREATE' as const,
   });
-  const throughAutogen = reachedThroughAutogen(rule, created.object);
+  const subject = subjectOf(matchedKinds(rule), created.object);
+  const throughAutogen = subject.prefix !== '';
   if (ruleSelectsRequest(rule, { admitted: created, throughAutogen }).kind !== 'selected') return false;
-  return evaluateValidateRule(rule, validate, withFields(context, { admitted: created })).kind === 'fail';
+  return (
+    evaluateValidateRule(rule, validate, withFields(context, { admitted: created }), subject).kind === 'fail'
+  );
 }
 
-function evaluateValidateRule(rule: Fields, validate: Fields, context: VerdictContext): StepResult {
+function evaluateValidateRule(
+  rule: Fields,
+  validate: Fields,
+  context: VerdictContext,
+  subject: Subject,
+): StepResult {
   const checkpoint = () => context.guard.checkpoint();
-  const subject = subjectOf(matchedKinds(rule), context.admitted.object);
   const jsonContext = ruleContext(rule, baseContext(subject, context), checkpoint);
   if (!conditionsHold(rule.preconditions ?? null, jsonContext, checkpoint)) return { kind: 'skip' };
   const message =
@@ -381,17 +383,4 @@ function evaluateValidateRule(rule: Fields, validate: Fields, context: VerdictCo
     validate.manifests !== undefined ? text`verifying signed manifests` : undefined;
   if (what) throw new NotEvaluable('verifying signed manifests needs signatures and keys');
   return validateLevel(withoutPreconditions(validate), evaluation, { nesting: 0 });
-}
-
-// The rule's `validate` without the preconditions evaluateValidateRule has already taken: made
-// once per policy revision (the index keeps one object per revision), not once per admission.
-const validateWithoutPreconditions = new WeakMap<Fields, Fields>();
-
-function withoutPreconditions(validate: Fields): Fields {
-  let copy = validateWithoutPreconditions.get(validate);
-  if (!copy) {
-    copy = withFields(validate, { preconditions: undefined });
-    validateWithoutPreconditions.set(validate, copy);
-  }
-  return copy;
 }

@@ -1,9 +1,12 @@
+import type { ConstraintDraft as Constraint } from '../../../model/constraint';
 import { isRecord, type KubernetesObject } from '../../../model/kubernetes';
+import { objectName, text, type Text } from '../../../model/text';
+import { withFields } from '../../../model/with-fields';
 import { podTemplateLocationOf } from '../../../model/workload';
 
-// Which rule of a Kyverno policy a constraint names, the kinds it matches, and what it sees as
-// `request.object`: the object, or a pod controller's template when the rule reaches the controller
-// only through Kyverno's auto-generation.
+// Which rule of a Kyverno policy a constraint names (and how a verdict names it), the kinds it
+// matches, and what it sees as `request.object`: the object, or a pod controller's template when
+// the rule reaches the controller only through Kyverno's auto-generation.
 
 type Fields = Record<string, unknown>;
 
@@ -94,4 +97,31 @@ export function subjectOf(
 /** Whether the rule reaches the object only through Kyverno's auto-generation for pod controllers. */
 export function reachedThroughAutogen(rule: Fields, object: KubernetesObject): boolean {
   return subjectOf(matchedKinds(rule), object).prefix !== '';
+}
+
+// The rule's name as a verdict shows it: made once per constraint object, not per admission.
+const ruleTexts = new WeakMap<Constraint, Text>();
+
+export function ruleText(constraint: Constraint): Text {
+  let rule = ruleTexts.get(constraint);
+  if (!rule) {
+    const ruleName = constraint.name.slice(constraint.name.indexOf('/') + 1);
+    const name = objectName(constraint.source.name, constraint.source.namespace);
+    rule = text`Kyverno ${constraint.source.kind} "${name}" rule "${objectName(ruleName, constraint.source.namespace)}"`;
+    ruleTexts.set(constraint, rule);
+  }
+  return rule;
+}
+
+// The rule's `validate` without the preconditions the rule's evaluation has already taken: made
+// once per policy revision (the index keeps one object per revision), not once per admission.
+const validateWithoutPreconditions = new WeakMap<Fields, Fields>();
+
+export function withoutPreconditions(validate: Fields): Fields {
+  let copy = validateWithoutPreconditions.get(validate);
+  if (!copy) {
+    copy = withFields(validate, { preconditions: undefined });
+    validateWithoutPreconditions.set(validate, copy);
+  }
+  return copy;
 }
