@@ -23,6 +23,15 @@ export class IndexOverlay extends ConstraintIndex {
     super(base.overlayOptions());
   }
 
+  /**
+   * Moves with the overlay's own writes and with the index under it, since reads combine both: what
+   * is kept per revision (the verdicts' view of the index, a namespace's sorted constraints) must
+   * not outlive a change of the index while an impact request yields between slices.
+   */
+  override get revision(): number {
+    return super.revision + this.base.revision;
+  }
+
   /** Every source object key written to the overlay. */
   overlaidKeys(): ReadonlySet<string> {
     return this.hidden;

@@ -3,6 +3,14 @@ import type { ConstraintIndex } from '../index/constraint-index';
 import type { VerdictIndex } from './types';
 
 const verdictIndexes = new WeakMap<ConstraintIndex, { revision: number; view: VerdictIndex }>();
+/** Entries of each of the view's maps before it starts over: an index revision can last long. */
+const MAX_KEPT = 10_000;
+
+function remember<Key, Value>(map: Map<Key, Value>, key: Key, value: Value): Value {
+  if (map.size >= MAX_KEPT) map.clear();
+  map.set(key, value);
+  return value;
+}
 
 /**
  * Where constraints and their sources come from, as the evaluators see the index. Lists by kind
@@ -24,9 +32,7 @@ function verdictIndexAtRevision(index: ConstraintIndex): VerdictIndex {
   return {
     sourceOf: (constraint) => {
       if (sources.has(constraint)) return sources.get(constraint);
-      const source = index.sourceOfConstraint(constraint);
-      sources.set(constraint, source);
-      return source;
+      return remember(sources, constraint, index.sourceOfConstraint(constraint));
     },
     find: (group, kind, namespace, name) => index.findSource(group, kind, namespace, name),
     namespaces: () =>
@@ -34,9 +40,12 @@ function verdictIndexAtRevision(index: ConstraintIndex): VerdictIndex {
     paramsOfKind: (group, kind) => index.paramsOfKind(group, kind),
     listInNamespace: (group, kind, namespace) => {
       const key = `${group}/${kind}/${namespace}`;
-      let list = lists.get(key);
-      if (!list) {
-        list = index
+      const kept = lists.get(key);
+      if (kept) return kept;
+      return remember(
+        lists,
+        key,
+        index
           .constraintsForNamespace(namespace)
           .filter(
             (constraint) => constraint.source.kind === kind && constraint.source.namespace === namespace,
@@ -45,10 +54,8 @@ function verdictIndexAtRevision(index: ConstraintIndex): VerdictIndex {
           .filter(
             (source): source is KubernetesObject =>
               source !== undefined && groupOf(source.apiVersion) === group,
-          );
-        lists.set(key, list);
-      }
-      return list;
+          ),
+      );
     },
   };
 }
