@@ -51,15 +51,29 @@ export function needsRequester(compiledPolicy: CompiledPolicy): boolean {
   return needed;
 }
 
+// Whether each operation passes the policy's resource rules: read once per policy revision (the
+// index keeps one object per revision), not once per admission check.
+const allowedOperations = new WeakMap<KubernetesObject, Map<string, boolean>>();
+
 function operationsAllow(policy: KubernetesObject, operation: string): boolean {
-  const spec = isRecord(policy.spec) ? policy.spec : {};
-  const constraints = isRecord(spec.matchConstraints) ? spec.matchConstraints : {};
-  const rules = Array.isArray(constraints.resourceRules) ? constraints.resourceRules.filter(isRecord) : [];
-  if (rules.length === 0) return true;
-  return rules.some(
-    (rule) =>
-      !Array.isArray(rule.operations) || rule.operations.includes('*') || rule.operations.includes(operation),
-  );
+  let byOperation = allowedOperations.get(policy);
+  if (!byOperation) allowedOperations.set(policy, (byOperation = new Map()));
+  let allowed = byOperation.get(operation);
+  if (allowed === undefined) {
+    const spec = isRecord(policy.spec) ? policy.spec : {};
+    const constraints = isRecord(spec.matchConstraints) ? spec.matchConstraints : {};
+    const rules = Array.isArray(constraints.resourceRules) ? constraints.resourceRules.filter(isRecord) : [];
+    allowed =
+      rules.length === 0 ||
+      rules.some(
+        (rule) =>
+          !Array.isArray(rule.operations) ||
+          rule.operations.includes('*') ||
+          rule.operations.includes(operation),
+      );
+    byOperation.set(operation, allowed);
+  }
+  return allowed;
 }
 
 export function requestOf(context: VerdictContext): Record<string, unknown> {
