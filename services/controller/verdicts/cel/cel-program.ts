@@ -168,10 +168,18 @@ export function toCelInput(value: unknown, guard?: EvaluationGuard): unknown {
 
 /** CEL results → plain JavaScript (lists as arrays, maps as objects). */
 function fromCel(value: CelValue): unknown {
-  if (isCelList(value)) return [...value].map(fromCel);
+  // By index and `forEach`, the same elements and entries in the same order as iterating them, without
+  // a generator per list and map: a failing validation's list comes back through here per check.
+  if (isCelList(value)) {
+    const items: unknown[] = [];
+    for (let index = 0; index < value.size; index++) items.push(fromCel(value.get(index) as CelValue));
+    return items;
+  }
   if (isCelMap(value)) {
     const result: Record<string, unknown> = {};
-    for (const [key, item] of value) result[String(key)] = fromCel(item);
+    value.forEach((item, key) => {
+      result[String(key)] = fromCel(item);
+    });
     return result;
   }
   return value;
