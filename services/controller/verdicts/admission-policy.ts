@@ -304,10 +304,10 @@ function matchConditionsOutcome(
   bindings: Bindings,
   context: VerdictContext,
 ): VerdictOutcome | undefined {
-  // No run (and no copy of the bindings) for a policy without conditions, on every admission check.
+  // No run for a policy without conditions, on every admission check.
   if (compiledPolicy.matchConditions.length === 0) return undefined;
-  // Its own copy of the bindings: a run binds its `variables` into them.
-  const matching = new PolicyRun(compiledPolicy, { ...bindings }, context.guard);
+  // A run of its own (its own variables); a run leaves the bindings it is given as they are.
+  const matching = new PolicyRun(compiledPolicy, bindings, context.guard);
   for (const condition of compiledPolicy.matchConditions) {
     const result = matching.evaluate(condition.program, condition.expression);
     if (matching.spent > RUNTIME_CEL_COST_BUDGET_MATCH_CONDITIONS)

@@ -23,11 +23,13 @@ export class PolicyRun {
   spent = 0;
   /** Bound as a CEL map over this Map: a plain object would be copied into a map at every access. */
   private readonly values: LazyVariables;
+  /** The caller's bindings and this run's `variables`. */
+  private readonly bindings: Bindings;
   private pendingVariableCost = 0;
 
   constructor(
     compiledPolicy: CompiledPolicy,
-    private readonly bindings: Bindings,
+    bindings: Bindings,
     private readonly guard: EvaluationGuard,
     /** Variables whose value the caller already has (Gatekeeper's `params`), as CEL input. */
     preset: Record<string, unknown> = {},
@@ -38,7 +40,10 @@ export class PolicyRun {
       return outcome;
     });
     for (const [name, value] of Object.entries(preset)) this.values.preset(name, value);
-    bindings.variables = celMap(this.values as Map<string, CelValue>);
+    // Its own copy rather than a property added to the caller's object: callers pass a spread copy
+    // for a second run, and a property added to a spread copy gives every such object a hidden
+    // class of its own (model/with-fields.ts), which every variable lookup then reads.
+    this.bindings = withFields(bindings, { variables: celMap(this.values as Map<string, CelValue>) });
   }
 
   /** Evaluates one expression, reading variables as it goes; adds its cost to what the binding spent. */
