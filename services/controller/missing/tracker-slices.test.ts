@@ -25,8 +25,12 @@ function storefronts(count: number): KubernetesObject[] {
   }));
 }
 
-/** A tracker evaluating in the background, whose clock moves 0.5 ms per look (one check per 1 ms slice). */
-function slicedTracker() {
+/**
+ * A tracker evaluating in the background, whose clock moves 1 ms per look: a slice of 1 ms is one
+ * check, 32 workloads. `atLook` runs at the given look at the clock (during an evaluation, between
+ * two of its slices' checks), as a reader or a watch event would come in between slices.
+ */
+function slicedTracker(atLook: Record<number, () => void> = {}) {
   const index = new ConstraintIndex();
   const ingestor = new Ingestor(index, new AdapterRegistry());
   let looks = 0;
@@ -44,64 +48,59 @@ function slicedTracker() {
     undefined,
     () => {
       looks++;
-      return looks * 0.5;
+      atLook[looks]?.();
+      return looks;
     },
   );
   ingestor.onChange((object, removed) => tracker.observe(object, removed));
   const missingCount = () =>
     index.constraintsForNamespace('shop').filter((constraint) => constraint.type === 'MissingResource')
       .length;
-  return { index, ingestor, tracker, missingCount, looks: () => looks };
+  return { index, ingestor, tracker, missingCount, looks: () => looks, atLook };
 }
 
 /** Resolves after one turn of the event loop's check phase (one background slice at most). */
 const nextSlice = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-afterEach(() => jest.useRealTimers());
-
 describe('missing companions evaluated in the background', () => {
   it('works the findings out in slices and writes them in one step once complete', async () => {
-    const { ingestor, tracker, missingCount, looks } = slicedTracker();
-    for (const object of [...crds, ...storefronts(WORKLOADS)]) ingestor.upsert(object);
-    // The timer (delay 0) starts the evaluation; let it run a few slices: nothing written yet.
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    await nextSlice();
-    await nextSlice();
-    expect(looks()).toBeGreaterThan(0);
-    expect(missingCount()).toBe(0);
-    await tracker.idle();
-    expect(missingCount()).toBe(WORKLOADS);
-    // Several slices: two looks at the clock per slice.
-    expect(looks()).toBeGreaterThan(8);
+    const seenMidway: number[] = [];
+    const cluster = slicedTracker({ 4: () => seenMidway.push(cluster.missingCount()) });
+    for (const object of [...crds, ...storefronts(WORKLOADS)]) cluster.ingestor.upsert(object);
+    await cluster.tracker.idle();
+    // Looked at while the evaluation was under way: nothing written yet.
+    expect(seenMidway).toEqual([0]);
+    expect(cluster.missingCount()).toBe(WORKLOADS);
+    // Seven slices of at most 32 workloads: a look at the start of each, one at the end of all but the last.
+    expect(cluster.looks()).toBe(13);
   });
 
   it('a reader sees the previous findings until the next evaluation is complete', async () => {
-    const { ingestor, tracker, missingCount } = slicedTracker();
-    for (const object of [...crds, ...storefronts(WORKLOADS)]) ingestor.upsert(object);
-    await tracker.idle();
-    expect(missingCount()).toBe(WORKLOADS);
-    ingestor.upsert(issuer);
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    await nextSlice();
-    expect(missingCount()).toBe(WORKLOADS);
-    await tracker.idle();
-    expect(missingCount()).toBe(0);
+    const seenMidway: number[] = [];
+    const cluster = slicedTracker();
+    for (const object of [...crds, ...storefronts(WORKLOADS)]) cluster.ingestor.upsert(object);
+    await cluster.tracker.idle();
+    expect(cluster.missingCount()).toBe(WORKLOADS);
+    // The issuer arrives: while the next evaluation is under way, the previous findings hold.
+    cluster.atLook[cluster.looks() + 4] = () => seenMidway.push(cluster.missingCount());
+    cluster.ingestor.upsert(issuer);
+    await cluster.tracker.idle();
+    expect(seenMidway).toEqual([WORKLOADS]);
+    expect(cluster.missingCount()).toBe(0);
   });
 
   it('a change during an evaluation replaces it: the last state wins', async () => {
-    const { ingestor, tracker, missingCount } = slicedTracker();
-    for (const object of [...crds, ...storefronts(WORKLOADS)]) ingestor.upsert(object);
+    const cluster = slicedTracker({ 4: () => cluster.ingestor.upsert(issuer) });
+    // The issuer arrives while the first evaluation (which began without it) is under way.
+    for (const object of [...crds, ...storefronts(WORKLOADS)]) cluster.ingestor.upsert(object);
+    await cluster.tracker.idle();
+    expect(cluster.missingCount()).toBe(0);
+    cluster.ingestor.delete(issuer);
     await new Promise((resolve) => setTimeout(resolve, 0));
     await nextSlice();
-    // The issuer arrives while the first evaluation (which began without it) is under way.
-    ingestor.upsert(issuer);
-    await tracker.idle();
-    expect(missingCount()).toBe(0);
-    ingestor.delete(issuer);
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    ingestor.upsert(issuer);
-    await tracker.idle();
-    expect(missingCount()).toBe(0);
+    cluster.ingestor.upsert(issuer);
+    await cluster.tracker.idle();
+    expect(cluster.missingCount()).toBe(0);
   });
 
   it('a synchronous evaluation (one-shot commands) replaces one under way and writes at once', async () => {
