@@ -76,20 +76,23 @@ export class PolicyReachScans {
    */
   advance(reached: (workloadKey: string) => void, keepGoing: () => boolean = () => true): void {
     for (const [sourceKey, scan] of this.scans) {
-      for (;;) {
-        for (let walked = 0; walked < NAMESPACES_PER_CHECK; walked++) {
-          const next = scan.namespaces.next();
-          if (next.done === true) {
-            this.scans.delete(sourceKey);
-            break;
-          }
-          this.reachIn(scan.constraints, next.value[0], next.value[1], reached);
-        }
-        if (!this.scans.has(sourceKey)) break;
+      let finished = false;
+      while (!finished) {
+        finished = this.walk(scan, reached);
+        if (finished) this.scans.delete(sourceKey);
         if (!keepGoing()) return;
       }
-      if (!keepGoing()) return;
     }
+  }
+
+  /** A few more namespaces of one scan; true when it has walked them all. */
+  private walk(scan: Scan, reached: (workloadKey: string) => void): boolean {
+    for (let walked = 0; walked < NAMESPACES_PER_CHECK; walked++) {
+      const next = scan.namespaces.next();
+      if (next.done === true) return true;
+      this.reachIn(scan.constraints, next.value[0], next.value[1], reached);
+    }
+    return false;
   }
 
   private reachIn(
