@@ -13,7 +13,7 @@ import { findingsForWorkload, meshFindings, type CompanionLookup } from './rules
 // at 10,000 of each (docs/benchmarks.md), in one step on the event loop until it was sliced. It now
 // works the findings out a slice at a time and writes them in one step once complete, so every
 // reader sees the previous findings until the new ones are all known (one-shot commands still
-// evaluate in one go, `evaluate()`).
+// evaluate in one go, `evaluate()`). A change during an evaluation is evaluated after it.
 
 export interface MissingResourceSettings {
   /** How long something must be missing before it is reported (`--missing-debounce`). */
@@ -25,6 +25,11 @@ export interface MissingResourceSettings {
   canSee(group: string, kind: string): boolean;
   /** Delay before re-evaluating after a change (changes come in bursts). */
   evaluationDelayMs?: number;
+  /**
+   * The longest a change waits for its evaluation while more changes keep coming (the delay above
+   * restarts at each change); default 2 s.
+   */
+  maxEvaluationWaitMs?: number;
   /** The most time one slice of the background evaluation takes before it yields; default 1 ms. */
   sliceBudgetMs?: number;
 }
@@ -39,9 +44,13 @@ export class MissingResourceTracker {
   private readonly firstSeen = new Map<string, number>();
   private readonly reportedNamespaces = new Set<string>();
   private evaluationTimer?: NodeJS.Timeout;
+  /** When the oldest change not yet evaluated came (clock time), while one is waiting. */
+  private waitingSince?: number;
   private stopped = false;
-  /** The background evaluation under way; a newer one (or a synchronous one) replaces it. */
+  /** The background evaluation under way; a synchronous one replaces it. */
   private running?: object;
+  /** A change came while the evaluation under way had begun: evaluate again once it is written. */
+  private evaluateAgain = false;
   private idleWaiters: Array<() => void> = [];
 
   constructor(
@@ -62,6 +71,7 @@ export class MissingResourceTracker {
     this.stopped = true;
     clearTimeout(this.evaluationTimer);
     this.running = undefined;
+    this.evaluateAgain = false;
     this.resolveIdle();
   }
 
@@ -81,15 +91,24 @@ export class MissingResourceTracker {
     };
   }
 
+  /**
+   * A trailing debounce with a ceiling: under a steady stream of changes (a rollout, a churning
+   * cluster) the delay would restart for ever and findings would never be brought up to date.
+   */
   private scheduleEvaluation(delayMs: number): void {
     if (this.stopped) return;
+    const now = this.clock().getTime();
+    this.waitingSince ??= now;
+    const ceiling = this.waitingSince + (this.settings.maxEvaluationWaitMs ?? 2_000) - now;
     clearTimeout(this.evaluationTimer);
     this.evaluationTimer = setTimeout(
       () => {
         this.evaluationTimer = undefined;
-        this.evaluateInBackground();
+        this.waitingSince = undefined;
+        if (this.running === undefined) this.evaluateInBackground();
+        else this.evaluateAgain = true;
       },
-      Math.max(0, delayMs),
+      Math.max(0, Math.min(delayMs, ceiling)),
     );
     this.evaluationTimer.unref();
   }
@@ -145,7 +164,12 @@ export class MissingResourceTracker {
         if (step.done === true) {
           this.running = undefined;
           this.write(step.value);
-          if (this.evaluationTimer === undefined) this.resolveIdle();
+          // Finished rather than restarted at each change, so that a stream of changes faster than
+          // one evaluation still brings findings up to date; what changed meanwhile is seen next.
+          if (this.evaluateAgain) {
+            this.evaluateAgain = false;
+            this.evaluateInBackground();
+          } else if (this.evaluationTimer === undefined) this.resolveIdle();
           return;
         }
         if (this.now() - started >= budgetMs) break;
@@ -158,6 +182,7 @@ export class MissingResourceTracker {
   /** Recomputes findings and writes the debounced ones into the index, in one go. */
   evaluate(): void {
     this.running = undefined;
+    this.evaluateAgain = false;
     this.write(this.currentFindings());
     if (this.evaluationTimer === undefined) this.resolveIdle();
   }
