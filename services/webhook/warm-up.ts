@@ -55,15 +55,43 @@ export function warmUpReview(sequence: number): string {
         },
       ],
       restartPolicy: 'Always',
+      terminationGracePeriodSeconds: 30,
       dnsPolicy: 'ClusterFirst',
+      securityContext: {},
       schedulerName: 'default-scheduler',
     },
   };
+  // As the API server hands a created object to webhooks: its own fields and defaults filled in.
   const deployment = {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: { name, namespace: NAMESPACE, labels },
-    spec: { replicas: 1, selector: { matchLabels: labels }, template },
+    metadata: {
+      name,
+      namespace: NAMESPACE,
+      uid: `00000000-0000-4000-9000-${sequence.toString(16).padStart(12, '0')}`,
+      generation: 1,
+      creationTimestamp: '2026-01-01T00:00:00Z',
+      labels,
+      managedFields: [
+        {
+          manager: 'kubectl-client-side-apply',
+          operation: 'Update',
+          apiVersion: 'apps/v1',
+          time: '2026-01-01T00:00:00Z',
+          fieldsType: 'FieldsV1',
+          fieldsV1: { 'f:metadata': { 'f:labels': {} }, 'f:spec': { 'f:replicas': {} } },
+        },
+      ],
+    },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: labels },
+      template,
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '25%', maxSurge: '25%' } },
+      revisionHistoryLimit: 10,
+      progressDeadlineSeconds: 600,
+    },
+    status: {},
   };
   const group = { group: 'apps', version: 'v1' };
   return JSON.stringify({

@@ -98,6 +98,24 @@ describe('warmUpAdmissionChecks', () => {
     expect(turns).toBeGreaterThanOrEqual(3);
   });
 
+  it('gives its objects the labels of a workload of the namespace, so label selectors pick them', async () => {
+    const answerer = recordingAnswerer();
+    await warmUpAdmissionChecks({
+      answerer,
+      namespaces: () => ['shop', 'empty'],
+      labelsIn: (name) => (name === 'shop' ? { app: 'web' } : undefined),
+      maxChecks: 4,
+      yieldToRequests: immediate,
+    });
+    const labels = answerer.asked.map((body) => {
+      const { object } = JSON.parse(body) as {
+        object: { metadata: { namespace: string; labels: Record<string, string> } };
+      };
+      return `${object.metadata.namespace}:${object.metadata.labels.app}`;
+    });
+    expect(labels).toEqual(['empty:forewarn-warm-up-0', 'shop:web', 'empty:forewarn-warm-up-2', 'shop:web']);
+  });
+
   it('does nothing without a namespace that has constraints', async () => {
     const answerer = recordingAnswerer();
     const outcome = await warmUpAdmissionChecks({

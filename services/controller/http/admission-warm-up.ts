@@ -1,5 +1,6 @@
 import type { Logger } from '../../logging/logger';
 import { admissionCheckBody } from '../../model/admission-query';
+import type { Labels } from '../../model/kubernetes';
 import {
   createAdmissionCheckAnswerer,
   type AdmissionCheckAnswerer,
@@ -22,6 +23,11 @@ export interface WarmUpOptions {
   answerer: AdmissionCheckAnswerer;
   /** Namespaces whose constraints the checks go through; read once, when the warm-up starts. */
   namespaces: () => readonly string[];
+  /**
+   * Pod labels of a workload of the namespace, if it has one: the synthetic objects carry them, so
+   * the constraints that select workloads by label select these and their engines run.
+   */
+  labelsIn?: (namespace: string) => Labels | undefined;
   /** How many checks at most. */
   maxChecks?: number;
   /** Busy time at most, summed over the slices, in ms: bounds the warm-up on a large index. */
@@ -76,9 +82,9 @@ function podSpec(sequence: number): Record<string, unknown> {
 }
 
 /** The check body the webhook would send for a Deployment or a Pod created in `namespace`. */
-export function warmUpCheckBody(namespace: string, sequence: number): string {
+export function warmUpCheckBody(namespace: string, sequence: number, workloadLabels?: Labels): string {
   const name = `forewarn-warm-up-${sequence}`;
-  const labels = { app: name, 'app.kubernetes.io/name': 'warm-up' };
+  const labels = workloadLabels ?? { app: name, 'app.kubernetes.io/name': 'warm-up' };
   const deployment = sequence % 2 === 0;
   const object = deployment
     ? {
@@ -111,6 +117,7 @@ export function warmUpAdmissionChecks(options: WarmUpOptions): Promise<WarmUpOut
   const namespaces = [...options.namespaces()]
     .sort()
     .slice(0, options.maxNamespaces ?? WARM_UP_MAX_NAMESPACES);
+  const labels = namespaces.map((namespace) => options.labelsIn?.(namespace));
   const outcome: WarmUpOutcome = { checks: 0, namespaces: namespaces.length, busyMs: 0 };
   if (namespaces.length === 0) return Promise.resolve(outcome);
   return new Promise((resolve) => {
@@ -118,8 +125,8 @@ export function warmUpAdmissionChecks(options: WarmUpOptions): Promise<WarmUpOut
       const started = now();
       try {
         while (outcome.checks < maxChecks && now() - started < sliceMs) {
-          const namespace = namespaces[outcome.checks % namespaces.length];
-          options.answerer(warmUpCheckBody(namespace, outcome.checks), 'full');
+          const at = outcome.checks % namespaces.length;
+          options.answerer(warmUpCheckBody(namespaces[at], outcome.checks, labels[at]), 'full');
           outcome.checks++;
         }
       } catch {
@@ -145,6 +152,7 @@ export function startAdmissionWarmUp(
   return warmUpAdmissionChecks({
     answerer: createAdmissionCheckAnswerer(dependencies),
     namespaces: () => dependencies.index.namespacesWithConstraints(),
+    labelsIn: (namespace) => dependencies.index.workloadsInNamespace(namespace)[0]?.podLabels,
   }).then((outcome) => {
     logger.info(
       { event: 'admission_warm_up', ...outcome, busyMs: Math.round(outcome.busyMs) },
