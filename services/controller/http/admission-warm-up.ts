@@ -16,7 +16,8 @@ import {
 // client, 2.5-2.9 ms of CPU per admission cold against 0.9-1.0 ms warm (docs/benchmarks.md, "One
 // client through the API server"). The checks here go through the same answerer code as the webhook's
 // (a separate instance: the real memo and the metrics never see them), on synthetic objects in the
-// namespaces that have constraints, in short slices that let real requests through between them.
+// namespaces that have constraints, in short slices each followed by a pause as long: at most half
+// of a core and of the event loop while it lasts.
 
 export interface WarmUpOptions {
   /** An answerer of its own (createAdmissionCheckAnswerer without the metrics' memo observer). */
@@ -37,8 +38,11 @@ export interface WarmUpOptions {
   /** Namespaces used at most (the first ones, by name). */
   maxNamespaces?: number;
   now?: () => number;
-  /** Runs the next slice once pending I/O had its turn (setImmediate). */
-  yieldToRequests?: (next: () => void) => void;
+  /**
+   * Runs the next slice after a pause as long as the slice before (`pauseMs`): the warm-up takes at
+   * most half of the event loop and of a core, so requests and re-indexing keep their pace.
+   */
+  yieldToRequests?: (next: () => void, pauseMs: number) => void;
 }
 
 export interface WarmUpOutcome {
@@ -110,7 +114,8 @@ export function warmUpCheckBody(namespace: string, sequence: number, workloadLab
  */
 export function warmUpAdmissionChecks(options: WarmUpOptions): Promise<WarmUpOutcome> {
   const now = options.now ?? (() => performance.now());
-  const yieldToRequests = options.yieldToRequests ?? ((next: () => void) => setImmediate(next));
+  const yieldToRequests =
+    options.yieldToRequests ?? ((next: () => void, pauseMs: number) => setTimeout(next, pauseMs));
   const maxChecks = options.maxChecks ?? WARM_UP_MAX_CHECKS;
   const budgetMs = options.budgetMs ?? WARM_UP_BUDGET_MS;
   const sliceMs = options.sliceMs ?? WARM_UP_SLICE_MS;
@@ -135,9 +140,9 @@ export function warmUpAdmissionChecks(options: WarmUpOptions): Promise<WarmUpOut
       }
       outcome.busyMs += now() - started;
       if (outcome.checks >= maxChecks || outcome.busyMs >= budgetMs) return resolve(outcome);
-      yieldToRequests(slice);
+      yieldToRequests(slice, now() - started);
     };
-    yieldToRequests(slice);
+    yieldToRequests(slice, 0);
   });
 }
 
