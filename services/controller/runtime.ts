@@ -6,6 +6,8 @@ import { AdapterRegistry } from './adapters/registry';
 import { effectiveApiAuth, type ControllerConfig } from './config';
 import { FlowObserverMonitor } from './flow-observer';
 import { createControllerApp } from './http/app';
+import { startAdmissionWarmUp } from './http/admission-warm-up';
+import type { WorkloadDescriptor } from '../model/workload';
 import { createControllerMetrics } from './metrics';
 import { ConstraintIndex } from './index/constraint-index';
 import { Ingestor, ParseErrorCounter } from './index/ingest';
@@ -305,6 +307,14 @@ async function closeController(
   });
 }
 
+/** What the admission check reads of the companion inventory (the app's and the warm-up's). */
+function prospectiveOf(missingResources: MissingResourceTracker) {
+  return {
+    prospectiveFindings: (workload: WorkloadDescriptor) => prospectiveFindings(missingResources, workload),
+    prospectiveRevision: () => missingResources.inventory.revision,
+  };
+}
+
 export async function startController(
   config: ControllerConfig,
   logger: Logger,
@@ -338,12 +348,13 @@ export async function startController(
     startedAt,
   });
   const served = { index, runtimeState, configuredDetailLevel: config.detailLevel, clock, ...riskServing };
+  const prospective = prospectiveOf(missingResources);
+  const isSynced = () => source.isSynced();
   const app = createControllerApp({
     ...served,
     logger,
-    prospectiveFindings: (workload) => prospectiveFindings(missingResources, workload),
-    prospectiveRevision: () => missingResources.inventory.revision,
-    isSynced: () => source.isSynced(),
+    ...prospective,
+    isSynced,
     metricsHandler: metrics.handler,
     requestObserver: metrics.requestObserver,
     observeAdmissionMemo: metrics.admissionMemoObserver,
@@ -370,6 +381,7 @@ export async function startController(
   logger.info({ constraints: index.totalConstraints() }, 'first sync complete; ready');
   startRisks(httpServer);
   policyReports?.start();
+  if (config.warmUp) void startAdmissionWarmUp({ ...served, ...prospective, isSynced }, logger);
   return {
     index,
     missingResources,
