@@ -307,11 +307,12 @@ async function closeController(
   });
 }
 
-/** What the admission check reads of the companion inventory (the app's and the warm-up's). */
-function prospectiveOf(missingResources: MissingResourceTracker) {
+/** What admission checks read besides the index (app, warm-up): companion findings, the source's sync. */
+function admissionReadsOf(missingResources: MissingResourceTracker, source: ObjectSource) {
   return {
     prospectiveFindings: (workload: WorkloadDescriptor) => prospectiveFindings(missingResources, workload),
     prospectiveRevision: () => missingResources.inventory.revision,
+    isSynced: () => source.isSynced(),
   };
 }
 
@@ -348,13 +349,11 @@ export async function startController(
     startedAt,
   });
   const served = { index, runtimeState, configuredDetailLevel: config.detailLevel, clock, ...riskServing };
-  const prospective = prospectiveOf(missingResources);
-  const isSynced = () => source.isSynced();
+  const admissionReads = admissionReadsOf(missingResources, source);
   const app = createControllerApp({
     ...served,
     logger,
-    ...prospective,
-    isSynced,
+    ...admissionReads,
     metricsHandler: metrics.handler,
     requestObserver: metrics.requestObserver,
     observeAdmissionMemo: metrics.admissionMemoObserver,
@@ -381,7 +380,7 @@ export async function startController(
   logger.info({ constraints: index.totalConstraints() }, 'first sync complete; ready');
   startRisks(httpServer);
   policyReports?.start();
-  if (config.warmUp) void startAdmissionWarmUp({ ...served, ...prospective, isSynced }, logger);
+  if (config.warmUp) void startAdmissionWarmUp({ ...served, ...admissionReads }, logger);
   return {
     index,
     missingResources,
