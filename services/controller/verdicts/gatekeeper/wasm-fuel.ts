@@ -1,13 +1,16 @@
 // Fuel for a compiled template (issue 32, docs/decisions.md "Rego on the event loop, bounded by
 // fuel"): a Wasm call cannot be interrupted on the event loop, so the module itself counts its
 // work and stops. This adds one mutable i32 global, exported as FUEL_EXPORT, and charges it:
-// - at every function entry, the instructions of the function that are outside its loops;
-// - at every loop header, the instructions directly inside that loop (not in a loop nested in it);
-// - before every memory.copy / memory.fill, one unit per 16 bytes they touch;
-// - memory.grow weighs MEMORY_GROW_UNITS.
-// Between two charge points execution only goes forward (a backward branch can only target a loop
-// header, where it is charged again), so each instruction runs at most once per charge of its
-// region: the charge is an upper bound of the instructions run. When the global goes below zero
+// - at the start of each straight run of code (a segment: a function's entry, a loop header, an
+//   if's arms, the code after a block's end), the instructions up to the next such start; a
+//   small segment is charged with the one it depends on instead, while that charge stays small;
+// - before every memory.copy / memory.fill, one unit per byte they touch (opa's modules have none:
+//   its memcpy is a loop; this is for a module that has);
+// - before every memory.grow, MEMORY_GROW_UNITS_PER_PAGE per page.
+// Control enters a segment only at its start (a forward branch lands after an `end`, a backward
+// one on a loop header), so each instruction runs at most once per charge of its segment, and a
+// small segment folded into the one it depends on at most once per charge of that one: the fuel
+// spent is an upper bound of the instructions run. When the global goes below zero
 // the module executes `unreachable` (a RuntimeError the caller tells from others by the global).
 // Appending a defined global and an export shifts no index: no call or global reference changes,
 // and the SDK's own import object still fits the module.
@@ -18,10 +21,14 @@
 
 /** The exported global the host sets before an evaluation and reads after. */
 export const FUEL_EXPORT = 'forewarn_fuel';
-/** memory.grow allocates and may zero pages: weighed as this many instructions. */
-export const MEMORY_GROW_UNITS = 1024;
-/** memory.copy / memory.fill: one unit per 2^BULK_BYTES_SHIFT bytes. */
-const BULK_BYTES_SHIFT = 4;
+/**
+ * memory.grow: units per 64 KiB page asked for. A page costs the kernel's first-touch faults when
+ * it is written (16 of 4 KiB, microseconds): charged at that cost in fuel, so what memory one
+ * evaluation can reach is bounded by its fuel too (a template's budget reaches about 12 MiB).
+ */
+export const MEMORY_GROW_UNITS_PER_PAGE = 1 << 18;
+/** Pages and bytes are charged up to this many (more fails anyway: memory is at most 64 MiB). */
+const DYNAMIC_COUNT_CAP = 2048;
 
 export class WasmFuelError extends Error {}
 
@@ -124,19 +131,32 @@ function staticCharge(fuel: number, units: number): number[] {
   return [GLOBAL_GET, ...unsignedBytes(fuel), I32_CONST, ...signedBytes(units), ...chargeTail(fuel)];
 }
 
-/** Before memory.copy / memory.fill: the byte count on top of the stack, kept there, is charged. */
-function bulkCharge(fuel: number, scratch: number): number[] {
+/**
+ * Before memory.copy / memory.fill / memory.grow: the count on top of the stack (bytes, pages),
+ * kept there, is charged, capped at DYNAMIC_COUNT_CAP (so the charge cannot overflow) and shifted
+ * left by `shift` (units per count as a power of two).
+ */
+function dynamicCharge(fuel: number, scratch: number, shift: number, cap: number): number[] {
   const local = unsignedBytes(scratch);
   return [
     LOCAL_TEE,
     ...local,
     GLOBAL_GET,
     ...unsignedBytes(fuel),
+    // min(count, cap) as unsigned: count < cap ? count : cap
     LOCAL_GET,
     ...local,
     I32_CONST,
-    BULK_BYTES_SHIFT,
-    0x76, // i32.shr_u
+    ...signedBytes(cap),
+    LOCAL_GET,
+    ...local,
+    I32_CONST,
+    ...signedBytes(cap),
+    0x49, // i32.lt_u
+    0x1b, // select
+    I32_CONST,
+    shift,
+    0x74, // i32.shl
     ...chargeTail(fuel),
   ];
 }
@@ -155,49 +175,115 @@ function skipMemoryArgument(reader: Reader): void {
   reader.unsigned();
 }
 
-/** A function body's pieces: original bytes, and charges whose units are known at their region's end. */
-type Piece = Uint8Array | { region: number } | { bulk: true };
+/**
+ * A straight run of code between two places control can enter it: a function's entry, a loop
+ * header, an if's arms, the code after a block's end. Within a segment control only goes forward,
+ * and leaves it only through a branch or the end of a block (br_if may leave early: what it skips
+ * is charged all the same, an over-charge).
+ */
+interface Segment {
+  units: number;
+  /** Where it must be charged itself: a function's entry and a loop header, always. */
+  always: boolean;
+  /**
+   * The segment that opened the block or if this one follows or is an arm of: this one runs at
+   * most once each time that one does, so its units may be charged there instead.
+   */
+  parent?: number;
+  /** Units of smaller segments charged with this one. */
+  folded: number;
+  charged: boolean;
+}
+
+/**
+ * A segment of at most FOLD_UNITS is charged with the segment it depends on (no charge of its own:
+ * ten instructions saved) while that one's charge stays within FOLDED_UNITS_MAX: over-charging a
+ * segment that runs by what it skips stays small, and small arms cost no check of their own.
+ */
+const FOLD_UNITS = 12;
+const FOLDED_UNITS_MAX = 40;
+
+/** A function body's pieces: original bytes, and charges whose units are known once it is read. */
+type Piece = Uint8Array | { segment: number } | { dynamic: 'bytes' | 'pages' };
 
 interface Body {
   pieces: Piece[];
-  costs: number[];
-  usesBulk: boolean;
+  segments: Segment[];
+  usesScratch: boolean;
+}
+
+/** Decides which segments are charged themselves and what each charge counts. */
+function foldSegments(segments: Segment[]): void {
+  const root = (index: number): number => {
+    let at = index;
+    while (!segments[at].charged) at = segments[at].parent ?? 0;
+    return at;
+  };
+  for (const segment of segments) {
+    segment.charged = true;
+    if (segment.always || segment.parent === undefined || segment.units > FOLD_UNITS) continue;
+    const target = segments[root(segment.parent)];
+    if (target.units + target.folded + segment.units > FOLDED_UNITS_MAX) continue;
+    target.folded += segment.units;
+    segment.charged = false;
+  }
 }
 
 /** Reads one function's instructions (reader at the first instruction) up to its final `end`. */
 function readInstructions(reader: Reader, end: number): Body {
-  const pieces: Piece[] = [{ region: 0 }];
-  const costs = [0];
-  // Each open block: the region its instructions are counted in (a loop opens a region of its own).
+  const segments: Segment[] = [{ units: 0, always: true, folded: 0, charged: true }];
+  const pieces: Piece[] = [{ segment: 0 }];
+  // Each open block: the segment it was opened in.
   const frames: number[] = [0];
+  let current = 0;
   let copiedFrom = reader.at;
-  let usesBulk = false;
+  let usesScratch = false;
   const cut = (until: number) => {
     if (until > copiedFrom) pieces.push(reader.bytes.subarray(copiedFrom, until));
     copiedFrom = until;
   };
+  const begin = (always: boolean, parent?: number) => {
+    cut(reader.at);
+    current = segments.length;
+    segments.push({ units: 0, always, parent, folded: 0, charged: true });
+    pieces.push({ segment: current });
+  };
   while (frames.length > 0) {
     if (reader.at >= end) throw new WasmFuelError('a function body ends inside a block');
-    const region = frames[frames.length - 1];
     const start = reader.at;
     const opcode = reader.byte();
     let units = 1;
+    let next: (() => void) | undefined;
     switch (opcode) {
-      case 0x02: // block
-      case 0x04: // if
+      case 0x02: // block: its first instructions run whenever it is entered
         skipBlockType(reader);
-        frames.push(region);
+        frames.push(current);
         break;
-      case 0x03: // loop
+      case 0x04: {
+        // if: the then arm is entered from here
         skipBlockType(reader);
-        cut(reader.at);
-        frames.push(costs.length);
-        pieces.push({ region: costs.length });
-        costs.push(0);
+        const opener = current;
+        frames.push(opener);
+        next = () => begin(false, opener);
         break;
-      case 0x0b: // end
-        frames.pop();
+      }
+      case 0x05: {
+        // else: the else arm is entered from where the if was
+        const opener = frames[frames.length - 1];
+        next = () => begin(false, opener);
         break;
+      }
+      case 0x03: // loop: charged at each iteration
+        skipBlockType(reader);
+        frames.push(current);
+        next = () => begin(true);
+        break;
+      case 0x0b: {
+        // end: what follows is entered by the block's branches and by falling through
+        const opener = frames.pop() ?? 0;
+        if (frames.length > 0) next = () => begin(false, opener);
+        break;
+      }
       case 0x0c:
       case 0x0d:
       case 0x10:
@@ -232,8 +318,11 @@ function readInstructions(reader: Reader, end: number): Body {
         reader.unsigned();
         break;
       case 0x40:
+        // memory.grow: the page count is on top of the stack now.
+        cut(start);
+        pieces.push({ dynamic: 'pages' });
+        usesScratch = true;
         reader.unsigned();
-        units = MEMORY_GROW_UNITS;
         break;
       case 0x41:
         reader.skipSigned(32);
@@ -256,8 +345,8 @@ function readInstructions(reader: Reader, end: number): Body {
         if (sub === 10 || sub === 11) {
           // memory.copy / memory.fill: the byte count is on top of the stack now.
           cut(start);
-          pieces.push({ bulk: true });
-          usesBulk = true;
+          pieces.push({ dynamic: 'bytes' });
+          usesScratch = true;
           if (sub === 10) reader.unsigned();
           reader.unsigned();
           break;
@@ -270,7 +359,7 @@ function readInstructions(reader: Reader, end: number): Body {
         break;
       }
       default:
-        if (opcode === 0x00 || opcode === 0x01 || opcode === 0x05 || opcode === 0x0f) break;
+        if (opcode === 0x00 || opcode === 0x01 || opcode === 0x0f) break;
         if (opcode === 0x1a || opcode === 0x1b || opcode === 0xd1) break;
         if (opcode >= 0x28 && opcode <= 0x3e) {
           skipMemoryArgument(reader);
@@ -279,11 +368,13 @@ function readInstructions(reader: Reader, end: number): Body {
         if (opcode >= 0x45 && opcode <= 0xc4) break;
         throw new WasmFuelError(`instruction 0x${opcode.toString(16)} is not one this host meters`);
     }
-    costs[region] += units;
+    segments[current].units += units;
+    next?.();
   }
   if (reader.at !== end) throw new WasmFuelError('a function body has bytes after its end');
   cut(reader.at);
-  return { pieces, costs, usesBulk };
+  foldSegments(segments);
+  return { pieces, segments, usesScratch };
 }
 
 /** The number of parameters of each defined function, by its index among defined functions. */
@@ -387,8 +478,8 @@ function meteredCode(bytes: Uint8Array, code: Section, fuel: number, parameters:
     }
     const localsEnd = reader.at;
     const body = readInstructions(reader, end);
-    // A function with memory.copy / memory.fill gets one more i32 local (the last: no index moves).
-    const header = body.usesBulk
+    // A function with memory.copy / fill / grow gets one more i32 local (the last: no index moves).
+    const header = body.usesScratch
       ? [
           Uint8Array.from(unsignedBytes(groups + 1)),
           bytes.subarray(groupsStart, localsEnd),
@@ -398,8 +489,15 @@ function meteredCode(bytes: Uint8Array, code: Section, fuel: number, parameters:
     const parts: Uint8Array[] = [...header];
     for (const piece of body.pieces) {
       if (piece instanceof Uint8Array) parts.push(piece);
-      else if ('region' in piece) parts.push(Uint8Array.from(staticCharge(fuel, body.costs[piece.region])));
-      else parts.push(Uint8Array.from(bulkCharge(fuel, locals)));
+      else if ('segment' in piece) {
+        const segment = body.segments[piece.segment];
+        if (segment.charged && segment.units + segment.folded > 0)
+          parts.push(Uint8Array.from(staticCharge(fuel, segment.units + segment.folded)));
+      }
+      else if (piece.dynamic === 'pages')
+        parts.push(Uint8Array.from(dynamicCharge(fuel, locals, 18, DYNAMIC_COUNT_CAP)));
+      // A byte a unit, counted up to 2^30.
+      else parts.push(Uint8Array.from(dynamicCharge(fuel, locals, 0, 1 << 30)));
     }
     const bodySize = parts.reduce((total, part) => total + part.length, 0);
     out.push(Uint8Array.from(unsignedBytes(bodySize)), ...parts);
