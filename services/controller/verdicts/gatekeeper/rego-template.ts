@@ -250,20 +250,18 @@ export function evaluateRegoTemplate(
   );
   let answer = answers.get(constraint);
   if (answer === undefined) {
-    // The object's other Rego templates that can be evaluated go first unless they were late, and
-    // this one with them unless it was late: a late one runs after them, so that what it spends
-    // leaves them nothing less.
     const item = { source: constraint, code, policy: compiled.policy };
-    const wasLate = lateTemplates.has(compiled.policy);
-    if (!wasLate) answers.set(constraint, evaluateFueled(item, context, engine));
-    for (const other of otherRegoConstraints()) {
-      if (other.source === constraint || answers.has(other.source) || cannotEvaluate(other.code)) continue;
-      const otherCompiled = engine.policyFor(other.code);
-      if (otherCompiled.state === 'ready' && !lateTemplates.has(otherCompiled.policy))
-        answers.set(other.source, evaluateFueled({ ...other, policy: otherCompiled.policy }, context, engine));
-    }
-    if (wasLate) answers.set(constraint, evaluateFueled(item, context, engine));
-    answer = answers.get(constraint) ?? 'refused';
+    // A late template runs after the object's other Rego templates (those not late themselves),
+    // so that what it spends leaves them nothing less; any other runs when asked.
+    if (lateTemplates.has(compiled.policy))
+      for (const other of otherRegoConstraints()) {
+        if (other.source === constraint || answers.has(other.source) || cannotEvaluate(other.code)) continue;
+        const otherCompiled = engine.policyFor(other.code);
+        if (otherCompiled.state === 'ready' && !lateTemplates.has(otherCompiled.policy))
+          answers.set(other.source, evaluateFueled({ ...other, policy: otherCompiled.policy }, context, engine));
+      }
+    answer = evaluateFueled(item, context, engine);
+    answers.set(constraint, answer);
   }
   return outcomeOfAnswer(answer, context);
 }
