@@ -21,7 +21,7 @@ import { kubernetesAccessReviewer, type ReviewAccess } from './http/access-revie
 import { createCallerReadAccess, type CallerReadAccess } from './http/caller-read-access';
 import { kubernetesTokenReviewer } from './http/token-review';
 import { regoEngine } from './verdicts/gatekeeper/rego-engine';
-import { evaluationIsolate, lateEvaluationIsolate } from './verdicts/guard/evaluation-isolate';
+import { evaluationIsolate } from './verdicts/guard/evaluation-isolate';
 import { loadKubeConfig, sourceOf, type SourceFactory } from './object-source';
 
 export { createSource, loadKubeConfig } from './object-source';
@@ -199,9 +199,8 @@ function createIngestion(config: ControllerConfig, logger: Logger, clock: () => 
   );
   // Gatekeeper templates' Rego compiles in the background as templates arrive (before the source starts).
   regoEngine.configure(config.opaPath);
-  // The evaluation isolate (Rego, JMESPath) starts now, so that no admission waits for it to start.
+  // The evaluation isolate (JMESPath) starts now, so that no admission waits for it to start.
   void evaluationIsolate.started();
-  void lateEvaluationIsolate.started();
   if (regoEngine.opa === undefined)
     logger.warn(
       { opaPath: config.opaPath ?? null },

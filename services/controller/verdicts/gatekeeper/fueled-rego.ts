@@ -1,6 +1,6 @@
 import { loadPolicySync, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import { EvaluationAborted } from '../guard/evaluation-guard';
-import { MAX_RESULT_LENGTH, REGO_MEMORY, type RegoReply, type WasmModule } from '../guard/isolate-protocol';
+import { MAX_RESULT_LENGTH } from '../guard/isolate-protocol';
 import {
   BOUNDED_CUSTOM_BUILTINS,
   HostFuelSpent,
@@ -19,6 +19,18 @@ import { FUEL_EXPORT } from './wasm-fuel';
 // length is read before it is parsed. An instance that trapped, threw or grew its memory past
 // KEPT_MEMORY_BYTES is dropped and made again at its next use (a millisecond): no state of an
 // interrupted call survives, and a large object's memory is given back.
+
+/** Wasm memory of one policy: 320 KiB to start, 64 MiB at most (a huge object fails, not the process). */
+export const REGO_MEMORY = { initial: 5, maximum: 1024 };
+
+/**
+ * A compiled WebAssembly.Module (the project's TypeScript libraries have no WebAssembly namespace).
+ */
+export type WasmModule = object;
+
+/** One evaluation's outcome: its violation messages, or why there are none. */
+export type RegoReply =
+  { messages: string[] } | { error: string } | { notViolations: true } | { tooLarge: true };
 
 /** Fuel the SDK's loading calls may spend (parsing `{}`, listing entrypoints): the metered module's start value. */
 export const LOADING_FUEL = 50_000_000;

@@ -5,10 +5,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import type { RegoCode } from '../../../model/gatekeeper';
-import type { WasmModule } from '../guard/isolate-protocol';
 import { fileInBundle } from './bundle-file';
 import { meterOffLoop } from './fuel-metering';
-import { FueledRegoPolicies, LOADING_FUEL } from './fueled-rego';
+import { FueledRegoPolicies, LOADING_FUEL, type WasmModule } from './fueled-rego';
 import { runOpaWatched, type OpaLimits } from './opa-watchdog';
 
 // Gatekeeper templates' Rego run on Open Policy Agent itself (docs/decisions.md, "Gatekeeper
