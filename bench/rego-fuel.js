@@ -94,7 +94,10 @@ function deployment() {
             {
               name: 'web',
               image: 'nginx:1.27',
-              resources: { limits: { cpu: '500m', memory: '256Mi' }, requests: { cpu: '100m', memory: '128Mi' } },
+              resources: {
+                limits: { cpu: '500m', memory: '256Mi' },
+                requests: { cpu: '100m', memory: '128Mi' },
+              },
               securityContext: { privileged: false },
             },
             { name: 'sidecar', image: 'registry.example.com/sidecar:2', securityContext: {} },
@@ -147,7 +150,12 @@ async function main() {
       const { reply, used } = engine.evaluator.evaluate(policy, input({}), FUEL);
       const wall = performance.now() - before;
       const cpu = process.cpuUsage(cpuBefore);
-      runs.push({ reply: typeof reply === 'string' ? reply : Object.keys(reply)[0], used, wall, cpu: (cpu.user + cpu.system) / 1000 });
+      runs.push({
+        reply: typeof reply === 'string' ? reply : Object.keys(reply)[0],
+        used,
+        wall,
+        cpu: (cpu.user + cpu.system) / 1000,
+      });
     }
     const best = runs.reduce((left, right) => (left.cpu < right.cpu ? left : right));
     const nanosecondsPerUnit = (best.cpu * 1e6) / Math.max(1, best.used);
@@ -167,9 +175,23 @@ async function main() {
     if (!target.rego) continue;
     const name = template.metadata.name;
     const policy = await ready(engine, { rego: target.rego, libs: target.libs ?? [] });
-    const data = { inventory: { cluster: { v1: { Namespace: { bench: { metadata: { name: 'bench', labels: { owner: 'x' } } } } } }, namespace: {} } };
-    const { reply, used } = engine.evaluator.evaluate(policy, input(PARAMETERS[name] ?? {}), REGO_TEMPLATE_FUEL, { key: 'k', data });
-    real[name] = { reply: typeof reply === 'string' ? reply : Object.keys(reply)[0], used, shareOfTemplateBudget: Number((used / REGO_TEMPLATE_FUEL).toFixed(5)) };
+    const data = {
+      inventory: {
+        cluster: { v1: { Namespace: { bench: { metadata: { name: 'bench', labels: { owner: 'x' } } } } } },
+        namespace: {},
+      },
+    };
+    const { reply, used } = engine.evaluator.evaluate(
+      policy,
+      input(PARAMETERS[name] ?? {}),
+      REGO_TEMPLATE_FUEL,
+      { key: 'k', data },
+    );
+    real[name] = {
+      reply: typeof reply === 'string' ? reply : Object.keys(reply)[0],
+      used,
+      shareOfTemplateBudget: Number((used / REGO_TEMPLATE_FUEL).toFixed(5)),
+    };
   }
   console.log(
     JSON.stringify({

@@ -55,7 +55,9 @@ function bounded(name: string, implementation: Builtin, maxInput = MAX_HOST_INPU
   return (...args: unknown[]) => {
     const input = jsonLengthWithin(args, maxInput);
     if (input === undefined)
-      throw new RegoBuiltinError(`${name}: its arguments are larger than the ${maxInput} characters a built-in takes here`);
+      throw new RegoBuiltinError(
+        `${name}: its arguments are larger than the ${maxInput} characters a built-in takes here`,
+      );
     charge(HOST_CALL_UNITS + input * HOST_UNITS_PER_CHARACTER);
     const result = implementation(...args);
     const output = jsonLengthWithin(result, MAX_HOST_RESULT_CHARACTERS);

@@ -37,7 +37,9 @@ export function meterOffLoop(
     const timer = setTimeout(
       () =>
         settle(() =>
-          reject(new FuelMeteringError(`metering the module took longer than ${timeoutMilliseconds / 1000} s`)),
+          reject(
+            new FuelMeteringError(`metering the module took longer than ${timeoutMilliseconds / 1000} s`),
+          ),
         ),
       timeoutMilliseconds,
     );

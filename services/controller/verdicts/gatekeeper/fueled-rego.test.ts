@@ -12,7 +12,10 @@ const engine = new RegoEngine(opaBinary());
 const encoder = new TextEncoder();
 
 function input(object: unknown, parameters: unknown = {}): Uint8Array[] {
-  return [encoder.encode(`{"review":${JSON.stringify({ object })}`), encoder.encode(`,"parameters":${JSON.stringify(parameters)}}`)];
+  return [
+    encoder.encode(`{"review":${JSON.stringify({ object })}`),
+    encoder.encode(`,"parameters":${JSON.stringify(parameters)}}`),
+  ];
 }
 
 async function compiled(name: string, body: string): Promise<string> {
@@ -46,16 +49,27 @@ describe('Rego on the event loop, bounded by fuel', () => {
     // The instance that trapped was made again; the same stop is the same for the same input.
     expect(engine.evaluator.instantiations).toBeGreaterThan(made);
     expect(engine.evaluator.evaluate(policy, input({ n: 100_000 }), REGO_TEMPLATE_FUEL).reply).toBe('spent');
-    expect(engine.evaluator.evaluate(policy, input({ n: 1 }), REGO_TEMPLATE_FUEL).reply).toEqual({ messages: [] });
+    expect(engine.evaluator.evaluate(policy, input({ n: 1 }), REGO_TEMPLATE_FUEL).reply).toEqual({
+      messages: [],
+    });
   });
 
   it('ends a nesting deeper than the stack in an answer, not a crash', async () => {
-    const policy = await compiled('walksdeep', 'violation[{"msg": "deep"}] { walk(input.review.object, [p, v]); count(p) > 100000 }');
+    const policy = await compiled(
+      'walksdeep',
+      'violation[{"msg": "deep"}] { walk(input.review.object, [p, v]); count(p) > 100000 }',
+    );
     const depth = 200_000;
     const deep = encoder.encode(`{"review":{"object":${'['.repeat(depth)}${']'.repeat(depth)}}`);
-    const { reply } = engine.evaluator.evaluate(policy, [deep, encoder.encode(',"parameters":{}}')], REGO_TEMPLATE_FUEL);
+    const { reply } = engine.evaluator.evaluate(
+      policy,
+      [deep, encoder.encode(',"parameters":{}}')],
+      REGO_TEMPLATE_FUEL,
+    );
     expect(reply === 'spent' || 'error' in reply).toBe(true);
-    expect(engine.evaluator.evaluate(policy, input({ a: 1 }), REGO_TEMPLATE_FUEL).reply).toEqual({ messages: [] });
+    expect(engine.evaluator.evaluate(policy, input({ a: 1 }), REGO_TEMPLATE_FUEL).reply).toEqual({
+      messages: [],
+    });
   });
 
   it('bounds the host built-ins: RE2 for regex.split, YAML and sprintf sizes', async () => {
@@ -66,14 +80,27 @@ describe('Rego on the event loop, bounded by fuel', () => {
     // Catastrophic for a backtracking RegExp; linear for RE2.
     const started = performance.now();
     const text = `${'a'.repeat(40)}c`;
-    expect(engine.evaluator.evaluate(split, input({ text }, { pattern: '(a+)+b' }), REGO_TEMPLATE_FUEL).reply).toEqual({
+    expect(
+      engine.evaluator.evaluate(split, input({ text }, { pattern: '(a+)+b' }), REGO_TEMPLATE_FUEL).reply,
+    ).toEqual({
       messages: ['1'],
     });
     expect(performance.now() - started).toBeLessThan(2_000);
-    const yaml = await compiled('yamls', 'violation[{"msg": "parsed"}] { yaml.unmarshal(input.review.object.text) }');
-    expect(engine.evaluator.evaluate(yaml, input({ text: 'a: 1' }), REGO_TEMPLATE_FUEL).reply).toEqual({ messages: ['parsed'] });
-    const tooLarge = engine.evaluator.evaluate(yaml, input({ text: `a: ${'x'.repeat(MAX_YAML_INPUT_CHARACTERS)}` }), REGO_TEMPLATE_FUEL);
-    expect(tooLarge.reply).toEqual({ error: expect.stringMatching(/yaml.unmarshal: its arguments are larger than/) });
+    const yaml = await compiled(
+      'yamls',
+      'violation[{"msg": "parsed"}] { yaml.unmarshal(input.review.object.text) }',
+    );
+    expect(engine.evaluator.evaluate(yaml, input({ text: 'a: 1' }), REGO_TEMPLATE_FUEL).reply).toEqual({
+      messages: ['parsed'],
+    });
+    const tooLarge = engine.evaluator.evaluate(
+      yaml,
+      input({ text: `a: ${'x'.repeat(MAX_YAML_INPUT_CHARACTERS)}` }),
+      REGO_TEMPLATE_FUEL,
+    );
+    expect(tooLarge.reply).toEqual({
+      error: expect.stringMatching(/yaml.unmarshal: its arguments are larger than/),
+    });
     const widths = await compiled(
       'widths',
       `violation[{"msg": msg}] { msg := sprintf(concat("", ["%999999v" | numbers.range(1, 10)[_]]), [x | x := numbers.range(1, 10)[_]]) }`,
@@ -86,6 +113,8 @@ describe('Rego on the event loop, bounded by fuel', () => {
       'manysplits',
       'violation[{"msg": "x"}] { count([regex.split(",", input.review.object.text) | numbers.range(1, 1000000)[_]]) > 0 }',
     );
-    expect(engine.evaluator.evaluate(many, input({ text: 'a,b,'.repeat(100) }), REGO_TEMPLATE_FUEL).reply).toBe('spent');
+    expect(
+      engine.evaluator.evaluate(many, input({ text: 'a,b,'.repeat(100) }), REGO_TEMPLATE_FUEL).reply,
+    ).toBe('spent');
   });
 });

@@ -68,7 +68,10 @@ interface OpaExports {
 const decoder = new TextDecoder();
 
 function messageOf(error: unknown): string {
-  return error !== null && typeof error === 'object' && 'message' in error && typeof error.message === 'string'
+  return error !== null &&
+    typeof error === 'object' &&
+    'message' in error &&
+    typeof error.message === 'string'
     ? error.message
     : String(error);
 }
@@ -124,10 +127,11 @@ export class FueledRegoPolicies {
       { ...REGO_MEMORY },
       { ...BOUNDED_CUSTOM_BUILTINS },
     );
-    const exports = (loaded.wasmInstance as { exports: Record<string, unknown> }).exports;
-    const fuel = exports[FUEL_EXPORT] as { value: number } | undefined;
+    const wasmExports = (loaded.wasmInstance as { exports: Record<string, unknown> }).exports;
+    const fuel = wasmExports[FUEL_EXPORT] as { value: number } | undefined;
     if (!fuel) return 'the compiled template is not metered';
-    if (!(Number(loaded.minorVersion) >= 2)) return `opa's Wasm ABI 1.${String(loaded.minorVersion)} is older than 1.2`;
+    if (!(Number(loaded.minorVersion) >= 2))
+      return `opa's Wasm ABI 1.${String(loaded.minorVersion)} is older than 1.2`;
     const entrypoints = loaded.entrypoints as Record<string, number>;
     if (!Object.hasOwn(entrypoints, source.entrypoint))
       return `the compiled template has no entrypoint ${source.entrypoint}`;
@@ -177,8 +181,8 @@ export class FueledRegoPolicies {
           view.set(part, at);
           at += part.byteLength;
         }
-        const exports = (loaded.wasmInstance as { exports: OpaExports }).exports;
-        return exports.opa_eval(
+        const wasmExports = (loaded.wasmInstance as { exports: OpaExports }).exports;
+        return wasmExports.opa_eval(
           0,
           instance.entrypoint,
           loaded.dataAddr,
@@ -196,7 +200,10 @@ export class FueledRegoPolicies {
       if (error instanceof RangeError && /call stack/i.test(error.message))
         return { reply: { error: 'the evaluation nested deeper than its stack allows' }, used };
       if (error instanceof RangeError)
-        return { reply: { error: `the evaluation needs more than the 64 MiB of memory a template may use` }, used };
+        return {
+          reply: { error: `the evaluation needs more than the 64 MiB of memory a template may use` },
+          used,
+        };
       return { reply: { error: messageOf(error) }, used };
     }
     const used = budget - fuel.value;

@@ -88,7 +88,9 @@ export function goSprintf(format: unknown, values: unknown): string {
       const text = verb === 'T' ? typeof value : argumentText(verb, value, precision);
       built += Math.max(text.length, size);
       if (built > MAX_FORMATTED_LENGTH)
-        throw new RegoBuiltinError(`sprintf: the message would be longer than ${MAX_FORMATTED_LENGTH} characters`);
+        throw new RegoBuiltinError(
+          `sprintf: the message would be longer than ${MAX_FORMATTED_LENGTH} characters`,
+        );
       return (
         refused + (text.length >= size ? text : flags.includes('-') ? text.padEnd(size) : text.padStart(size))
       );

@@ -258,7 +258,10 @@ export function evaluateRegoTemplate(
         if (other.source === constraint || answers.has(other.source) || cannotEvaluate(other.code)) continue;
         const otherCompiled = engine.policyFor(other.code);
         if (otherCompiled.state === 'ready' && !lateTemplates.has(otherCompiled.policy))
-          answers.set(other.source, evaluateFueled({ ...other, policy: otherCompiled.policy }, context, engine));
+          answers.set(
+            other.source,
+            evaluateFueled({ ...other, policy: otherCompiled.policy }, context, engine),
+          );
       }
     answer = evaluateFueled(item, context, engine);
     answers.set(constraint, answer);

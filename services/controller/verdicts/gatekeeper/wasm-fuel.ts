@@ -1,3 +1,24 @@
+import {
+  importedGlobals,
+  parameterCounts,
+  Reader,
+  section,
+  sectionsOf,
+  SECTION_CODE,
+  SECTION_EXPORT,
+  SECTION_GLOBAL,
+  SECTIONS_AFTER_GLOBAL,
+  signedBytes,
+  skipBlockType,
+  skipImmediates,
+  skipPrefixedImmediates,
+  unsignedBytes,
+  WasmFuelError,
+  type Section,
+} from './wasm-binary';
+
+export { WasmFuelError } from './wasm-binary';
+
 // Fuel for a compiled template (issue 32, docs/decisions.md "Rego on the event loop, bounded by
 // fuel"): a Wasm call cannot be interrupted on the event loop, so the module itself counts its
 // work and stops. This adds one mutable i32 global, exported as FUEL_EXPORT, and charges it:
@@ -20,6 +41,7 @@
 // it refuse the module (WasmFuelError), never guess.
 
 /** The exported global the host sets before an evaluation and reads after. */
+
 export const FUEL_EXPORT = 'forewarn_fuel';
 /**
  * memory.grow: units per 64 KiB page asked for. A page costs the kernel's first-touch faults when
@@ -29,78 +51,6 @@ export const FUEL_EXPORT = 'forewarn_fuel';
 export const MEMORY_GROW_UNITS_PER_PAGE = 1 << 18;
 /** Pages and bytes are charged up to this many (more fails anyway: memory is at most 64 MiB). */
 const DYNAMIC_COUNT_CAP = 2048;
-
-export class WasmFuelError extends Error {}
-
-const SECTION_TYPE = 1;
-const SECTION_IMPORT = 2;
-const SECTION_FUNCTION = 3;
-const SECTION_GLOBAL = 6;
-const SECTION_EXPORT = 7;
-const SECTION_CODE = 10;
-/** Where a new global section goes: the first known section that must follow it. */
-const SECTIONS_AFTER_GLOBAL = new Set([7, 8, 9, 10, 11, 12]);
-
-class Reader {
-  constructor(
-    readonly bytes: Uint8Array,
-    public at = 0,
-  ) {}
-
-  byte(): number {
-    if (this.at >= this.bytes.length) throw new WasmFuelError('the module ends early');
-    return this.bytes[this.at++];
-  }
-
-  unsigned(): number {
-    let result = 0;
-    let shift = 0;
-    for (;;) {
-      const byte = this.byte();
-      result += (byte & 0x7f) * 2 ** shift;
-      if ((byte & 0x80) === 0) return result;
-      shift += 7;
-      if (shift > 35) throw new WasmFuelError('an integer is too long');
-    }
-  }
-
-  /** Skips a signed LEB128 of at most `bits`. */
-  skipSigned(bits: number): void {
-    for (let read = 0; ; read += 7) {
-      if (read > bits + 7) throw new WasmFuelError('an integer is too long');
-      if ((this.byte() & 0x80) === 0) return;
-    }
-  }
-
-  skip(count: number): void {
-    if (this.at + count > this.bytes.length) throw new WasmFuelError('the module ends early');
-    this.at += count;
-  }
-}
-
-function unsignedBytes(value: number): number[] {
-  const out: number[] = [];
-  do {
-    let byte = value & 0x7f;
-    value = Math.floor(value / 128);
-    if (value !== 0) byte |= 0x80;
-    out.push(byte);
-  } while (value !== 0);
-  return out;
-}
-
-function signedBytes(value: number): number[] {
-  const out: number[] = [];
-  for (;;) {
-    const byte = value & 0x7f;
-    value >>= 7;
-    if ((value === 0 && (byte & 0x40) === 0) || (value === -1 && (byte & 0x40) !== 0)) {
-      out.push(byte);
-      return out;
-    }
-    out.push(byte | 0x80);
-  }
-}
 
 const GLOBAL_GET = 0x23;
 const GLOBAL_SET = 0x24;
@@ -159,20 +109,6 @@ function dynamicCharge(fuel: number, scratch: number, shift: number, cap: number
     0x74, // i32.shl
     ...chargeTail(fuel),
   ];
-}
-
-const BLOCK_VALUE_TYPES = new Set([0x40, 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f]);
-
-function skipBlockType(reader: Reader): void {
-  const first = reader.bytes[reader.at];
-  if (BLOCK_VALUE_TYPES.has(first)) reader.skip(1);
-  else reader.skipSigned(33);
-}
-
-function skipMemoryArgument(reader: Reader): void {
-  const align = reader.unsigned();
-  if (align & 0x40) reader.unsigned();
-  reader.unsigned();
 }
 
 /**
@@ -284,39 +220,6 @@ function readInstructions(reader: Reader, end: number): Body {
         if (frames.length > 0) next = () => begin(false, opener);
         break;
       }
-      case 0x0c:
-      case 0x0d:
-      case 0x10:
-      case 0x12:
-      case 0x20:
-      case 0x21:
-      case 0x22:
-      case 0x23:
-      case 0x24:
-      case 0x25:
-      case 0x26:
-      case 0xd2:
-        reader.unsigned();
-        break;
-      case 0x0e: {
-        const targets = reader.unsigned();
-        for (let index = 0; index <= targets; index++) reader.unsigned();
-        units = 1 + Math.ceil(targets / 8);
-        break;
-      }
-      case 0x11:
-      case 0x13:
-        reader.unsigned();
-        reader.unsigned();
-        break;
-      case 0x1c: {
-        const types = reader.unsigned();
-        reader.skip(types);
-        break;
-      }
-      case 0x3f:
-        reader.unsigned();
-        break;
       case 0x40:
         // memory.grow: the page count is on top of the stack now.
         cut(start);
@@ -324,49 +227,19 @@ function readInstructions(reader: Reader, end: number): Body {
         usesScratch = true;
         reader.unsigned();
         break;
-      case 0x41:
-        reader.skipSigned(32);
-        break;
-      case 0x42:
-        reader.skipSigned(64);
-        break;
-      case 0x43:
-        reader.skip(4);
-        break;
-      case 0x44:
-        reader.skip(8);
-        break;
-      case 0xd0:
-        reader.skip(1);
-        break;
       case 0xfc: {
         const sub = reader.unsigned();
-        if (sub <= 7) break;
         if (sub === 10 || sub === 11) {
           // memory.copy / memory.fill: the byte count is on top of the stack now.
           cut(start);
           pieces.push({ dynamic: 'bytes' });
           usesScratch = true;
-          if (sub === 10) reader.unsigned();
-          reader.unsigned();
-          break;
         }
-        if (sub === 8 || sub === 12 || sub === 14) {
-          reader.unsigned();
-          reader.unsigned();
-        } else if (sub <= 17) reader.unsigned();
-        else throw new WasmFuelError(`unknown instruction 0xfc ${sub}`);
+        skipPrefixedImmediates(reader, sub);
         break;
       }
       default:
-        if (opcode === 0x00 || opcode === 0x01 || opcode === 0x0f) break;
-        if (opcode === 0x1a || opcode === 0x1b || opcode === 0xd1) break;
-        if (opcode >= 0x28 && opcode <= 0x3e) {
-          skipMemoryArgument(reader);
-          break;
-        }
-        if (opcode >= 0x45 && opcode <= 0xc4) break;
-        throw new WasmFuelError(`instruction 0x${opcode.toString(16)} is not one this host meters`);
+        units = skipImmediates(reader, opcode);
     }
     segments[current].units += units;
     next?.();
@@ -375,89 +248,6 @@ function readInstructions(reader: Reader, end: number): Body {
   cut(reader.at);
   foldSegments(segments);
   return { pieces, segments, usesScratch };
-}
-
-/** The number of parameters of each defined function, by its index among defined functions. */
-function parameterCounts(bytes: Uint8Array, sections: Section[]): number[] {
-  const typeSection = sections.find((section) => section.id === SECTION_TYPE);
-  const functionSection = sections.find((section) => section.id === SECTION_FUNCTION);
-  const types: number[] = [];
-  if (typeSection) {
-    const reader = new Reader(bytes, typeSection.start);
-    const count = reader.unsigned();
-    for (let index = 0; index < count; index++) {
-      if (reader.byte() !== 0x60) throw new WasmFuelError('a type that is not a function type');
-      const parameters = reader.unsigned();
-      reader.skip(parameters);
-      reader.skip(reader.unsigned());
-      types.push(parameters);
-    }
-  }
-  const counts: number[] = [];
-  if (functionSection) {
-    const reader = new Reader(bytes, functionSection.start);
-    const count = reader.unsigned();
-    for (let index = 0; index < count; index++) counts.push(types[reader.unsigned()] ?? 0);
-  }
-  return counts;
-}
-
-function importedGlobals(bytes: Uint8Array, sections: Section[]): number {
-  const section = sections.find((each) => each.id === SECTION_IMPORT);
-  if (!section) return 0;
-  const reader = new Reader(bytes, section.start);
-  const count = reader.unsigned();
-  let globals = 0;
-  for (let index = 0; index < count; index++) {
-    reader.skip(reader.unsigned());
-    reader.skip(reader.unsigned());
-    const kind = reader.byte();
-    if (kind === 0x00) reader.unsigned();
-    else if (kind === 0x01) {
-      reader.skip(1);
-      const flags = reader.unsigned();
-      reader.unsigned();
-      if (flags & 1) reader.unsigned();
-    } else if (kind === 0x02) {
-      const flags = reader.unsigned();
-      reader.unsigned();
-      if (flags & 1) reader.unsigned();
-    } else if (kind === 0x03) {
-      reader.skip(2);
-      globals++;
-    } else throw new WasmFuelError(`an import of kind ${kind}`);
-  }
-  return globals;
-}
-
-interface Section {
-  id: number;
-  /** First byte of the content. */
-  start: number;
-  end: number;
-}
-
-function sectionsOf(bytes: Uint8Array): Section[] {
-  const magic = [0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00];
-  if (bytes.length < 8 || magic.some((byte, index) => bytes[index] !== byte))
-    throw new WasmFuelError('not a WebAssembly module (version 1)');
-  const reader = new Reader(bytes, 8);
-  const sections: Section[] = [];
-  while (reader.at < bytes.length) {
-    const id = reader.byte();
-    const size = reader.unsigned();
-    const start = reader.at;
-    reader.skip(size);
-    sections.push({ id, start, end: reader.at });
-  }
-  return sections;
-}
-
-function section(id: number, content: number[] | Uint8Array[]): Uint8Array[] {
-  const parts = content.length > 0 && content[0] instanceof Uint8Array ? (content as Uint8Array[]) : [];
-  const body = parts.length > 0 ? parts : [Uint8Array.from(content as number[])];
-  const size = body.reduce((total, part) => total + part.length, 0);
-  return [Uint8Array.from([id, ...unsignedBytes(size)]), ...body];
 }
 
 /** The code section with every body metered; `fuel`: the fuel global's index. */
@@ -493,8 +283,7 @@ function meteredCode(bytes: Uint8Array, code: Section, fuel: number, parameters:
         const segment = body.segments[piece.segment];
         if (segment.charged && segment.units + segment.folded > 0)
           parts.push(Uint8Array.from(staticCharge(fuel, segment.units + segment.folded)));
-      }
-      else if (piece.dynamic === 'pages')
+      } else if (piece.dynamic === 'pages')
         parts.push(Uint8Array.from(dynamicCharge(fuel, locals, 18, DYNAMIC_COUNT_CAP)));
       // A byte a unit, counted up to 2^30.
       else parts.push(Uint8Array.from(dynamicCharge(fuel, locals, 0, 1 << 30)));
@@ -507,7 +296,12 @@ function meteredCode(bytes: Uint8Array, code: Section, fuel: number, parameters:
 }
 
 /** The section's entries as they are, with `extra` appended and the count raised. */
-function appended(bytes: Uint8Array, existing: Section | undefined, id: number, extra: number[]): Uint8Array[] {
+function appended(
+  bytes: Uint8Array,
+  existing: Section | undefined,
+  id: number,
+  extra: number[],
+): Uint8Array[] {
   if (!existing) return section(id, [1, ...extra]);
   const reader = new Reader(bytes, existing.start);
   const count = reader.unsigned();
