@@ -113,18 +113,22 @@ export function parameterCounts(bytes: Uint8Array, sections: Section[]): number[
   return counts;
 }
 
-export function importedGlobals(bytes: Uint8Array, sections: Section[]): number {
+/** How many functions and globals the module imports (they come first in their index spaces). */
+export function importCounts(bytes: Uint8Array, sections: Section[]): { functions: number; globals: number } {
   const section = sections.find((each) => each.id === SECTION_IMPORT);
-  if (!section) return 0;
+  if (!section) return { functions: 0, globals: 0 };
   const reader = new Reader(bytes, section.start);
   const count = reader.unsigned();
   let globals = 0;
+  let functions = 0;
   for (let index = 0; index < count; index++) {
     reader.skip(reader.unsigned());
     reader.skip(reader.unsigned());
     const kind = reader.byte();
-    if (kind === 0x00) reader.unsigned();
-    else if (kind === 0x01) {
+    if (kind === 0x00) {
+      reader.unsigned();
+      functions++;
+    } else if (kind === 0x01) {
       reader.skip(1);
       const flags = reader.unsigned();
       reader.unsigned();
@@ -138,7 +142,7 @@ export function importedGlobals(bytes: Uint8Array, sections: Section[]): number 
       globals++;
     } else throw new WasmFuelError(`an import of kind ${kind}`);
   }
-  return globals;
+  return { functions, globals };
 }
 
 export interface Section {

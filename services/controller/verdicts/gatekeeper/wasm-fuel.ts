@@ -1,5 +1,5 @@
 import {
-  importedGlobals,
+  importCounts,
   parameterCounts,
   Reader,
   section,
@@ -128,6 +128,9 @@ interface Segment {
   parent?: number;
   /** Units of smaller segments charged with this one. */
   folded: number;
+  /** Functions it calls (by index), and how many indirect calls it makes. */
+  callees: number[];
+  indirectCalls: number;
   charged: boolean;
 }
 
@@ -146,6 +149,8 @@ interface Body {
   pieces: Piece[];
   segments: Segment[];
   usesScratch: boolean;
+  /** Loops or calls: its cost is not bounded by its size. */
+  loopsOrCalls: boolean;
 }
 
 /** Decides which segments are charged themselves and what each charge counts. */
@@ -167,7 +172,10 @@ function foldSegments(segments: Segment[]): void {
 
 /** Reads one function's instructions (reader at the first instruction) up to its final `end`. */
 function readInstructions(reader: Reader, end: number): Body {
-  const segments: Segment[] = [{ units: 0, always: true, folded: 0, charged: true }];
+  const segments: Segment[] = [
+    { units: 0, always: true, folded: 0, charged: true, callees: [], indirectCalls: 0 },
+  ];
+  let loopsOrCalls = false;
   const pieces: Piece[] = [{ segment: 0 }];
   // Each open block: the segment it was opened in.
   const frames: number[] = [0];
@@ -181,7 +189,7 @@ function readInstructions(reader: Reader, end: number): Body {
   const begin = (always: boolean, parent?: number) => {
     cut(reader.at);
     current = segments.length;
-    segments.push({ units: 0, always, parent, folded: 0, charged: true });
+    segments.push({ units: 0, always, parent, folded: 0, charged: true, callees: [], indirectCalls: 0 });
     pieces.push({ segment: current });
   };
   while (frames.length > 0) {
@@ -211,6 +219,7 @@ function readInstructions(reader: Reader, end: number): Body {
       }
       case 0x03: // loop: charged at each iteration
         skipBlockType(reader);
+        loopsOrCalls = true;
         frames.push(current);
         next = () => begin(true);
         break;
@@ -220,6 +229,21 @@ function readInstructions(reader: Reader, end: number): Body {
         if (frames.length > 0) next = () => begin(false, opener);
         break;
       }
+      case 0x10:
+      case 0x12: {
+        // call, return_call: a small leaf callee is charged here (leafCosts)
+        const callee = reader.unsigned();
+        segments[current].callees.push(callee);
+        loopsOrCalls = true;
+        break;
+      }
+      case 0x11:
+      case 0x13:
+        reader.unsigned();
+        reader.unsigned();
+        segments[current].indirectCalls++;
+        loopsOrCalls = true;
+        break;
       case 0x40:
         // memory.grow: the page count is on top of the stack now.
         cut(start);
@@ -246,52 +270,101 @@ function readInstructions(reader: Reader, end: number): Body {
   }
   if (reader.at !== end) throw new WasmFuelError('a function body has bytes after its end');
   cut(reader.at);
-  foldSegments(segments);
-  return { pieces, segments, usesScratch };
+  return { pieces, segments, usesScratch, loopsOrCalls };
+}
+
+/**
+ * A function without loops, calls or dynamic charges, of at most LEAF_UNITS instructions, runs at
+ * most that many each time it is called: it is charged at its call sites (and at most LEAF_UNITS at
+ * each indirect call) instead of at its own entry. The runtime's many small helpers then cost no
+ * check of their own. Called from the host (an export), it runs a bounded few instructions.
+ */
+const LEAF_UNITS = 48;
+
+interface ReadBody {
+  header: Uint8Array[];
+  /** Index of the scratch local (after every parameter and local). */
+  scratch: number;
+  body: Body;
+}
+
+function readBody(bytes: Uint8Array, reader: Reader, parameters: number): ReadBody {
+  const size = reader.unsigned();
+  const end = reader.at + size;
+  const localsStart = reader.at;
+  const groups = reader.unsigned();
+  const groupsStart = reader.at;
+  let scratch = parameters;
+  for (let group = 0; group < groups; group++) {
+    scratch += reader.unsigned();
+    reader.skip(1);
+  }
+  const localsEnd = reader.at;
+  const body = readInstructions(reader, end);
+  // A function with memory.copy / fill / grow gets one more i32 local (the last: no index moves).
+  const header = body.usesScratch
+    ? [
+        Uint8Array.from(unsignedBytes(groups + 1)),
+        bytes.subarray(groupsStart, localsEnd),
+        Uint8Array.from([1, 0x7f]),
+      ]
+    : [bytes.subarray(localsStart, localsEnd)];
+  return { header, scratch, body };
+}
+
+/** Each defined function's cost when it is a small leaf (charged at its call sites), else undefined. */
+function leafCosts(bodies: ReadBody[]): Array<number | undefined> {
+  return bodies.map(({ body }) => {
+    if (body.loopsOrCalls || body.usesScratch) return undefined;
+    const units = body.segments.reduce((total, segment) => total + segment.units, 0);
+    return units <= LEAF_UNITS ? units : undefined;
+  });
+}
+
+function emitBody(fuel: number, { header, scratch, body }: ReadBody): Uint8Array[] {
+  const parts: Uint8Array[] = [...header];
+  for (const piece of body.pieces) {
+    if (piece instanceof Uint8Array) parts.push(piece);
+    else if ('segment' in piece) {
+      const segment = body.segments[piece.segment];
+      if (segment.charged && segment.units + segment.folded > 0)
+        parts.push(Uint8Array.from(staticCharge(fuel, segment.units + segment.folded)));
+    } else if (piece.dynamic === 'pages')
+      parts.push(Uint8Array.from(dynamicCharge(fuel, scratch, 18, DYNAMIC_COUNT_CAP)));
+    // A byte a unit, counted up to 2^30.
+    else parts.push(Uint8Array.from(dynamicCharge(fuel, scratch, 0, 1 << 30)));
+  }
+  const size = parts.reduce((total, part) => total + part.length, 0);
+  return [Uint8Array.from(unsignedBytes(size)), ...parts];
 }
 
 /** The code section with every body metered; `fuel`: the fuel global's index. */
-function meteredCode(bytes: Uint8Array, code: Section, fuel: number, parameters: number[]): Uint8Array[] {
+function meteredCode(
+  bytes: Uint8Array,
+  code: Section,
+  fuel: number,
+  parameters: number[],
+  importedFunctions: number,
+): Uint8Array[] {
   const reader = new Reader(bytes, code.start);
   const count = reader.unsigned();
-  const out: Uint8Array[] = [Uint8Array.from(unsignedBytes(count))];
-  for (let index = 0; index < count; index++) {
-    const size = reader.unsigned();
-    const end = reader.at + size;
-    const localsStart = reader.at;
-    const groups = reader.unsigned();
-    const groupsStart = reader.at;
-    let locals = parameters[index] ?? 0;
-    for (let group = 0; group < groups; group++) {
-      locals += reader.unsigned();
-      reader.skip(1);
-    }
-    const localsEnd = reader.at;
-    const body = readInstructions(reader, end);
-    // A function with memory.copy / fill / grow gets one more i32 local (the last: no index moves).
-    const header = body.usesScratch
-      ? [
-          Uint8Array.from(unsignedBytes(groups + 1)),
-          bytes.subarray(groupsStart, localsEnd),
-          Uint8Array.from([1, 0x7f]),
-        ]
-      : [bytes.subarray(localsStart, localsEnd)];
-    const parts: Uint8Array[] = [...header];
-    for (const piece of body.pieces) {
-      if (piece instanceof Uint8Array) parts.push(piece);
-      else if ('segment' in piece) {
-        const segment = body.segments[piece.segment];
-        if (segment.charged && segment.units + segment.folded > 0)
-          parts.push(Uint8Array.from(staticCharge(fuel, segment.units + segment.folded)));
-      } else if (piece.dynamic === 'pages')
-        parts.push(Uint8Array.from(dynamicCharge(fuel, locals, 18, DYNAMIC_COUNT_CAP)));
-      // A byte a unit, counted up to 2^30.
-      else parts.push(Uint8Array.from(dynamicCharge(fuel, locals, 0, 1 << 30)));
-    }
-    const bodySize = parts.reduce((total, part) => total + part.length, 0);
-    out.push(Uint8Array.from(unsignedBytes(bodySize)), ...parts);
-  }
+  const bodies: ReadBody[] = [];
+  for (let index = 0; index < count; index++) bodies.push(readBody(bytes, reader, parameters[index] ?? 0));
   if (reader.at !== code.end) throw new WasmFuelError('the code section has bytes after its bodies');
+  const leaves = leafCosts(bodies);
+  for (const [index, { body }] of bodies.entries()) {
+    if (leaves[index] !== undefined) {
+      for (const segment of body.segments) segment.charged = false;
+      continue;
+    }
+    for (const segment of body.segments) {
+      segment.units += segment.indirectCalls * LEAF_UNITS;
+      for (const callee of segment.callees) segment.units += leaves[callee - importedFunctions] ?? 0;
+    }
+    foldSegments(body.segments);
+  }
+  const out: Uint8Array[] = [Uint8Array.from(unsignedBytes(count))];
+  for (const body of bodies) out.push(...emitBody(fuel, body));
   return section(SECTION_CODE, out);
 }
 
@@ -320,7 +393,8 @@ export function meterWasmFuel(bytes: Uint8Array, initialFuel: number): Uint8Arra
   const sections = sectionsOf(bytes);
   const globalSection = sections.find((each) => each.id === SECTION_GLOBAL);
   const definedGlobals = globalSection ? new Reader(bytes, globalSection.start).unsigned() : 0;
-  const fuel = importedGlobals(bytes, sections) + definedGlobals;
+  const imports = importCounts(bytes, sections);
+  const fuel = imports.globals + definedGlobals;
   const parameters = parameterCounts(bytes, sections);
   const name = new TextEncoder().encode(FUEL_EXPORT);
   const newGlobal = [0x7f, 0x01, I32_CONST, ...signedBytes(initialFuel), 0x0b];
@@ -345,7 +419,7 @@ export function meterWasmFuel(bytes: Uint8Array, initialFuel: number): Uint8Arra
     if (each.id === SECTION_GLOBAL) writeGlobal();
     else if (each.id === SECTION_EXPORT) writeExport(each);
     else if (each.id === SECTION_CODE) {
-      out.push(...meteredCode(bytes, each, fuel, parameters));
+      out.push(...meteredCode(bytes, each, fuel, parameters, imports.functions));
       sawCode = true;
     } else {
       out.push(Uint8Array.from([each.id, ...unsignedBytes(each.end - each.start)]));
