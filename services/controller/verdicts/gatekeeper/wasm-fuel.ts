@@ -59,14 +59,16 @@ const LOCAL_GET = 0x20;
 const I32_CONST = 0x41;
 
 /** Subtracts what is on the stack from the fuel, and traps when it went below zero. */
-function chargeTail(fuel: number): number[] {
-  const global = unsignedBytes(fuel);
+function chargeTail(fuel: number, scratch: number): number[] {
+  const local = unsignedBytes(scratch);
   return [
     0x6b, // i32.sub
+    LOCAL_TEE, // the fuel left, kept in the scratch local rather than read back from the global
+    ...local,
     GLOBAL_SET,
-    ...global,
-    GLOBAL_GET,
-    ...global,
+    ...unsignedBytes(fuel),
+    LOCAL_GET,
+    ...local,
     I32_CONST,
     0,
     0x48, // i32.lt_s
@@ -77,8 +79,8 @@ function chargeTail(fuel: number): number[] {
   ];
 }
 
-function staticCharge(fuel: number, units: number): number[] {
-  return [GLOBAL_GET, ...unsignedBytes(fuel), I32_CONST, ...signedBytes(units), ...chargeTail(fuel)];
+function staticCharge(fuel: number, scratch: number, units: number): number[] {
+  return [GLOBAL_GET, ...unsignedBytes(fuel), I32_CONST, ...signedBytes(units), ...chargeTail(fuel, scratch)];
 }
 
 /**
@@ -107,7 +109,7 @@ function dynamicCharge(fuel: number, scratch: number, shift: number, cap: number
     I32_CONST,
     shift,
     0x74, // i32.shl
-    ...chargeTail(fuel),
+    ...chargeTail(fuel, scratch),
   ];
 }
 
@@ -291,7 +293,6 @@ interface ReadBody {
 function readBody(bytes: Uint8Array, reader: Reader, parameters: number): ReadBody {
   const size = reader.unsigned();
   const end = reader.at + size;
-  const localsStart = reader.at;
   const groups = reader.unsigned();
   const groupsStart = reader.at;
   let scratch = parameters;
@@ -301,14 +302,12 @@ function readBody(bytes: Uint8Array, reader: Reader, parameters: number): ReadBo
   }
   const localsEnd = reader.at;
   const body = readInstructions(reader, end);
-  // A function with memory.copy / fill / grow gets one more i32 local (the last: no index moves).
-  const header = body.usesScratch
-    ? [
-        Uint8Array.from(unsignedBytes(groups + 1)),
-        bytes.subarray(groupsStart, localsEnd),
-        Uint8Array.from([1, 0x7f]),
-      ]
-    : [bytes.subarray(localsStart, localsEnd)];
+  // Every function gets one more i32 local for its charges (the last: no index moves).
+  const header = [
+    Uint8Array.from(unsignedBytes(groups + 1)),
+    bytes.subarray(groupsStart, localsEnd),
+    Uint8Array.from([1, 0x7f]),
+  ];
   return { header, scratch, body };
 }
 
@@ -328,7 +327,7 @@ function emitBody(fuel: number, { header, scratch, body }: ReadBody): Uint8Array
     else if ('segment' in piece) {
       const segment = body.segments[piece.segment];
       if (segment.charged && segment.units + segment.folded > 0)
-        parts.push(Uint8Array.from(staticCharge(fuel, segment.units + segment.folded)));
+        parts.push(Uint8Array.from(staticCharge(fuel, scratch, segment.units + segment.folded)));
     } else if (piece.dynamic === 'pages')
       parts.push(Uint8Array.from(dynamicCharge(fuel, scratch, 18, DYNAMIC_COUNT_CAP)));
     // A byte a unit, counted up to 2^30.
