@@ -34,11 +34,21 @@ export type RegoReply =
 
 /** Fuel the SDK's loading calls may spend (parsing `{}`, listing entrypoints): the metered module's start value. */
 export const LOADING_FUEL = 50_000_000;
-/** Memory an instance keeps between evaluations; past it, it is made again (at most 64 MiB while evaluating). */
+/**
+ * Memory an evaluation may leave grown in its instance (beyond what its inventory took); past it,
+ * the instance is made again at its next use (memory is at most 64 MiB while evaluating).
+ */
 const KEPT_MEMORY_BYTES = 16 * 1024 * 1024;
+/**
+ * Fuel loading Gatekeeper's synced data (the cluster's Namespaces) into an instance may spend, once
+ * per change of it, besides the evaluation's: 200,000,000 units (at most 20 ms, docs/benchmarks.md)
+ * load about 8,000 Namespaces with their labels (10,000 took 240,000,000 units, 23 ms).
+ */
+export const INVENTORY_FUEL = 200_000_000;
 const PAGE_BYTES = 64 * 1024;
 
-export type FueledReply = RegoReply | 'spent';
+/** `spent`: the evaluation spent its budget; `inventory-spent`: loading the synced data spent INVENTORY_FUEL. */
+export type FueledReply = RegoReply | 'spent' | 'inventory-spent';
 
 export interface FueledEvaluation {
   reply: FueledReply;
@@ -51,6 +61,8 @@ interface Instance {
   fuel: { value: number };
   entrypoint: number;
   inventoryKey?: string;
+  /** Memory once made and its inventory loaded: what the evaluations' growth is measured from. */
+  baseBytes: number;
 }
 
 interface OpaExports {
@@ -135,7 +147,12 @@ export class FueledRegoPolicies {
     const entrypoints = loaded.entrypoints as Record<string, number>;
     if (!Object.hasOwn(entrypoints, source.entrypoint))
       return `the compiled template has no entrypoint ${source.entrypoint}`;
-    const made: Instance = { loaded, fuel, entrypoint: entrypoints[source.entrypoint] };
+    const made: Instance = {
+      loaded,
+      fuel,
+      entrypoint: entrypoints[source.entrypoint],
+      baseBytes: loaded.mem.buffer.byteLength,
+    };
     this.instances.set(policy, made);
     return made;
   }
@@ -144,7 +161,7 @@ export class FueledRegoPolicies {
    * Evaluates the policy's violation rule with `input` (JSON as UTF-8, in parts written side by
    * side) and at most `budget` fuel
    * units (at most 2^30); `inventory`: Gatekeeper's data for referential templates, loaded when
-   * its key changed (with the same budget). A guard's deadline reached inside a host built-in is
+   * its key changed (with INVENTORY_FUEL of its own). A guard's deadline reached inside a host built-in is
    * thrown on (EvaluationAborted), after the instance is dropped.
    */
   evaluate(
@@ -160,16 +177,15 @@ export class FueledRegoPolicies {
       return { reply: { error: `the compiled template cannot be loaded: ${messageOf(error)}` }, used: 0 };
     }
     if (typeof instance === 'string') return { reply: { error: instance }, used: 0 };
+    if (inventory && instance.inventoryKey !== inventory.key) {
+      const failed = this.loadInventory(policy, instance, inventory);
+      if (failed) return { reply: failed, used: 0 };
+    }
     const { loaded, fuel } = instance;
     fuel.value = budget;
     let result: number;
     try {
       result = withHostFuel(fuel, () => {
-        if (inventory && instance.inventoryKey !== inventory.key) {
-          instance.inventoryKey = undefined;
-          loaded.setData(inventory.data as object);
-          instance.inventoryKey = inventory.key;
-        }
         const memory = loaded.mem as unknown as { buffer: ArrayBuffer; grow(pages: number): number };
         const inputAddress = Number(loaded.dataHeapPtr);
         const inputLength = input.reduce((total, part) => total + part.byteLength, 0);
@@ -210,8 +226,30 @@ export class FueledRegoPolicies {
     const bytes = new Uint8Array(loaded.mem.buffer);
     const end = bytes.indexOf(0, result);
     const reply = this.replyOf(bytes, result, end);
-    if (loaded.mem.buffer.byteLength > KEPT_MEMORY_BYTES) this.instances.delete(policy);
+    if (loaded.mem.buffer.byteLength > instance.baseBytes + KEPT_MEMORY_BYTES) this.instances.delete(policy);
     return { reply, used };
+  }
+
+  /** Loads the synced data into the instance with INVENTORY_FUEL; the reply when it cannot. */
+  private loadInventory(
+    policy: string,
+    instance: Instance,
+    inventory: { key: string; data: unknown },
+  ): FueledReply | undefined {
+    const { loaded, fuel } = instance;
+    fuel.value = INVENTORY_FUEL;
+    instance.inventoryKey = undefined;
+    try {
+      withHostFuel(fuel, () => loaded.setData(inventory.data as object));
+    } catch (error) {
+      this.instances.delete(policy);
+      if (error instanceof EvaluationAborted) throw error;
+      if (fuel.value < 0) return 'inventory-spent';
+      return { error: `Gatekeeper's synced data cannot be loaded: ${messageOf(error)}` };
+    }
+    instance.inventoryKey = inventory.key;
+    instance.baseBytes = loaded.mem.buffer.byteLength;
+    return undefined;
   }
 
   private replyOf(bytes: Uint8Array, start: number, end: number): RegoReply {

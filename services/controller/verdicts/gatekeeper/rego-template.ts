@@ -7,7 +7,7 @@ import { factOfEvaluation } from '../evaluation-memo';
 import { noteClockBoundOutcome } from '../guard/evaluation-guard';
 import { MAX_RESULT_LENGTH } from '../guard/isolate-protocol';
 import type { Evidence, VerdictContext } from '../types';
-import type { FueledReply } from './fueled-rego';
+import { INVENTORY_FUEL, type FueledReply } from './fueled-rego';
 import type { RegoEngine } from './rego-engine';
 import type { TemplateOutcome } from './template-outcome';
 
@@ -279,6 +279,10 @@ function outcomeOfAnswer(answer: RegoAnswer, context: VerdictContext): TemplateO
     };
   }
   const { reply } = answer;
+  if (reply === 'inventory-spent')
+    return {
+      unknown: text`evaluation stopped at its work budget of ${String(INVENTORY_FUEL)} Rego fuel units for loading Gatekeeper's synced Namespaces (data.inventory): the cluster has more than it can load`,
+    };
   if (reply === 'spent')
     return {
       unknown: text`evaluation stopped at its work budget of ${String(REGO_TEMPLATE_FUEL)} Rego fuel units for one template and object`,
