@@ -16,6 +16,7 @@ import {
   WasmFuelError,
   type Section,
 } from './wasm-binary';
+import { BodyBuilder, foldSegments, leafCosts, LEAF_UNITS, type Body } from './wasm-fuel-segments';
 
 export { WasmFuelError } from './wasm-binary';
 
@@ -113,87 +114,12 @@ function dynamicCharge(fuel: number, scratch: number, shift: number, cap: number
   ];
 }
 
-/**
- * A straight run of code between two places control can enter it: a function's entry, a loop
- * header, an if's arms, the code after a block's end. Within a segment control only goes forward,
- * and leaves it only through a branch or the end of a block (br_if may leave early: what it skips
- * is charged all the same, an over-charge).
- */
-interface Segment {
-  units: number;
-  /** Where it must be charged itself: a function's entry and a loop header, always. */
-  always: boolean;
-  /**
-   * The segment that opened the block or if this one follows or is an arm of: this one runs at
-   * most once each time that one does, so its units may be charged there instead.
-   */
-  parent?: number;
-  /** Units of smaller segments charged with this one. */
-  folded: number;
-  /** Functions it calls (by index), and how many indirect calls it makes. */
-  callees: number[];
-  indirectCalls: number;
-  charged: boolean;
-}
-
-/**
- * A segment of at most FOLD_UNITS is charged with the segment it depends on (no charge of its own:
- * ten instructions saved) while that one's charge stays within FOLDED_UNITS_MAX: over-charging a
- * segment that runs by what it skips stays small, and small arms cost no check of their own.
- */
-const FOLD_UNITS = 12;
-const FOLDED_UNITS_MAX = 40;
-
-/** A function body's pieces: original bytes, and charges whose units are known once it is read. */
-type Piece = Uint8Array | { segment: number } | { dynamic: 'bytes' | 'pages' };
-
-interface Body {
-  pieces: Piece[];
-  segments: Segment[];
-  usesScratch: boolean;
-  /** Loops or calls: its cost is not bounded by its size. */
-  loopsOrCalls: boolean;
-}
-
-/** Decides which segments are charged themselves and what each charge counts. */
-function foldSegments(segments: Segment[]): void {
-  const root = (index: number): number => {
-    let at = index;
-    while (!segments[at].charged) at = segments[at].parent ?? 0;
-    return at;
-  };
-  for (const segment of segments) {
-    segment.charged = true;
-    if (segment.always || segment.parent === undefined || segment.units > FOLD_UNITS) continue;
-    const target = segments[root(segment.parent)];
-    if (target.units + target.folded + segment.units > FOLDED_UNITS_MAX) continue;
-    target.folded += segment.units;
-    segment.charged = false;
-  }
-}
-
 /** Reads one function's instructions (reader at the first instruction) up to its final `end`. */
 function readInstructions(reader: Reader, end: number): Body {
-  const segments: Segment[] = [
-    { units: 0, always: true, folded: 0, charged: true, callees: [], indirectCalls: 0 },
-  ];
-  let loopsOrCalls = false;
-  const pieces: Piece[] = [{ segment: 0 }];
+  const body = new BodyBuilder(reader.bytes, reader.at);
   // Each open block: the segment it was opened in.
   const frames: number[] = [0];
-  let current = 0;
-  let copiedFrom = reader.at;
-  let usesScratch = false;
-  const cut = (until: number) => {
-    if (until > copiedFrom) pieces.push(reader.bytes.subarray(copiedFrom, until));
-    copiedFrom = until;
-  };
-  const begin = (always: boolean, parent?: number) => {
-    cut(reader.at);
-    current = segments.length;
-    segments.push({ units: 0, always, parent, folded: 0, charged: true, callees: [], indirectCalls: 0 });
-    pieces.push({ segment: current });
-  };
+  const begin = (always: boolean, parent?: number) => body.begin(reader.at, always, parent);
   while (frames.length > 0) {
     if (reader.at >= end) throw new WasmFuelError('a function body ends inside a block');
     const start = reader.at;
@@ -203,12 +129,12 @@ function readInstructions(reader: Reader, end: number): Body {
     switch (opcode) {
       case 0x02: // block: its first instructions run whenever it is entered
         skipBlockType(reader);
-        frames.push(current);
+        frames.push(body.current);
         break;
       case 0x04: {
         // if: the then arm is entered from here
         skipBlockType(reader);
-        const opener = current;
+        const opener = body.current;
         frames.push(opener);
         next = () => begin(false, opener);
         break;
@@ -221,8 +147,8 @@ function readInstructions(reader: Reader, end: number): Body {
       }
       case 0x03: // loop: charged at each iteration
         skipBlockType(reader);
-        loopsOrCalls = true;
-        frames.push(current);
+        body.loopsOrCalls = true;
+        frames.push(body.current);
         next = () => begin(true);
         break;
       case 0x0b: {
@@ -231,57 +157,36 @@ function readInstructions(reader: Reader, end: number): Body {
         if (frames.length > 0) next = () => begin(false, opener);
         break;
       }
-      case 0x10:
-      case 0x12: {
-        // call, return_call: a small leaf callee is charged here (leafCosts)
-        const callee = reader.unsigned();
-        segments[current].callees.push(callee);
-        loopsOrCalls = true;
+      case 0x10: // call, return_call: a small leaf callee is charged here (leafCosts)
+      case 0x12:
+        body.segments[body.current].callees.push(reader.unsigned());
+        body.loopsOrCalls = true;
         break;
-      }
-      case 0x11:
+      case 0x11: // call_indirect, return_call_indirect
       case 0x13:
-        reader.unsigned();
-        reader.unsigned();
-        segments[current].indirectCalls++;
-        loopsOrCalls = true;
+        skipImmediates(reader, opcode);
+        body.segments[body.current].indirectCalls++;
+        body.loopsOrCalls = true;
         break;
-      case 0x40:
-        // memory.grow: the page count is on top of the stack now.
-        cut(start);
-        pieces.push({ dynamic: 'pages' });
-        usesScratch = true;
+      case 0x40: // memory.grow
+        body.dynamic('pages', start);
         reader.unsigned();
         break;
       case 0xfc: {
         const sub = reader.unsigned();
-        if (sub === 10 || sub === 11) {
-          // memory.copy / memory.fill: the byte count is on top of the stack now.
-          cut(start);
-          pieces.push({ dynamic: 'bytes' });
-          usesScratch = true;
-        }
+        if (sub === 10 || sub === 11) body.dynamic('bytes', start); // memory.copy, memory.fill
         skipPrefixedImmediates(reader, sub);
         break;
       }
       default:
         units = skipImmediates(reader, opcode);
     }
-    segments[current].units += units;
+    body.segments[body.current].units += units;
     next?.();
   }
   if (reader.at !== end) throw new WasmFuelError('a function body has bytes after its end');
-  cut(reader.at);
-  return { pieces, segments, usesScratch, loopsOrCalls };
+  return body.finish(reader.at);
 }
-
-/**
- * A function without loops, calls or dynamic charges, of at most LEAF_UNITS instructions, runs at
- * most that many each time it is called: it is charged at its call sites (and at most LEAF_UNITS at
- * each indirect call) instead of at its own entry. The runtime's many small helpers then cost no
- * check of their own. Called from the host (an export), it runs a bounded few instructions.
- */
-const LEAF_UNITS = 48;
 
 interface ReadBody {
   header: Uint8Array[];
@@ -309,15 +214,6 @@ function readBody(bytes: Uint8Array, reader: Reader, parameters: number): ReadBo
     Uint8Array.from([1, 0x7f]),
   ];
   return { header, scratch, body };
-}
-
-/** Each defined function's cost when it is a small leaf (charged at its call sites), else undefined. */
-function leafCosts(bodies: ReadBody[]): Array<number | undefined> {
-  return bodies.map(({ body }) => {
-    if (body.loopsOrCalls || body.usesScratch) return undefined;
-    const units = body.segments.reduce((total, segment) => total + segment.units, 0);
-    return units <= LEAF_UNITS ? units : undefined;
-  });
 }
 
 function emitBody(fuel: number, { header, scratch, body }: ReadBody): Uint8Array[] {
