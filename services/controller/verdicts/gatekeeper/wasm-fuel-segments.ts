@@ -21,6 +21,8 @@ export interface Segment {
   /** Functions it calls (by index), and how many indirect calls it makes. */
   callees: number[];
   indirectCalls: number;
+  /** The loops it is in (their ids in Body.loops). */
+  loops: number[];
   charged: boolean;
 }
 
@@ -33,7 +35,29 @@ const FOLD_UNITS = 12;
 const FOLDED_UNITS_MAX = 40;
 
 /** A function body's pieces: original bytes, and charges whose units are known once it is read. */
-export type Piece = Uint8Array | { segment: number } | { dynamic: 'bytes' | 'pages' };
+export type Piece =
+  | Uint8Array
+  | { segment: number }
+  | { dynamic: 'bytes' | 'pages' }
+  /** Before a loop: its fuel cache is filled from the global (when the loop caches it). */
+  | { loopEntry: number }
+  /** Where control leaves these loops: the cache is written back (when one of them caches it). */
+  | { writeBack: number[] };
+
+/**
+ * A loop may keep the fuel in the function's scratch local (a register) instead of the global,
+ * while control is inside it, when nothing inside reads or writes the global: no call but to
+ * leaves (which never charge), no indirect call, no memory.grow / copy / fill. The global is
+ * written back wherever control leaves the loop (its end, a branch out, a return) and before a
+ * trap. Only the outermost such loop caches; the loops inside it use its cache.
+ */
+export interface Loop {
+  callees: number[];
+  touchesFuel: boolean;
+  /** The loops it is in. */
+  outer: number[];
+  cached: boolean;
+}
 
 export interface Body {
   pieces: Piece[];
@@ -41,6 +65,7 @@ export interface Body {
   usesScratch: boolean;
   /** Loops or calls: its cost is not bounded by its size. */
   loopsOrCalls: boolean;
+  loops: Loop[];
 }
 
 /** Decides which segments are charged themselves and what each charge counts. */
@@ -61,8 +86,15 @@ export function foldSegments(segments: Segment[]): void {
 }
 
 /** A segment that opens no fold of its own yet. */
-export function newSegment(always: boolean, parent?: number): Segment {
-  return { units: 0, always, parent, folded: 0, charged: true, callees: [], indirectCalls: 0 };
+export function newSegment(always: boolean, loops: number[], parent?: number): Segment {
+  return { units: 0, always, parent, folded: 0, charged: true, callees: [], indirectCalls: 0, loops };
+}
+
+/** Decides which loops cache the fuel (Loop); `leaf(callee)`: whether a call never charges. */
+export function cacheLoops(loops: Loop[], leaf: (callee: number) => boolean): void {
+  for (const loop of loops)
+    loop.cached =
+      !loop.touchesFuel && loop.callees.every(leaf) && !loop.outer.some((outer) => loops[outer].cached);
 }
 
 /**
@@ -84,7 +116,10 @@ export function leafCosts(bodies: ReadonlyArray<{ body: Body }>): Array<number |
 
 /** A function body being read: its pieces (bytes copied as they are, and charges) and segments. */
 export class BodyBuilder implements Body {
-  readonly segments: Segment[] = [newSegment(true)];
+  readonly segments: Segment[] = [newSegment(true, [])];
+  readonly loops: Loop[] = [];
+  /** The loops control is in now. */
+  open: number[] = [];
   readonly pieces: Piece[] = [{ segment: 0 }];
   usesScratch = false;
   loopsOrCalls = false;
@@ -106,15 +141,41 @@ export class BodyBuilder implements Body {
   begin(at: number, always: boolean, parent?: number): void {
     this.cut(at);
     this.current = this.segments.length;
-    this.segments.push(newSegment(always, parent));
+    this.segments.push(newSegment(always, [...this.open], parent));
     this.pieces.push({ segment: this.current });
+  }
+
+  /** A piece at `at`, between the bytes before and after. */
+  mark(at: number, piece: Piece): void {
+    this.cut(at);
+    this.pieces.push(piece);
+  }
+
+  /** A loop opens at `at` (its opcode); returns its id. */
+  openLoop(at: number): number {
+    const id = this.loops.length;
+    this.loops.push({ callees: [], touchesFuel: false, outer: [...this.open], cached: false });
+    this.mark(at, { loopEntry: id });
+    this.open.push(id);
+    return id;
+  }
+
+  /** A call in the current segment (a leaf callee is charged there, and leaves loops' cache possible). */
+  call(callee: number | 'indirect'): void {
+    const segment = this.segments[this.current];
+    if (callee === 'indirect') segment.indirectCalls++;
+    else segment.callees.push(callee);
+    this.loopsOrCalls = true;
+    for (const id of this.open)
+      if (callee === 'indirect') this.loops[id].touchesFuel = true;
+      else this.loops[id].callees.push(callee);
   }
 
   /** memory.grow / copy / fill at `at`: the count on top of the stack is charged there. */
   dynamic(kind: 'bytes' | 'pages', at: number): void {
-    this.cut(at);
-    this.pieces.push({ dynamic: kind });
+    this.mark(at, { dynamic: kind });
     this.usesScratch = true;
+    for (const id of this.open) this.loops[id].touchesFuel = true;
   }
 
   finish(end: number): Body {

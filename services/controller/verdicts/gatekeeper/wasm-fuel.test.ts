@@ -128,6 +128,21 @@ describe('wasm fuel metering', () => {
     expect(seven.value).toBeLessThan(600);
   });
 
+  it('writes the fuel a loop kept in a local back when a branch leaves it', () => {
+    // block; loop; counter += 1; br_if 1 (out of the block) when counter >= 1007; br 0; end; end;
+    // global.get 0
+    const body = [
+      0x02, 0x40, 0x03, 0x40, 0x23, 0x00, 0x41, 0x01, 0x6a, 0x24, 0x00, 0x23, 0x00, 0x41, 0xef, 0x07, 0x4e,
+      0x0d, 0x01, 0x0c, 0x00, 0x0b, 0x0b, 0x23, 0x00,
+    ];
+    const { run, fuel } = instantiate(module(body));
+    fuel.value = 1_000_000;
+    expect(run()).toBe(1007);
+    const used = 1_000_000 - fuel.value;
+    expect(used).toBeGreaterThanOrEqual(10_000);
+    expect(used).toBeLessThan(13_000);
+  });
+
   it('refuses what it cannot meter', () => {
     expect(() => meterWasmFuel(Uint8Array.from([1, 2, 3]), 0)).toThrow(WasmFuelError);
     // A SIMD instruction (0xfd prefix) is not one it knows.

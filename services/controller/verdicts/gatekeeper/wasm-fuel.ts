@@ -16,7 +16,25 @@ import {
   WasmFuelError,
   type Section,
 } from './wasm-binary';
-import { BodyBuilder, foldSegments, leafCosts, LEAF_UNITS, type Body } from './wasm-fuel-segments';
+import {
+  BodyBuilder,
+  cacheLoops,
+  foldSegments,
+  leafCosts,
+  LEAF_UNITS,
+  type Body,
+} from './wasm-fuel-segments';
+import {
+  cachedCharge,
+  dynamicCharge,
+  DYNAMIC_COUNT_CAP,
+  GLOBAL_GET,
+  GLOBAL_SET,
+  I32_CONST,
+  LOCAL_GET,
+  LOCAL_SET,
+  staticCharge,
+} from './wasm-fuel-charges';
 
 export { WasmFuelError } from './wasm-binary';
 
@@ -50,75 +68,49 @@ export const FUEL_EXPORT = 'forewarn_fuel';
  * evaluation can reach is bounded by its fuel too (a template's budget reaches about 12 MiB).
  */
 export const MEMORY_GROW_UNITS_PER_PAGE = 1 << 18;
-/** Pages and bytes are charged up to this many (more fails anyway: memory is at most 64 MiB). */
-const DYNAMIC_COUNT_CAP = 2048;
-
-const GLOBAL_GET = 0x23;
-const GLOBAL_SET = 0x24;
-const LOCAL_TEE = 0x22;
-const LOCAL_GET = 0x20;
-const I32_CONST = 0x41;
-
-/** Subtracts what is on the stack from the fuel, and traps when it went below zero. */
-function chargeTail(fuel: number, scratch: number): number[] {
-  const local = unsignedBytes(scratch);
-  return [
-    0x6b, // i32.sub
-    LOCAL_TEE, // the fuel left, kept in the scratch local rather than read back from the global
-    ...local,
-    GLOBAL_SET,
-    ...unsignedBytes(fuel),
-    LOCAL_GET,
-    ...local,
-    I32_CONST,
-    0,
-    0x48, // i32.lt_s
-    0x04,
-    0x40, // if (no result)
-    0x00, // unreachable
-    0x0b, // end
-  ];
+/** The loops a branch to label `depth` leaves (the target loop itself is continued, not left). */
+function loopsLeft(frames: Frame[], depth: number): number[] {
+  const left: number[] = [];
+  for (let index = Math.max(0, frames.length - 1 - depth) + 1; index < frames.length; index++) {
+    const loop = frames[index].loop;
+    if (loop !== undefined) left.push(loop);
+  }
+  return left;
 }
 
-function staticCharge(fuel: number, scratch: number, units: number): number[] {
-  return [GLOBAL_GET, ...unsignedBytes(fuel), I32_CONST, ...signedBytes(units), ...chargeTail(fuel, scratch)];
+/** Reads a branch's labels and marks the loops it leaves; returns its weight. */
+function readBranch(
+  reader: Reader,
+  opcode: number,
+  frames: Frame[],
+  body: BodyBuilder,
+  start: number,
+): number {
+  if (opcode === 0x0f) {
+    body.mark(start, { writeBack: [...body.open] });
+    return 1;
+  }
+  if (opcode !== 0x0e) {
+    body.mark(start, { writeBack: loopsLeft(frames, reader.unsigned()) });
+    return 1;
+  }
+  const targets = reader.unsigned();
+  let deepest = 0;
+  for (let index = 0; index <= targets; index++) deepest = Math.max(deepest, reader.unsigned());
+  body.mark(start, { writeBack: loopsLeft(frames, deepest) });
+  return 1 + Math.ceil(targets / 8);
 }
 
-/**
- * Before memory.copy / memory.fill / memory.grow: the count on top of the stack (bytes, pages),
- * kept there, is charged, capped at DYNAMIC_COUNT_CAP (so the charge cannot overflow) and shifted
- * left by `shift` (units per count as a power of two).
- */
-function dynamicCharge(fuel: number, scratch: number, shift: number, cap: number): number[] {
-  const local = unsignedBytes(scratch);
-  return [
-    LOCAL_TEE,
-    ...local,
-    GLOBAL_GET,
-    ...unsignedBytes(fuel),
-    // min(count, cap) as unsigned: count < cap ? count : cap
-    LOCAL_GET,
-    ...local,
-    I32_CONST,
-    ...signedBytes(cap),
-    LOCAL_GET,
-    ...local,
-    I32_CONST,
-    ...signedBytes(cap),
-    0x49, // i32.lt_u
-    0x1b, // select
-    I32_CONST,
-    shift,
-    0x74, // i32.shl
-    ...chargeTail(fuel, scratch),
-  ];
+/** An open block: the segment it was opened in, and its loop id when it is a loop. */
+interface Frame {
+  opener: number;
+  loop?: number;
 }
 
 /** Reads one function's instructions (reader at the first instruction) up to its final `end`. */
 function readInstructions(reader: Reader, end: number): Body {
   const body = new BodyBuilder(reader.bytes, reader.at);
-  // Each open block: the segment it was opened in.
-  const frames: number[] = [0];
+  const frames: Frame[] = [{ opener: 0 }];
   const begin = (always: boolean, parent?: number) => body.begin(reader.at, always, parent);
   while (frames.length > 0) {
     if (reader.at >= end) throw new WasmFuelError('a function body ends inside a block');
@@ -129,44 +121,55 @@ function readInstructions(reader: Reader, end: number): Body {
     switch (opcode) {
       case 0x02: // block: its first instructions run whenever it is entered
         skipBlockType(reader);
-        frames.push(body.current);
+        frames.push({ opener: body.current });
         break;
       case 0x04: {
         // if: the then arm is entered from here
         skipBlockType(reader);
         const opener = body.current;
-        frames.push(opener);
+        frames.push({ opener });
         next = () => begin(false, opener);
         break;
       }
       case 0x05: {
         // else: the else arm is entered from where the if was
-        const opener = frames[frames.length - 1];
+        const { opener } = frames[frames.length - 1];
         next = () => begin(false, opener);
         break;
       }
-      case 0x03: // loop: charged at each iteration
+      case 0x03: {
+        // loop: charged at each iteration
+        const loop = body.openLoop(start);
         skipBlockType(reader);
         body.loopsOrCalls = true;
-        frames.push(body.current);
+        frames.push({ opener: body.current, loop });
         next = () => begin(true);
         break;
+      }
       case 0x0b: {
         // end: what follows is entered by the block's branches and by falling through
-        const opener = frames.pop() ?? 0;
+        const { opener, loop } = frames.pop() ?? { opener: 0 };
+        if (loop !== undefined) {
+          body.open.pop();
+          body.mark(reader.at, { writeBack: [loop] });
+        }
         if (frames.length > 0) next = () => begin(false, opener);
         break;
       }
+      case 0x0c: // br, br_if, br_table, return: leaving loops writes their cache back first
+      case 0x0d:
+      case 0x0e:
+      case 0x0f:
+        units = readBranch(reader, opcode, frames, body, start);
+        break;
       case 0x10: // call, return_call: a small leaf callee is charged here (leafCosts)
       case 0x12:
-        body.segments[body.current].callees.push(reader.unsigned());
-        body.loopsOrCalls = true;
+        body.call(reader.unsigned());
         break;
       case 0x11: // call_indirect, return_call_indirect
       case 0x13:
         skipImmediates(reader, opcode);
-        body.segments[body.current].indirectCalls++;
-        body.loopsOrCalls = true;
+        body.call('indirect');
         break;
       case 0x40: // memory.grow
         body.dynamic('pages', start);
@@ -218,12 +221,31 @@ function readBody(bytes: Uint8Array, reader: Reader, parameters: number): ReadBo
 
 function emitBody(fuel: number, { header, scratch, body }: ReadBody): Uint8Array[] {
   const parts: Uint8Array[] = [...header];
+  const cached = (loops: number[]) => loops.some((loop) => body.loops[loop].cached);
+  const writeBack = Uint8Array.from([
+    LOCAL_GET,
+    ...unsignedBytes(scratch),
+    GLOBAL_SET,
+    ...unsignedBytes(fuel),
+  ]);
   for (const piece of body.pieces) {
     if (piece instanceof Uint8Array) parts.push(piece);
     else if ('segment' in piece) {
       const segment = body.segments[piece.segment];
-      if (segment.charged && segment.units + segment.folded > 0)
-        parts.push(Uint8Array.from(staticCharge(fuel, scratch, segment.units + segment.folded)));
+      const units = segment.units + segment.folded;
+      if (segment.charged && units > 0)
+        parts.push(
+          Uint8Array.from(
+            cached(segment.loops) ? cachedCharge(fuel, scratch, units) : staticCharge(fuel, scratch, units),
+          ),
+        );
+    } else if ('loopEntry' in piece) {
+      if (body.loops[piece.loopEntry].cached)
+        parts.push(
+          Uint8Array.from([GLOBAL_GET, ...unsignedBytes(fuel), LOCAL_SET, ...unsignedBytes(scratch)]),
+        );
+    } else if ('writeBack' in piece) {
+      if (cached(piece.writeBack)) parts.push(writeBack);
     } else if (piece.dynamic === 'pages')
       parts.push(Uint8Array.from(dynamicCharge(fuel, scratch, 18, DYNAMIC_COUNT_CAP)));
     // A byte a unit, counted up to 2^30.
@@ -257,6 +279,7 @@ function meteredCode(
       for (const callee of segment.callees) segment.units += leaves[callee - importedFunctions] ?? 0;
     }
     foldSegments(body.segments);
+    cacheLoops(body.loops, (callee) => leaves[callee - importedFunctions] !== undefined);
   }
   const out: Uint8Array[] = [Uint8Array.from(unsignedBytes(count))];
   for (const body of bodies) out.push(...emitBody(fuel, body));
