@@ -44,7 +44,7 @@ export function ruleContext(rule: Fields, base: JsonContext, checkpoint: () => v
       throw new NotEvaluable(
         `its context variable ${entry.name} is larger than the ${MAX_SUBSTITUTED_LENGTH} characters of JSON a value may have here`,
       );
-    context = { data: { ...context.data, [entry.name]: value }, unbound };
+    context = { data: withFields(context.data, { [entry.name]: value }), unbound };
   }
   return context;
 }
