@@ -33,6 +33,7 @@ import { wireRisks } from './risk-wiring';
 import { policyReportsIfEnabled } from './policy-report-wiring';
 import type { PolicyReportSettings, PolicyReportStore } from './risks/policy-report-store';
 import type { PolicyReportPublisher } from './risks/policy-report-publisher';
+import { withFields } from '../model/object-copy';
 
 // Wires one controller: index, ingestion, a source, the HTTP server. I/O pieces are created here
 // (or injected by tests) so everything below stays pure.
@@ -114,18 +115,16 @@ function withMissingResourceAdapter(status: SourceStatus, source: ObjectSource):
   const watched = COMPANION_CANDIDATES.filter((candidate) =>
     source.watchesKind(candidate.group, candidate.kind),
   ).length;
-  return {
-    ...status,
-    adapters: {
-      ...status.adapters,
+  return withFields(status, {
+    adapters: withFields(status.adapters, {
       missingresource: {
         enabled: status.synced,
         watchedResources: watched,
         watchFailing: false,
         reason: status.synced ? undefined : 'waiting for the first sync',
       },
-    },
-  };
+    }),
+  });
 }
 
 /** `--kubeconfig FILE`, else the in-cluster service account, else KUBECONFIG / ~/.kube/config. */
