@@ -37,6 +37,11 @@ const DEMO_MANIFESTS = path.join(__dirname, '..', 'examples', 'manifests');
 // worker's) in bursts 5-30 s after a load, which a 10 s window caught or missed by chance.
 const IDLE_SECONDS = 60;
 const SETTLE_SECONDS = 5;
+// FOREWARN_PEERS_CASES=bare,gatekeeper-cel,forewarn-baseline,forewarn: only these cases (the bare
+// webhook always, every figure is over it), for a quicker before-and-after run on a busy machine.
+const WANTED_CASES = process.env.FOREWARN_PEERS_CASES?.split(',').map((name) => name.trim());
+/** @param {string} name */
+const wanted = (name) => name === 'bare' || !WANTED_CASES || WANTED_CASES.includes(name);
 
 /** @typedef {'none' | 'bare' | 'gatekeeper-cel' | 'gatekeeper-rego' | 'kyverno' | 'forewarn-baseline' | 'forewarn'} CaseName */
 /**
@@ -308,7 +313,7 @@ async function runPeersBenchmark({ durationSeconds, concurrencies = [1, 16] }) {
     });
     const certificate = { certPem: bundle.certPem, keyPem: bundle.keyPem };
     /** @type {Partial<Record<CaseName, PeerCase>>} */
-    const cases = { none: { pids: [] } };
+    const cases = wanted('none') ? { none: { pids: [] } } : {};
 
     const bare = await startProcess('servers/bare-https.js', [
       JSON.stringify({ certificate, answer: null, echoUid: true }),
@@ -316,12 +321,18 @@ async function runPeersBenchmark({ durationSeconds, concurrencies = [1, 16] }) {
     stops.push(bare.stop);
     cases.bare = { webhookUrl: `https://127.0.0.1:${bare.info.port}/validate`, pids: [bare.child.pid ?? 0] };
 
-    Object.assign(cases, await gatekeeperCases(cluster, certificate, stops, notes));
-    Object.assign(cases, await kyvernoCases(cluster, stops, notes));
+    if (wanted('gatekeeper-cel') || wanted('gatekeeper-rego')) {
+      const gatekeeper = await gatekeeperCases(cluster, certificate, stops, notes);
+      if (!wanted('gatekeeper-cel')) delete gatekeeper['gatekeeper-cel'];
+      if (!wanted('gatekeeper-rego')) delete gatekeeper['gatekeeper-rego'];
+      Object.assign(cases, gatekeeper);
+    }
+    if (wanted('kyverno')) Object.assign(cases, await kyvernoCases(cluster, stops, notes));
 
     // FOREWARN_BENCH_BASELINE=<another built checkout, e.g. main's>: its Forewarn in the same run.
     const baseline = process.env.FOREWARN_BENCH_BASELINE;
-    if (baseline) cases['forewarn-baseline'] = await forewarnCase(certificate, stops, baseline);
+    if (baseline && wanted('forewarn-baseline'))
+      cases['forewarn-baseline'] = await forewarnCase(certificate, stops, baseline);
     cases.forewarn = await forewarnCase(certificate, stops);
     const warningsPerCreate = await configure(api, {
       webhookUrl: cases.forewarn.webhookUrl,

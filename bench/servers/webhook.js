@@ -14,6 +14,7 @@ const { coalesceIdenticalQueries } = require('../../dist/services/webhook/coales
 const { createWebhookMetrics } = require('../../dist/services/webhook/metrics');
 const { createWebhookApp, WebhookHttpsServer } = require('../../dist/services/webhook/server');
 const { createLogger } = require('../../dist/services/logging/logger');
+const { warmUpWebhook } = require('../../dist/services/webhook/warm-up');
 const { z } = require('zod');
 const { reportReady, serveCommands } = require('../lib/processes');
 
@@ -23,6 +24,7 @@ async function main() {
       controllerUrl: z.string(),
       certificate: z.object({ certPem: z.string(), keyPem: z.string() }),
       labelQuery: z.boolean().optional(),
+      noWarmUp: z.boolean().optional(),
     })
     .parse(JSON.parse(process.argv[2]));
   const logger = createLogger({ service: 'webhook', level: 'error', destination: process.stderr });
@@ -51,6 +53,16 @@ async function main() {
   });
   server.setCertificate(settings.certificate);
   const port = await server.listen({ host: '127.0.0.1', port: 0 });
+  // As main.ts does once it can serve (its retries aside: the controller here is ready already),
+  // before reporting ready; the warm-up's own queries are not counted.
+  if (!settings.noWarmUp) {
+    const warmUp = await warmUpWebhook({
+      servingPair: () => server.servingPair(),
+      constraints: client,
+      logger,
+    });
+    if (!warmUp.warmed) throw new Error(`webhook warm-up failed: ${warmUp.reason}`);
+  }
   serveCommands({ 'query-counts': () => ({ ...queries }), 'cpu-usage': () => process.cpuUsage() });
   process.on('SIGTERM', () =>
     server

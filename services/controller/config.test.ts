@@ -145,6 +145,12 @@ const FLAGS: Array<{
     expected: { policyReports: true },
   },
   {
+    flag: '--warm-up',
+    env: 'FOREWARN_WARM_UP',
+    value: 'false',
+    expected: { warmUp: false },
+  },
+  {
     flag: '--webhook-service-account',
     env: 'FOREWARN_WEBHOOK_SERVICE_ACCOUNT',
     value: 'tools/my-webhook',
@@ -217,6 +223,7 @@ describe('controller configuration', () => {
       callerRbacTtlMs: 30_000,
       callerRbacTimeoutMs: 2000,
       policyReports: false,
+      warmUp: true,
     });
   });
 

@@ -210,6 +210,15 @@ export const CONTROLLER_FLAGS = {
     preset: 'true',
   }),
   logLevel: LOG_LEVEL_FLAG,
+  /** Issue 33: synthetic admission checks once ready (http/admission-warm-up.ts). */
+  warmUp: flag({
+    flags: '--warm-up [enabled]',
+    help: 'once ready, answer synthetic admission checks in the namespaces with constraints so that real ones find the code compiled',
+    env: 'FOREWARN_WARM_UP',
+    parse: parseBoolean,
+    default: true,
+    preset: 'true',
+  }),
   /** The per-installation secret of the opaque references of redacted constraints (model/opaque-reference.ts). */
   referenceKeyFile: flag({
     flags: '--reference-key-file <file>',

@@ -6,6 +6,8 @@ import { AdapterRegistry } from './adapters/registry';
 import { effectiveApiAuth, type ControllerConfig } from './config';
 import { FlowObserverMonitor } from './flow-observer';
 import { createControllerApp } from './http/app';
+import { startAdmissionWarmUp } from './http/admission-warm-up';
+import type { WorkloadDescriptor } from '../model/workload';
 import { createControllerMetrics } from './metrics';
 import { ConstraintIndex } from './index/constraint-index';
 import { Ingestor, ParseErrorCounter } from './index/ingest';
@@ -31,6 +33,7 @@ import { wireRisks } from './risk-wiring';
 import { policyReportsIfEnabled } from './policy-report-wiring';
 import type { PolicyReportSettings, PolicyReportStore } from './risks/policy-report-store';
 import type { PolicyReportPublisher } from './risks/policy-report-publisher';
+import { withFields } from '../model/object-copy';
 
 // Wires one controller: index, ingestion, a source, the HTTP server. I/O pieces are created here
 // (or injected by tests) so everything below stays pure.
@@ -112,18 +115,16 @@ function withMissingResourceAdapter(status: SourceStatus, source: ObjectSource):
   const watched = COMPANION_CANDIDATES.filter((candidate) =>
     source.watchesKind(candidate.group, candidate.kind),
   ).length;
-  return {
-    ...status,
-    adapters: {
-      ...status.adapters,
+  return withFields(status, {
+    adapters: withFields(status.adapters, {
       missingresource: {
         enabled: status.synced,
         watchedResources: watched,
         watchFailing: false,
         reason: status.synced ? undefined : 'waiting for the first sync',
       },
-    },
-  };
+    }),
+  });
 }
 
 /** `--kubeconfig FILE`, else the in-cluster service account, else KUBECONFIG / ~/.kube/config. */
@@ -304,6 +305,14 @@ async function closeController(
   });
 }
 
+/** What the admission check reads of the companion inventory (the app's and the warm-up's). */
+function prospectiveOf(missingResources: MissingResourceTracker) {
+  return {
+    prospectiveFindings: (workload: WorkloadDescriptor) => prospectiveFindings(missingResources, workload),
+    prospectiveRevision: () => missingResources.inventory.revision,
+  };
+}
+
 export async function startController(
   config: ControllerConfig,
   logger: Logger,
@@ -337,11 +346,11 @@ export async function startController(
     startedAt,
   });
   const served = { index, runtimeState, configuredDetailLevel: config.detailLevel, clock, ...riskServing };
+  const prospective = prospectiveOf(missingResources);
   const app = createControllerApp({
     ...served,
     logger,
-    prospectiveFindings: (workload) => prospectiveFindings(missingResources, workload),
-    prospectiveRevision: () => missingResources.inventory.revision,
+    ...prospective,
     metricsHandler: metrics.handler,
     requestObserver: metrics.requestObserver,
     observeAdmissionMemo: metrics.admissionMemoObserver,
@@ -368,6 +377,7 @@ export async function startController(
   logger.info({ constraints: index.totalConstraints() }, 'first sync complete; ready');
   startRisks(httpServer);
   policyReports?.start();
+  if (config.warmUp) void startAdmissionWarmUp({ ...served, ...prospective }, logger);
   return {
     index,
     missingResources,

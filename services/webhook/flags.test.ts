@@ -21,6 +21,7 @@ describe('parseWebhookFlags', () => {
       extraSans: [],
       kubeconfig: null,
       logLevel: 'info',
+      warmUp: true,
       rotationCheckIntervalMs: 24 * 3600 * 1000,
     });
   });

@@ -182,6 +182,15 @@ const WEBHOOK_FLAGS = {
     default: false,
   }),
   logLevel: LOG_LEVEL_FLAG,
+  /** Issue 33: synthetic reviews through the whole path once it can serve (warm-up.ts). */
+  warmUp: flag({
+    flags: '--warm-up [enabled]',
+    help: 'once serving, send synthetic reviews through itself and the controller so that real reviews find the code compiled',
+    env: 'FOREWARN_WARM_UP',
+    parse: parseBoolean,
+    default: true,
+    preset: 'true',
+  }),
   rotationCheckIntervalMs: flag({
     flags: '--rotation-check-interval <duration>',
     help: 'self-signed certificate check interval',

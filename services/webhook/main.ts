@@ -9,6 +9,7 @@ import { parseWebhookFlags, type WebhookConfig } from './flags';
 import { createWebhookMetrics } from './metrics';
 import { createWebhookApp, WebhookHttpsServer } from './server';
 import { tokenFileReader } from './token-file';
+import { scheduleWebhookWarmUp } from './warm-up';
 import { errorMessage } from '../model/error-message';
 import { readFileSync } from 'node:fs';
 import { apiServerCheck } from './api-server-identity';
@@ -163,6 +164,10 @@ export async function main(args: readonly string[], env: NodeJS.ProcessEnv): Pro
     await server.close(0);
     process.exit(1);
   }
+  // Synthetic reviews through the whole path, so real ones find it compiled (warm-up.ts); its
+  // retry timer does not hold the process at shutdown.
+  if (config.warmUp)
+    scheduleWebhookWarmUp({ servingPair: () => server.servingPair(), constraints: controller, logger });
 }
 
 if (require.main === module) {

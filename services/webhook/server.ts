@@ -260,6 +260,7 @@ export const DEFAULT_CONNECTION_TIMEOUTS: WebhookConnectionTimeouts = { handshak
 export class WebhookHttpsServer {
   private readonly server: Server;
   private servedIdentity: string | null = null;
+  private servedPair: ServingPair | null = null;
   private readonly certificateListeners: Array<(notAfter: Date) => void> = [];
   private closing = false;
   /** Every accepted TCP connection, TLS handshake done or not (closeAllConnections sees only the done). */
@@ -320,8 +321,14 @@ export class WebhookHttpsServer {
       ...(this.clientCaPem ? { ca: this.clientCaPem } : {}),
     });
     this.servedIdentity = pairIdentity(pair);
+    this.servedPair = pair;
     const notAfter = new Date(new X509Certificate(pair.certPem).validTo);
     for (const listener of this.certificateListeners) listener(notAfter);
+  }
+
+  /** The pair in service, if any (the start-up warm-up serves it on a listener of its own). */
+  servingPair(): ServingPair | null {
+    return this.servedPair;
   }
 
   /** Told the expiry of every certificate put in service (the expiry metric). */

@@ -21,6 +21,7 @@ import { apiViewLevel, bearerToken } from './api-auth';
 import type { CallerReadAccess } from './caller-read-access';
 import { operationOfApply, type FindExistingObject } from '../verdicts/existing-objects';
 import type { Requester } from '../verdicts/types';
+import { withFields } from '../../model/object-copy';
 
 /** What the route needs of the app's dependencies (a subset, so this file does not import app.ts). */
 export interface AdmissionCheckDependencies extends Pick<ResourceDependencies, 'index' | 'runtimeState'> {
@@ -176,7 +177,11 @@ function computeAnswer(
   return {
     status: 200,
     body: checkRequest.view
-      ? buildAdmissionCheck(dependencies.index, checkRequest, { ...options, view: checkRequest.view })
+      ? buildAdmissionCheck(
+          dependencies.index,
+          checkRequest,
+          withFields(options, { view: checkRequest.view }),
+        )
       : buildAdmissionCheck(dependencies.index, checkRequest, options),
   };
 }

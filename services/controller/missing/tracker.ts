@@ -8,6 +8,12 @@ import { findingsForWorkload, meshFindings, type CompanionLookup } from './rules
 // Turns companion findings into MissingResource constraints in the index, once a finding has held
 // for the debounce (a rollout that creates a Deployment and its Issuer in a row is never reported).
 // Findings of a namespace are stored as one pseudo-object, so a namespace's set is replaced whole.
+//
+// In the controller, the evaluation after a change goes over every workload and namespace: 2–10 ms
+// at 10,000 of each (docs/benchmarks.md), in one step on the event loop until it was sliced. It now
+// works the findings out a slice at a time and writes them in one step once complete, so every
+// reader sees the previous findings until the new ones are all known (one-shot commands still
+// evaluate in one go, `evaluate()`). A change during an evaluation is evaluated after it.
 
 export interface MissingResourceSettings {
   /** How long something must be missing before it is reported (`--missing-debounce`). */
@@ -19,7 +25,17 @@ export interface MissingResourceSettings {
   canSee(group: string, kind: string): boolean;
   /** Delay before re-evaluating after a change (changes come in bursts). */
   evaluationDelayMs?: number;
+  /**
+   * The longest a change waits for its evaluation while more changes keep coming (the delay above
+   * restarts at each change); default 2 s.
+   */
+  maxEvaluationWaitMs?: number;
+  /** The most time one slice of the background evaluation takes before it yields; default 1 ms. */
+  sliceBudgetMs?: number;
 }
+
+/** Workloads or namespaces looked at between two looks at the clock. */
+const ITEMS_PER_CHECK = 32;
 
 const PSEUDO_OBJECT_PREFIX = 'missingresource:';
 
@@ -28,12 +44,20 @@ export class MissingResourceTracker {
   private readonly firstSeen = new Map<string, number>();
   private readonly reportedNamespaces = new Set<string>();
   private evaluationTimer?: NodeJS.Timeout;
+  /** When the oldest change not yet evaluated came (clock time), while one is waiting. */
+  private waitingSince?: number;
   private stopped = false;
+  /** The background evaluation under way; a synchronous one replaces it. */
+  private running?: object;
+  /** A change came while the evaluation under way had begun: evaluate again once it is written. */
+  private evaluateAgain = false;
+  private idleWaiters: Array<() => void> = [];
 
   constructor(
     private readonly index: ConstraintIndex,
     private readonly settings: MissingResourceSettings,
     private readonly clock: () => Date = () => new Date(),
+    private readonly now: () => number = () => performance.now(),
   ) {}
 
   /** Feeds every object change of the source; evaluation follows shortly after. */
@@ -46,6 +70,15 @@ export class MissingResourceTracker {
   stop(): void {
     this.stopped = true;
     clearTimeout(this.evaluationTimer);
+    this.running = undefined;
+    this.evaluateAgain = false;
+    this.resolveIdle();
+  }
+
+  /** Resolves once no evaluation is scheduled or under way (tests). */
+  idle(): Promise<void> {
+    if (this.evaluationTimer === undefined && this.running === undefined) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   lookup(): CompanionLookup {
@@ -58,33 +91,105 @@ export class MissingResourceTracker {
     };
   }
 
+  /**
+   * A trailing debounce with a ceiling: under a steady stream of changes (a rollout, a churning
+   * cluster) the delay would restart for ever and findings would never be brought up to date.
+   */
   private scheduleEvaluation(delayMs: number): void {
     if (this.stopped) return;
-    if (this.evaluationTimer && delayMs > 0) clearTimeout(this.evaluationTimer);
-    this.evaluationTimer = setTimeout(() => this.evaluate(), Math.max(0, delayMs));
+    const now = this.clock().getTime();
+    this.waitingSince ??= now;
+    const ceiling = this.waitingSince + (this.settings.maxEvaluationWaitMs ?? 2_000) - now;
+    clearTimeout(this.evaluationTimer);
+    this.evaluationTimer = setTimeout(
+      () => {
+        this.evaluationTimer = undefined;
+        this.waitingSince = undefined;
+        if (this.running === undefined) this.evaluateInBackground();
+        else this.evaluateAgain = true;
+      },
+      Math.max(0, Math.min(delayMs, ceiling)),
+    );
     this.evaluationTimer.unref();
   }
 
   /** Every current finding, debounced or not. */
   currentFindings(): MissingFinding[] {
+    const findings = this.findingsInSteps();
+    for (;;) {
+      const step = findings.next();
+      if (step.done === true) return step.value;
+    }
+  }
+
+  /**
+   * The current findings, pausing (a `yield`) every few workloads and namespaces. Each one is read
+   * as it is when reached; a change meanwhile has scheduled the next evaluation, which sees it.
+   */
+  private *findingsInSteps(): Generator<void, MissingFinding[]> {
     const lookup = this.lookup();
-    const findings = this.inventory
-      .allWorkloads()
-      .flatMap((workload) => findingsForWorkload(workload, lookup, this.settings.disabledRules));
+    const findings: MissingFinding[] = [];
+    let sinceCheck = 0;
+    for (const workload of this.inventory.allWorkloads()) {
+      findings.push(...findingsForWorkload(workload, lookup, this.settings.disabledRules));
+      if (++sinceCheck % ITEMS_PER_CHECK === 0) yield;
+    }
     if (!this.settings.disabledRules.has('mesh-mtls'))
-      for (const namespace of this.index.knownNamespaces())
+      for (const namespace of this.index.knownNamespaces()) {
         findings.push(
           ...meshFindings(namespace, lookup).filter(
             (finding) => !(finding.rule === 'crd' && this.settings.disabledRules.has('crd')),
           ),
         );
+        if (++sinceCheck % ITEMS_PER_CHECK === 0) yield;
+      }
     return findings;
   }
 
-  /** Recomputes findings and writes the debounced ones into the index. */
+  /**
+   * The controller's evaluation: the findings worked out in slices of at most `sliceBudgetMs`
+   * (setImmediate between them, so requests are answered), then written in one step.
+   */
+  private evaluateInBackground(): void {
+    if (this.stopped) return;
+    const run = {};
+    this.running = run;
+    const findings = this.findingsInSteps();
+    const budgetMs = this.settings.sliceBudgetMs ?? 1;
+    const slice = () => {
+      if (this.running !== run) return; // replaced by a newer evaluation, or stopped
+      const started = this.now();
+      for (;;) {
+        const step = findings.next();
+        if (step.done === true) {
+          this.running = undefined;
+          this.write(step.value);
+          // Finished rather than restarted at each change, so that a stream of changes faster than
+          // one evaluation still brings findings up to date; what changed meanwhile is seen next.
+          if (this.evaluateAgain) {
+            this.evaluateAgain = false;
+            this.evaluateInBackground();
+          } else if (this.evaluationTimer === undefined) this.resolveIdle();
+          return;
+        }
+        if (this.now() - started >= budgetMs) break;
+      }
+      setImmediate(slice);
+    };
+    slice();
+  }
+
+  /** Recomputes findings and writes the debounced ones into the index, in one go. */
   evaluate(): void {
+    this.running = undefined;
+    this.evaluateAgain = false;
+    this.write(this.currentFindings());
+    if (this.evaluationTimer === undefined) this.resolveIdle();
+  }
+
+  /** Writes the debounced findings into the index, replacing every namespace's set. */
+  private write(findings: readonly MissingFinding[]): void {
     const now = this.clock().getTime();
-    const findings = this.currentFindings();
     const current = new Set(findings.map((finding) => finding.key));
     for (const key of [...this.firstSeen.keys()]) if (!current.has(key)) this.firstSeen.delete(key);
     const byNamespace = new Map<string, Constraint[]>();
@@ -112,6 +217,12 @@ export class MissingResourceTracker {
       this.reportedNamespaces.add(namespace);
     }
     if (nextDue !== Infinity) this.scheduleEvaluation(nextDue - now + 1);
+  }
+
+  private resolveIdle(): void {
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
   }
 
   private finish(finding: MissingFinding, namespace: string, since: number): Constraint {

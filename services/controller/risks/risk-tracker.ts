@@ -1,6 +1,5 @@
 import { groupOf, objectKey, referenceKey, type KubernetesObject } from '../../model/kubernetes';
-import { pluralOfKind, targetsInclude } from '../../model/resources';
-import { scopeAdmits, type ConstraintIndex } from '../index/constraint-index';
+import type { ConstraintIndex } from '../index/constraint-index';
 import {
   evaluateWorkload,
   isEvaluatedWorkload,
@@ -14,6 +13,7 @@ import {
 } from './workload-risk';
 
 import { KeptWorkloads } from './kept-workloads';
+import { PolicyReachScans } from './policy-reach';
 import type { RisksSource } from './risk-view';
 import { StoppedEvaluationRetries } from './stopped-retries';
 
@@ -21,7 +21,9 @@ import { StoppedEvaluationRetries } from './stopped-retries';
 // change re-evaluates that workload, a policy change the workloads its constraints can apply to
 // (and those its old constraints failed). Changes are debounced, then evaluated in slices bounded
 // by time and count, each slice yielding with setImmediate so that the webhook's and the API's
-// requests are answered between slices: their latency grows by at most one slice.
+// requests are answered between slices: their latency grows by at most one slice. Which workloads a
+// cluster-wide policy reaches is worked out in the same slices (policy-reach.ts): observing a change
+// costs the same whatever the number of namespaces.
 
 export interface RiskTrackerSettings {
   /** Wait after a change before evaluating (changes come in bursts: a sync, a rollout). */
@@ -56,7 +58,10 @@ export const DEFAULT_RISK_SETTINGS: RiskTrackerSettings = {
 export interface RiskTrackerStatus {
   /** Workloads kept for evaluation. */
   workloads: number;
-  /** Workloads waiting for (re-)evaluation. */
+  /**
+   * Workloads waiting for (re-)evaluation, plus one per policy change whose reach over the
+   * namespaces is still being worked out.
+   */
   pending: number;
   /** Evaluations since start. */
   evaluations: number;
@@ -77,6 +82,7 @@ export class RiskTracker implements RisksSource {
   /** Source object key → workloads one of its constraints fails: who to re-evaluate when it changes. */
   private readonly failedBySource = new Map<string, Set<string>>();
   private readonly pending = new Set<string>();
+  private readonly reach: PolicyReachScans;
   private started = false;
   private stopped = false;
   private firstPassDone = false;
@@ -91,7 +97,13 @@ export class RiskTracker implements RisksSource {
     private readonly index: ConstraintIndex,
     private readonly settings: RiskTrackerSettings = DEFAULT_RISK_SETTINGS,
     private readonly now: () => number = () => performance.now(),
-  ) {}
+  ) {
+    this.reach = new PolicyReachScans({
+      namespaces: () => this.kept.namespaces(),
+      identityOf: (key) => this.kept.get(key)?.identity,
+      labelsOfNamespace: (namespace) => this.index.labelsOfNamespace(namespace),
+    });
+  }
 
   /** Feeds every object change of the source (Ingestor.onChange). */
   observe(object: KubernetesObject, removed: boolean): void {
@@ -134,7 +146,8 @@ export class RiskTracker implements RisksSource {
 
   /** Resolves once nothing is pending (tests, benchmarks, one-shot commands). */
   idle(): Promise<void> {
-    if (this.pending.size === 0 && !this.sliceScheduled && this.timer === undefined) return Promise.resolve();
+    if (this.pending.size === 0 && this.reach.size === 0 && !this.sliceScheduled && this.timer === undefined)
+      return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
@@ -142,6 +155,7 @@ export class RiskTracker implements RisksSource {
   evaluatePendingNow(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
+    this.reach.advance((key) => this.pending.add(key));
     for (const key of [...this.pending]) this.evaluateOne(key);
     this.firstPassDone = this.started;
     this.resolveIdle();
@@ -150,7 +164,7 @@ export class RiskTracker implements RisksSource {
   status(): RiskTrackerStatus {
     return {
       workloads: this.kept.size,
-      pending: this.pending.size + this.retries.scheduled,
+      pending: this.pending.size + this.reach.size + this.retries.scheduled,
       evaluations: this.evaluations,
       evaluated: this.firstPassDone,
     };
@@ -226,7 +240,8 @@ export class RiskTracker implements RisksSource {
    * A policy object (or Namespace, or param) changed: the workloads its constraints can apply to
    * now, and those its constraints failed before. A kind whose change re-derives other objects'
    * constraints (a ValidatingAdmissionPolicy its bindings use, a template its constraints use, a
-   * param) or a cluster-wide constraint reaches every workload of the resources it targets.
+   * param) reaches every workload; a cluster-wide constraint, every workload of the resources it
+   * targets in the namespaces it admits, found in slices (policy-reach.ts).
    */
   private observePolicyChange(object: KubernetesObject): void {
     const group = groupOf(object.apiVersion);
@@ -242,41 +257,33 @@ export class RiskTracker implements RisksSource {
     const constraints = this.index.constraintsOfObject(key);
     if (constraints.length === 0 && !this.index.sourceOfConstraint({ id: `${key}#` })) {
       // Not a policy the index keeps (another kind), or one it removed: only former failures change.
+      this.reach.cancel(key);
       if (!this.index.keepsParamGroup(group) && affected.size === 0) return;
       if (this.index.keepsParamGroup(group)) return this.enqueueAll();
       return this.enqueue(affected);
     }
-    if (constraints.length === 0) return this.enqueueAll(); // kept for others: bindings, templates
-    for (const constraint of constraints) {
-      if (constraint.scope.kind === 'namespace') {
-        for (const workloadKey of this.kept.keysIn(constraint.scope.namespace)) affected.add(workloadKey);
-        continue;
-      }
-      for (const [namespace, keys] of this.kept.namespaces()) {
-        if (!scopeAdmits(constraint.scope, namespace, this.index.labelsOfNamespace(namespace))) continue;
-        for (const workloadKey of keys) {
-          const workload = this.kept.get(workloadKey);
-          const resource = workload && {
-            group: workload.identity.group,
-            resource: pluralOfKind(workload.identity.kind),
-          };
-          if (
-            resource &&
-            (constraint.resourceTargets === undefined || targetsInclude(constraint.resourceTargets, resource))
-          )
-            affected.add(workloadKey);
-        }
-      }
+    if (constraints.length === 0) {
+      // Kept for others (bindings, templates): every workload, so no scan of an earlier version is needed.
+      this.reach.cancel(key);
+      return this.enqueueAll();
     }
-    this.enqueue(affected);
+    for (const constraint of constraints)
+      if (constraint.scope.kind === 'namespace')
+        for (const workloadKey of this.kept.keysIn(constraint.scope.namespace)) affected.add(workloadKey);
+    this.reach.start(
+      key,
+      constraints.filter((constraint) => constraint.scope.kind !== 'namespace'),
+    );
+    this.enqueue(affected, this.reach.size > 0);
   }
 
   private enqueueAll(): void {
     this.enqueue(this.kept.keys());
   }
 
-  private enqueue(keys: Iterable<string>): void {
-    let added = false;
+  /** Adds workloads to evaluate; `scanning`: a policy's reach is being worked out (evaluate even if none). */
+  private enqueue(keys: Iterable<string>, scanning = false): void {
+    let added = scanning;
     for (const key of keys) {
       this.pending.add(key);
       added = true;
@@ -301,14 +308,20 @@ export class RiskTracker implements RisksSource {
     this.sliceScheduled = false;
     if (this.stopped) return;
     const started = this.now();
+    const withinBudget = () => this.now() - started < this.settings.sliceBudgetMs;
+    // The reach of policy changes first (it decides what else to evaluate); a slice that scanned
+    // evaluates within what is left of its budget, one that did not evaluates at least one workload.
+    const scanning = this.reach.size > 0;
+    if (scanning) this.reach.advance((key) => this.pending.add(key), withinBudget);
     let evaluated = 0;
-    for (const key of this.pending) {
-      this.evaluateOne(key);
-      evaluated++;
-      if (evaluated >= this.settings.maxWorkloadsPerSlice) break;
-      if (this.now() - started >= this.settings.sliceBudgetMs) break;
-    }
-    if (this.pending.size > 0) {
+    if (!scanning || withinBudget())
+      for (const key of this.pending) {
+        this.evaluateOne(key);
+        evaluated++;
+        if (evaluated >= this.settings.maxWorkloadsPerSlice) break;
+        if (!withinBudget()) break;
+      }
+    if (this.pending.size > 0 || this.reach.size > 0) {
       this.sliceScheduled = true;
       // While requests are being answered, slices are spaced out (background-share.ts: at most half
       // of the loop's idle time goes to this work then); otherwise they follow each other, yielding

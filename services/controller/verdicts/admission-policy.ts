@@ -24,6 +24,7 @@ import {
 } from './types';
 import { noParamsReason, resolveParams } from './admission-params';
 import { PolicyRun, type Bindings } from './policy-run';
+import { withFields } from '../../model/object-copy';
 
 export { PolicyRun, type Bindings } from './policy-run';
 
@@ -252,7 +253,8 @@ function evaluateWithParams(
     params,
     namespaceObject: toCelInput({ metadata: { name: namespace, labels: { ...namespaceLabels } } }),
   };
-  const matching = new PolicyRun(compiledPolicy, { ...bindings }, context.guard);
+  // A copy: each run adds its own `variables`.
+  const matching = new PolicyRun(compiledPolicy, withFields(bindings, {}), context.guard);
   for (const condition of compiledPolicy.matchConditions) {
     const result = matching.evaluate(condition.program, condition.expression);
     if (matching.spent > RUNTIME_CEL_COST_BUDGET_MATCH_CONDITIONS)

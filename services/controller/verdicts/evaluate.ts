@@ -27,6 +27,7 @@ import {
   type VerdictContext,
   type VerdictOutcome,
 } from './types';
+import { withFields } from '../../model/object-copy';
 
 // The one evaluator shared by the webhook's admission check, `forewarn check` and the MCP `check`
 // tool (DESIGN.md 7b): each constraint that applies to the admitted object gets a verdict. The
@@ -123,11 +124,10 @@ export function evaluateVerdicts(
   limits: EvaluationLimits = DEFAULT_EVALUATION_LIMITS,
 ): ConstraintVerdict[] {
   // A guard given by the caller has already counted the object's preparation (defaulting).
-  const guarded: VerdictContext = {
-    ...context,
+  const guarded: VerdictContext = withFields(context, {
     guard: context.guard ?? new EvaluationGuard(limits),
     constraints,
-  };
+  });
   return underGuard(guarded.guard, () => verdictsUnderGuard(constraints, guarded));
 }
 

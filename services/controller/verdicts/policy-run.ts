@@ -3,6 +3,7 @@ import type { CelOutcome, CelProgram } from './cel/cel-program';
 import type { CompiledPolicy } from './cel/compiled-policy';
 import { CostTracker } from './cel/runtime-cost';
 import type { EvaluationGuard } from './guard/evaluation-guard';
+import { withFields } from '../../model/object-copy';
 
 // The evaluation of one ValidatingAdmissionPolicy binding (or Gatekeeper CEL template) for one
 // object: its expressions in turn, sharing the lazily evaluated `variables`.
@@ -52,7 +53,7 @@ export class PolicyRun {
   /** Evaluates outside the budget (Forewarn's per-element evidence), still under the guard. */
   evaluateExtra(program: CelProgram, extraBindings: Bindings): CelOutcome {
     this.values.startReading();
-    const outcome = program({ ...this.bindings, ...extraBindings }, new CostTracker(this.guard));
+    const outcome = program(withFields(this.bindings, extraBindings), new CostTracker(this.guard));
     this.pendingVariableCost = 0;
     return this.withVariableErrors(outcome);
   }

@@ -5,6 +5,7 @@ import { NotEvaluable } from './kyverno-errors';
 import { queryJmesPath } from './kyverno-jmespath';
 import { MAX_SUBSTITUTED_LENGTH } from './variable-substitution';
 import { resolve, substituteVariables, type JsonContext } from './kyverno-variables';
+import { withFields } from '../../../model/object-copy';
 
 // The JSON context a Kyverno rule's variables read (pkg/engine/context): the admission request as the
 // webhook knows it, then the rule's `context` entries in order. `variable` entries are computed here
@@ -43,7 +44,7 @@ export function ruleContext(rule: Fields, base: JsonContext, checkpoint: () => v
       throw new NotEvaluable(
         `its context variable ${entry.name} is larger than the ${MAX_SUBSTITUTED_LENGTH} characters of JSON a value may have here`,
       );
-    context = { data: { ...context.data, [entry.name]: value }, unbound };
+    context = { data: withFields(context.data, { [entry.name]: value }), unbound };
   }
   return context;
 }
@@ -68,22 +69,16 @@ function requesterData(requester: Requester | undefined): { request: Fields; top
 export function baseContext(subject: { value: Fields }, context: VerdictContext): JsonContext {
   const { operation, namespace, oldObject } = context.admitted;
   const requester = requesterData(context.admitted.requester);
-  return {
-    data: {
-      ...requester.top,
-      request: {
-        ...requester.request,
-        operation,
-        object: subject.value,
-        oldObject: oldObject ?? null,
-        namespace:
-          typeof subject.value.metadata === 'object' &&
-          isRecord(subject.value.metadata) &&
-          typeof subject.value.metadata.namespace === 'string'
-            ? subject.value.metadata.namespace
-            : namespace,
-      },
-    },
-    unbound: [],
-  };
+  const request = withFields(requester.request, {
+    operation,
+    object: subject.value,
+    oldObject: oldObject ?? null,
+    namespace:
+      typeof subject.value.metadata === 'object' &&
+      isRecord(subject.value.metadata) &&
+      typeof subject.value.metadata.namespace === 'string'
+        ? subject.value.metadata.namespace
+        : namespace,
+  });
+  return { data: withFields(requester.top, { request }), unbound: [] };
 }

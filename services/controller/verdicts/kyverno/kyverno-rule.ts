@@ -21,6 +21,7 @@ import { PASS, type StepResult } from './step-result';
 import { applyPodSecurityExclusions } from './pod-security-exclusions';
 import { matchedKinds, reachedThroughAutogen, ruleOf, subjectOf, type Subject } from './rule-subject';
 import { ruleSelectsRequest } from './rule-match';
+import { withFields } from '../../../model/object-copy';
 
 // A Kyverno ClusterPolicy/Policy rule (constraint `<policy>/<rule>`) on one object, in the order
 // Kyverno 1.19's engine takes it: the rule's `variable` context entries, its JMESPath preconditions
@@ -168,16 +169,14 @@ interface ForeachScope {
 }
 
 function withElement(context: JsonContext, element: unknown, index: number, nesting: number): JsonContext {
-  return {
-    ...context,
-    data: {
-      ...context.data,
+  return withFields(context, {
+    data: withFields(context.data, {
       element,
       [`element${nesting}`]: element,
       elementIndex: index,
       [`elementIndex${nesting}`]: index,
-    },
-  };
+    }),
+  });
 }
 
 /** One validator level (the rule, or a foreach body): Kyverno's validator.validate. */
@@ -215,10 +214,9 @@ function validateForeach(entries: unknown[], evaluation: Evaluation, scope: Fore
       if (elementScope === true && !isRecord(element))
         throw new KyvernoRuleError('elementScope is true for elements that are not maps');
       const elementPath = Array.isArray(listValue) ? `${path}[${index}]` : path;
-      const inner: Evaluation = {
-        ...evaluation,
+      const inner: Evaluation = withFields(evaluation, {
         context: withElement(evaluation.context, element, index, scope.nesting),
-      };
+      });
       const innerScope: ForeachScope = {
         nesting: scope.nesting + 1,
         element: scoped ? { value: element, path: elementPath } : scope.element,
@@ -282,10 +280,9 @@ export function evaluateKyvernoRule(
   if (outcome === NOT_APPLICABLE) return outcome;
   const ruleName = constraint.name.slice(constraint.name.indexOf('/') + 1);
   const name = objectName(constraint.source.name, constraint.source.namespace);
-  return {
-    ...outcome,
+  return withFields(outcome, {
     rule: text`Kyverno ${constraint.source.kind} "${name}" rule "${objectName(ruleName, constraint.source.namespace)}"`,
-  };
+  });
 }
 
 function evaluateRule(
@@ -350,15 +347,14 @@ function existingViolationAllowed(
   const spec = isRecord(policy.spec) ? policy.spec : {};
   const action = validate.failureAction ?? spec.validationFailureAction;
   if (typeof action !== 'string' || action.toLowerCase() !== 'enforce') return false;
-  const created = {
-    ...admitted,
+  const created = withFields(admitted, {
     object: admitted.oldObject,
     oldObject: undefined,
     operation: 'CREATE' as const,
-  };
+  });
   const throughAutogen = reachedThroughAutogen(rule, created.object);
   if (ruleSelectsRequest(rule, { admitted: created, throughAutogen }).kind !== 'selected') return false;
-  return evaluateValidateRule(rule, validate, { ...context, admitted: created }).kind === 'fail';
+  return evaluateValidateRule(rule, validate, withFields(context, { admitted: created })).kind === 'fail';
 }
 
 function evaluateValidateRule(rule: Fields, validate: Fields, context: VerdictContext): StepResult {
@@ -374,5 +370,5 @@ function evaluateValidateRule(rule: Fields, validate: Fields, context: VerdictCo
   const what: Text | undefined =
     validate.manifests !== undefined ? text`verifying signed manifests` : undefined;
   if (what) throw new NotEvaluable('verifying signed manifests needs signatures and keys');
-  return validateLevel({ ...validate, preconditions: undefined }, evaluation, { nesting: 0 });
+  return validateLevel(withFields(validate, { preconditions: undefined }), evaluation, { nesting: 0 });
 }

@@ -1,5 +1,6 @@
 import { isRecord, type KubernetesObject } from '../../../model/kubernetes';
 import { podTemplateLocationOf } from '../../../model/workload';
+import { withFields } from '../../../model/object-copy';
 
 // Which rule of a Kyverno policy a constraint names, the kinds it matches, and what it sees as
 // `request.object`: the object, or a pod controller's template when the rule reaches the controller
@@ -79,7 +80,9 @@ export function subjectOf(
       const metadata =
         rewrite === 'all-metadata'
           ? templateMetadata
-          : { ...withoutNamespace, ...(ownNamespace === undefined ? {} : { namespace: ownNamespace }) };
+          : ownNamespace === undefined
+            ? withoutNamespace
+            : withFields(withoutNamespace, { namespace: ownNamespace });
       return {
         // Auto-generation rewrites request.object.spec / .metadata to the template's: the same as
         // evaluating the rule on the template as if it were the object.

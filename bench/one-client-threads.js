@@ -1,0 +1,275 @@
+// @ts-check
+'use strict';
+// Where Forewarn's CPU per admission goes at one client through the real API server (issue 33), thread
+// by thread: the e2e tools' kube-apiserver, the bare webhook and Forewarn's pair (this checkout, or
+// ROOT=<another built checkout>), distinct dryRun Deployment creates. Per phase: requests, p50/p99,
+// the API server's connections to the webhook seen by `ss` (a reconnect per review would show many),
+// and per thread of each process the CPU (ticks and schedstat run time) and the voluntary and
+// involuntary context switches per request. Modes (environment):
+//   default: ROUNDS of [bare, Forewarn through the API server, Forewarn straight to the webhook, and
+//     straight at RATE reviews/s]; PERF=1 records `perf record -g` of each phase into $TMPDIR/forewarn-perf-<phase>.data
+//     (with NODE_ARGS='["--perf-basic-prof"]' so JIT frames have names);
+//   CURVE=<windows>: Forewarn only, CPU per admission in consecutive 2 s windows from its start (how it
+//     falls as V8 compiles), after SLEEP_BEFORE seconds and an optional WARM=full|controller load
+//     straight to the webhook or to the controller for WARM_SECONDS.
+// NODE_ARGS: node flags of Forewarn's two processes as a JSON array. Figures: docs/benchmarks.md,
+// "One client through the API server".
+
+const path = require('node:path');
+const { readFileSync, readdirSync } = require('node:fs');
+const { execFileSync } = require('node:child_process');
+const { generateSelfSignedBundle } = require('../dist/services/webhook/certs/self-signed');
+const { apiRequest, configure, deploymentText, startApiServer } = require('./lib/api-server-cluster');
+const { namespaceObject } = require('./lib/cluster-objects');
+const { loadTest } = require('./lib/measure');
+const { startProcess } = require('./lib/processes');
+const { distinctDeploymentReviews } = require('./lib/admission-reviews');
+const { admissionCheckBody } = require('../dist/services/model/admission-query');
+
+const SECONDS = Number(process.env.SECONDS_PER || 6);
+const CONNECTIONS = Number(process.env.CONNECTIONS || 1);
+const execArgv = process.env.NODE_ARGS ? JSON.parse(process.env.NODE_ARGS) : [];
+const ROOT = process.env.ROOT;
+
+function threadCpuMs(pid) {
+  const threads = {};
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
+      const vol = Number(/\nvoluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0);
+      const nonvol = Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0);
+      const sched = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ');
+      threads[`${tid}:${name}`] = {
+        ms: (Number(fields[11]) + Number(fields[12])) * 10,
+        runNs: Number(sched[0]),
+        vol,
+        nonvol,
+      };
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return threads;
+}
+
+function diff(before, after, requests) {
+  const rows = [];
+  for (const [key, value] of Object.entries(after)) {
+    const was = before[key] ?? { ms: 0, runNs: 0, vol: 0, nonvol: 0 };
+    const runUs = (value.runNs - was.runNs) / 1000 / requests;
+    if (runUs < 1) continue;
+    rows.push({
+      thread: key,
+      tickMsPerReq: ((value.ms - was.ms) / requests).toFixed(3),
+      schedUsPerReq: runUs.toFixed(1),
+      volPerReq: ((value.vol - was.vol) / requests).toFixed(2),
+      nonvolPerReq: ((value.nonvol - was.nonvol) / requests).toFixed(2),
+    });
+  }
+  return rows;
+}
+
+function connectionsTo(port) {
+  const out = execFileSync('ss', ['-tnH', 'state', 'established', `( sport = :${port} )`], {
+    encoding: 'utf8',
+  });
+  return out
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.trim().split(/\s+/).pop());
+}
+
+async function measure(label, side, pids, port) {
+  await loadTest({ ...side, connections: CONNECTIONS, durationSeconds: 1 });
+  const { spawn } = require('node:child_process');
+  const perf = process.env.PERF
+    ? spawn(
+        'perf',
+        [
+          'record',
+          '-F',
+          '1999',
+          '-g',
+          '-o',
+          path.join(require('node:os').tmpdir(), `forewarn-perf-${label}.data`),
+          '-p',
+          pids.map(([, pid]) => pid).join(','),
+          '--',
+          'sleep',
+          String(SECONDS),
+        ],
+        { stdio: 'ignore' },
+      )
+    : undefined;
+  const before = Object.fromEntries(pids.map(([name, pid]) => [name, threadCpuMs(pid)]));
+  const peers = new Set();
+  const sampler = setInterval(() => {
+    for (const peer of connectionsTo(port)) peers.add(peer);
+  }, 200);
+  const result = await loadTest({ ...side, connections: CONNECTIONS, durationSeconds: SECONDS });
+  clearInterval(sampler);
+  if (perf) await new Promise((resolve) => perf.on('exit', resolve));
+  const after = Object.fromEntries(pids.map(([name, pid]) => [name, threadCpuMs(pid)]));
+  console.log(
+    `\n== ${label}: ${result.requests} requests, p50 ${result.latencyMs.p50.toFixed(2)} p99 ${result.latencyMs.p99.toFixed(2)}, peer connections seen ${peers.size}`,
+  );
+  let total = 0;
+  for (const [name] of pids) {
+    const rows = diff(before[name], after[name], result.requests);
+    const sum = rows.reduce((s, r) => s + Number(r.schedUsPerReq), 0);
+    total += sum;
+    console.log(`-- ${name}: ${sum.toFixed(1)} us/req (schedstat)`);
+    console.table(rows);
+  }
+  console.log(`TOTAL ${label}: ${total.toFixed(1)} us/req`);
+}
+
+/** The bare webhook and Forewarn's pair (this checkout's or ROOT's), with the certificate's CA. */
+async function startServers(stops) {
+  const bundle = await generateSelfSignedBundle({
+    serviceName: 'forewarn-webhook',
+    namespace: 'forewarn-system',
+    extraSans: ['127.0.0.1'],
+    now: new Date(),
+  });
+  const certificate = { certPem: bundle.certPem, keyPem: bundle.keyPem };
+  const bare = await startProcess('servers/bare-https.js', [
+    JSON.stringify({ certificate, answer: null, echoUid: true }),
+  ]);
+  stops.push(bare.stop);
+  const server = (script) => (ROOT ? path.join(ROOT, 'bench', script) : script);
+  const manifests = path.join(__dirname, '..', 'examples', 'manifests');
+  const opaPath = '/var/cache/forewarn-e2e/tools/opa-v1.22.3/opa';
+  const controller = await startProcess(
+    server('servers/controller.js'),
+    [JSON.stringify({ manifests, opaPath })],
+    { execArgv },
+  );
+  stops.push(controller.stop);
+  const webhook = await startProcess(
+    server('servers/webhook.js'),
+    [JSON.stringify({ controllerUrl: `http://127.0.0.1:${controller.info.port}`, certificate })],
+    { execArgv },
+  );
+  stops.push(webhook.stop);
+  return { caPem: bundle.caPem, bare, controller, webhook };
+}
+
+let sequence = 0;
+const reviews = distinctDeploymentReviews('shop');
+
+/** Distinct reviews straight to the webhook (no API server). */
+function straightTo(webhook) {
+  process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
+  return {
+    url: `https://127.0.0.1:${webhook.info.port}/validate`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    nextBody: () => reviews(sequence++),
+  };
+}
+
+/** WARM=full|controller: a load straight to the webhook, or straight to the controller. */
+async function warmBefore({ webhook, controller }) {
+  const durationSeconds = Number(process.env.WARM_SECONDS || 4);
+  if (process.env.WARM === 'full')
+    await loadTest({ ...straightTo(webhook), connections: 1, durationSeconds });
+  if (process.env.WARM !== 'controller') return;
+  const next = () => {
+    const review = JSON.parse(reviews(sequence++)).request;
+    const identity = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop' };
+    return admissionCheckBody('CREATE', review.object, null, identity, 'warnings', review.userInfo);
+  };
+  await loadTest({
+    url: `http://127.0.0.1:${controller.info.port}/api/v1/admission-check`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    nextBody: next,
+    connections: 1,
+    durationSeconds,
+  });
+}
+
+/** CPU per admission of the pair (webhook + controller) in consecutive 2 s windows. */
+async function curve(api, side, servers) {
+  if (process.env.SLEEP_BEFORE)
+    await new Promise((resolve) => setTimeout(resolve, Number(process.env.SLEEP_BEFORE) * 1000));
+  await warmBefore(servers);
+  const { webhook, controller, caPem } = servers;
+  const webhookUrl = `https://127.0.0.1:${webhook.info.port}/validate`;
+  await configure(api, { webhookUrl, caPem, namespace: 'shop', expectWarning: /owner/ });
+  const pids = [webhook.child.pid, controller.child.pid];
+  let total = 0;
+  const line = [];
+  for (let window = 0; window < Number(process.env.CURVE); window++) {
+    const before = pids.map((pid) => threadCpuMs(pid));
+    const result = await loadTest({ ...side, connections: CONNECTIONS, durationSeconds: 2 });
+    const split = pids.map((pid, index) => {
+      let ownNs = 0;
+      for (const [key, value] of Object.entries(threadCpuMs(pid)))
+        ownNs += value.runNs - (before[index][key]?.runNs ?? 0);
+      return ownNs / 1e6 / result.requests;
+    });
+    total += result.requests;
+    const pair = (split[0] + split[1]).toFixed(2);
+    line.push(
+      `${total}:${pair}ms(w${split[0].toFixed(2)}+c${split[1].toFixed(2)})/p50 ${result.latencyMs.p50.toFixed(1)}`,
+    );
+  }
+  console.log(`CURVE ${JSON.stringify(execArgv)} ${line.join('  ')}`);
+}
+
+/** ROUNDS of: bare, Forewarn through the API server, straight, straight at RATE. */
+async function rounds(api, side, { bare, webhook, controller, caPem }) {
+  const pair = [
+    ['webhook', webhook.child.pid],
+    ['controller', controller.child.pid],
+  ];
+  for (let round = 0; round < Number(process.env.ROUNDS || 2); round++) {
+    await configure(api, {
+      webhookUrl: `https://127.0.0.1:${bare.info.port}/validate`,
+      caPem,
+      namespace: 'shop',
+    });
+    await measure('bare', side, [['bare', bare.child.pid]], bare.info.port);
+    const webhookUrl = `https://127.0.0.1:${webhook.info.port}/validate`;
+    await configure(api, { webhookUrl, caPem, namespace: 'shop', expectWarning: /owner/ });
+    await measure(`forewarn-api${round}`, side, pair, webhook.info.port);
+    const straight = straightTo(webhook);
+    await measure(`forewarn-straight${round}`, straight, pair, webhook.info.port);
+    const paced = { ...straight, overallRate: Number(process.env.RATE || 250) };
+    await measure(`forewarn-straight-paced${round}`, paced, pair, webhook.info.port);
+  }
+}
+
+async function main() {
+  const cluster = await startApiServer();
+  if (!cluster) throw new Error('no e2e tools (kube-apiserver, etcd): see bench/peers.js');
+  const stops = [];
+  try {
+    const { api } = cluster;
+    await apiRequest(api, 'POST', '/api/v1/namespaces', namespaceObject('shop'));
+    const servers = await startServers(stops);
+    const runId = Date.now().toString(36);
+    const side = {
+      url: `${api.url}/apis/apps/v1/namespaces/shop/deployments?dryRun=All`,
+      method: 'POST',
+      headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/json' },
+      nextBody: () => deploymentText(`web-${runId}-${sequence++}`, 'shop'),
+    };
+    if (process.env.CURVE) await curve(api, side, servers);
+    else await rounds(api, side, servers);
+  } finally {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    await cluster.stop();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
