@@ -23,7 +23,7 @@ import { kubernetesAccessReviewer, type ReviewAccess } from './http/access-revie
 import { createCallerReadAccess, type CallerReadAccess } from './http/caller-read-access';
 import { kubernetesTokenReviewer } from './http/token-review';
 import { regoEngine } from './verdicts/gatekeeper/rego-engine';
-import { evaluationIsolate, lateEvaluationIsolate } from './verdicts/guard/evaluation-isolate';
+import { evaluationIsolate } from './verdicts/guard/evaluation-isolate';
 import { loadKubeConfig, sourceOf, type SourceFactory } from './object-source';
 
 export { createSource, loadKubeConfig } from './object-source';
@@ -33,6 +33,7 @@ import { wireRisks } from './risk-wiring';
 import { policyReportsIfEnabled } from './policy-report-wiring';
 import type { PolicyReportSettings, PolicyReportStore } from './risks/policy-report-store';
 import type { PolicyReportPublisher } from './risks/policy-report-publisher';
+import { withFields } from '../model/object-copy';
 
 // Wires one controller: index, ingestion, a source, the HTTP server. I/O pieces are created here
 // (or injected by tests) so everything below stays pure.
@@ -114,18 +115,16 @@ function withMissingResourceAdapter(status: SourceStatus, source: ObjectSource):
   const watched = COMPANION_CANDIDATES.filter((candidate) =>
     source.watchesKind(candidate.group, candidate.kind),
   ).length;
-  return {
-    ...status,
-    adapters: {
-      ...status.adapters,
+  return withFields(status, {
+    adapters: withFields(status.adapters, {
       missingresource: {
         enabled: status.synced,
         watchedResources: watched,
         watchFailing: false,
         reason: status.synced ? undefined : 'waiting for the first sync',
       },
-    },
-  };
+    }),
+  });
 }
 
 /** `--kubeconfig FILE`, else the in-cluster service account, else KUBECONFIG / ~/.kube/config. */
@@ -201,9 +200,8 @@ function createIngestion(config: ControllerConfig, logger: Logger, clock: () => 
   );
   // Gatekeeper templates' Rego compiles in the background as templates arrive (before the source starts).
   regoEngine.configure(config.opaPath);
-  // The evaluation isolate (Rego, JMESPath) starts now, so that no admission waits for it to start.
+  // The evaluation isolate (JMESPath) starts now, so that no admission waits for it to start.
   void evaluationIsolate.started();
-  void lateEvaluationIsolate.started();
   if (regoEngine.opa === undefined)
     logger.warn(
       { opaPath: config.opaPath ?? null },

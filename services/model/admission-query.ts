@@ -10,6 +10,7 @@ import { LabelSelectorError, parseLabelSet } from './label-selector';
 import { parseResourceTarget } from './resources';
 import type { WorkloadDescriptor } from './workload';
 import type { AdmissionCheckView } from './api';
+import { withFields } from './object-copy';
 
 // The admission query `GET /api/v1/constraints` (spec 4.2), encoded and decoded in one place: the
 // webhook and `forewarn check` write it, the controller's route reads it back.
@@ -62,12 +63,11 @@ export function admissionCheckBody(
     typeof trimmed.kind === 'string' &&
     metadata.namespace === identity.namespace
       ? trimmed
-      : {
-          ...trimmed,
+      : withFields(trimmed, {
           apiVersion: identity.apiVersion,
           kind: identity.kind,
-          metadata: { ...metadata, namespace: identity.namespace },
-        };
+          metadata: withFields(metadata, { namespace: identity.namespace }),
+        });
   const body = JSON.stringify({
     operation,
     ...(view === undefined ? {} : { view }),

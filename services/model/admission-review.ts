@@ -4,6 +4,7 @@ import { workloadLabels } from './workload-kinds';
 import { errorMessage } from './error-message';
 import { admissionCheckBody, type ConstraintQuery } from './admission-query';
 import type { AdmissionCheckView } from './api';
+import { withFields } from './object-copy';
 
 // Reading an AdmissionReview (spec 4.5, DESIGN.md 7): pure functions from an untrusted request body
 // to the query the webhook makes for it. A model fact both the webhook (which answers reviews) and
@@ -65,12 +66,14 @@ function groupVersionOf(value: Record<string, unknown>): { group: string; versio
 
 function readGroupVersionResource(value: unknown): GroupVersionResource | null {
   if (!isRecord(value) || typeof value.resource !== 'string' || value.resource === '') return null;
-  return { ...groupVersionOf(value), resource: value.resource };
+  const { group, version } = groupVersionOf(value);
+  return { group, version, resource: value.resource };
 }
 
 function readGroupVersionKind(value: unknown): GroupVersionKind | null {
   if (!isRecord(value) || typeof value.kind !== 'string' || value.kind === '') return null;
-  return { ...groupVersionOf(value), kind: value.kind };
+  const { group, version } = groupVersionOf(value);
+  return { group, version, kind: value.kind };
 }
 
 /** `apps/v1` + `Deployment` from an object, for reviews that lack `request.kind`. */
@@ -167,7 +170,7 @@ function companionHintsOf(
   kind: GroupVersionKind | null,
 ): AdmissionRequestSummary['companions'] {
   if (!object || !kind) return null;
-  const workload = describeWorkload({ ...object, kind: kind.kind });
+  const workload = describeWorkload(withFields(object, { kind: kind.kind }));
   if (!workload) return null;
   return { annotations: companionAnnotations(workload.annotations), portNames: workload.portNames };
 }

@@ -2,7 +2,7 @@ import type { Effect } from './api';
 import type { ConstraintDraft, SourceObject } from './constraint';
 import { groupOf } from './kubernetes';
 import { isNameVisible, revealedNameKey, type Viewer } from './text';
-import { withFields } from './with-fields';
+import { withFields } from './object-copy';
 
 // The one rule for showing a policy's name (docs/decisions.md, "One naming rule across views"),
 // applied by every view that names a constraint: the report, a single constraint, the list and the

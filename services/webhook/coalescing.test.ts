@@ -56,4 +56,43 @@ describe('coalescing identical controller queries', () => {
     client.settle({ ok: false, reason: 'timeout', detail: 'slow' });
     expect(await later).toEqual({ ok: false, reason: 'timeout', detail: 'slow' });
   });
+
+  it('keeps coalescing and answering across its maps of queries in flight, each query settling its own entry', async () => {
+    const resolvers: Array<(result: ConstraintQueryResult) => void> = [];
+    const calls: ConstraintQuery[] = [];
+    const client: ControllerClient = {
+      query: (sent) => {
+        calls.push(sent);
+        return new Promise((resolve) => resolvers.push(resolve));
+      },
+      close: async () => undefined,
+    };
+    const coalesced = coalesceIdenticalQueries(client);
+    const check = (name: string): ConstraintQuery => ({ ...query({}), checkBody: `{"name":"${name}"}` });
+    const first = coalesced.query(check('web'));
+    // Enough distinct queries for the maps to be replaced at least once.
+    const others = Array.from({ length: 130 }, (_, index) => coalesced.query(check(`other-${index}`)));
+    const second = coalesced.query(check('web'));
+    const third = coalesced.query(check('web'));
+    // The first went to a map since replaced: the second is sent, the third joins it.
+    expect(calls.filter((sent) => sent.checkBody === '{"name":"web"}')).toHaveLength(2);
+    expect(calls).toHaveLength(132);
+    const answerFor = (index: number): ConstraintQueryResult => ({
+      ok: false,
+      reason: 'timeout',
+      detail: `call ${index}`,
+    });
+    resolvers[0](answerFor(0));
+    expect(await first).toEqual(answerFor(0));
+    // Settling the first removed its own entry only: a fourth joins the second, still in flight.
+    const fourth = coalesced.query(check('web'));
+    expect(calls).toHaveLength(132);
+    resolvers.forEach((resolve, index) => resolve(answerFor(index)));
+    expect(await Promise.all([second, third, fourth])).toEqual([
+      answerFor(131),
+      answerFor(131),
+      answerFor(131),
+    ]);
+    expect((await Promise.all(others)).map((result) => result.ok)).toEqual(others.map(() => false));
+  });
 });

@@ -4,6 +4,7 @@ import { isOpaqueReference } from '../model/opaque-reference';
 import { isRecord } from '../model/kubernetes';
 import { ADMISSION_CHECK_PATH, constraintQueryPath, type ConstraintQuery } from '../model/admission-query';
 import { errorMessage } from '../model/error-message';
+import { withFields } from '../model/object-copy';
 
 // The webhook's only dependency at admission time: `GET /api/v1/constraints` on the controller
 // (spec 4.2, DESIGN.md 5). Every failure is a value, never an exception, so the handler can answer
@@ -247,7 +248,9 @@ export function createControllerClient(options: ControllerClientOptions): Contro
             origin: base.origin,
             path: checkPath,
             method: 'POST',
-            headers: { ...authorizedHeaders(options.bearerToken?.()), 'content-type': 'application/json' },
+            headers: withFields(authorizedHeaders(options.bearerToken?.()), {
+              'content-type': 'application/json',
+            }),
             body: constraintQuery.checkBody,
           },
       limits,

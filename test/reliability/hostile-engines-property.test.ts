@@ -175,7 +175,7 @@ describe('hostile policies and objects keep the three bounds (issue 32)', () => 
           containers(count).map((container) => (sameNames ? { ...container, name: 'same' } : container)),
         );
         checkWithinBounds(documents, object);
-        // The next object meets a started isolate, as an admission a moment later does.
+        // A moment between objects, as between admissions.
         await new Promise((resolve) => setTimeout(resolve, 100));
       }),
       { numRuns: 12 },

@@ -26,12 +26,26 @@ const denyAll = {
 type Checked = { constraints: Array<{ name: string }> };
 
 describe('admission-check memo', () => {
-  it('keeps at most its bound of entries, dropping the oldest first', () => {
-    const memo = new AdmissionCheckMemo(3);
-    for (const body of ['a', 'b', 'c', 'd']) memo.remember('r1', body, `answer ${body}`);
-    expect(memo.size).toBe(3);
+  it('keeps at most its bound of entries, dropping the oldest half first', () => {
+    const memo = new AdmissionCheckMemo(4);
+    for (const body of ['a', 'b', 'c', 'd', 'e']) memo.remember('r1', body, `answer ${body}`);
+    expect(memo.size).toBeLessThanOrEqual(4);
     expect(memo.lookup('r1', 'a')).toBeUndefined();
+    expect(memo.lookup('r1', 'b')).toBeUndefined();
+    // The two before the last are still kept.
+    expect(memo.lookup('r1', 'c')).toBe('answer c');
     expect(memo.lookup('r1', 'd')).toBe('answer d');
+    expect(memo.lookup('r1', 'e')).toBe('answer e');
+    for (let index = 0; index < 100; index++) memo.remember('r1', `body ${index}`, 'answer');
+    expect(memo.size).toBeLessThanOrEqual(4);
+  });
+
+  it('keeps one entry per body however often it is remembered', () => {
+    const memo = new AdmissionCheckMemo(4);
+    for (let times = 0; times < 10; times++) memo.remember('r1', 'a', 'answer a');
+    memo.remember('r1', 'b', 'answer b');
+    expect(memo.size).toBe(2);
+    expect(memo.lookup('r1', 'a')).toBe('answer a');
   });
 
   it('forgets every answer when the state changes, and never keeps oversized bodies', () => {

@@ -6,46 +6,61 @@
 // reusing an answer computed for the same state. The memo is cleared as a whole when the state
 // changes, so it never holds a stale answer; its size is bounded by entries and by body size.
 
-export const ADMISSION_MEMO_MAX_ENTRIES = 256;
-/** Larger bodies are evaluated every time: 256 entries of this size stay under 16 MiB. */
+// The entries are held in two generations rather than one map with the oldest deleted first: under a
+// load of distinct reviews, a map that deletes one entry for every one it adds is rehashed again and
+// again, and V8's scavenges keep each discarded table (and the bodies it still links to) alive until a
+// full collection. Few entries, so that a body and its answer are garbage before the next scavenge
+// (a review allocates about 150 KB: 16 MB of young generation is about a hundred reviews) and never
+// reach the old generation; 256 entries took every one of them there (issue 33, docs/decisions.md).
+
+export const ADMISSION_MEMO_MAX_ENTRIES = 64;
+/** Larger bodies are evaluated every time: 64 entries of this size stay under 4 MiB. */
 export const ADMISSION_MEMO_MAX_BODY_BYTES = 64 * 1024;
 
 export class AdmissionCheckMemo {
   private state: string | undefined;
-  private readonly answers = new Map<string, string>();
+  /** Answers remembered lately, then the generation before: each holds half the entries. */
+  private recent = new Map<string, string>();
+  private older = new Map<string, string>();
+  private readonly generationSize: number;
 
-  constructor(private readonly maxEntries = ADMISSION_MEMO_MAX_ENTRIES) {}
+  constructor(maxEntries = ADMISSION_MEMO_MAX_ENTRIES) {
+    this.generationSize = Math.max(1, Math.floor(maxEntries / 2));
+  }
 
   get size(): number {
-    return this.answers.size;
+    return this.recent.size + this.older.size;
   }
 
   /** The serialised answer for this body in this state, if computed before. */
   lookup(state: string, body: string): string | undefined {
     if (state !== this.state) {
-      this.answers.clear();
-      this.state = state;
+      this.forget(state);
       return undefined;
     }
-    return this.answers.get(body);
+    return this.recent.get(body) ?? this.older.get(body);
   }
 
   /** Whether an answer for this body is kept in this state. */
   has(state: string, body: string): boolean {
-    return state === this.state && this.answers.has(body);
+    return state === this.state && (this.recent.has(body) || this.older.has(body));
   }
 
   remember(state: string, body: string, answer: string): void {
     if (body.length > ADMISSION_MEMO_MAX_BODY_BYTES) return;
-    if (state !== this.state) {
-      this.answers.clear();
-      this.state = state;
+    if (state !== this.state) this.forget(state);
+    if (this.has(state, body)) return;
+    // The older generation goes as a whole: the oldest half of the entries.
+    if (this.recent.size >= this.generationSize) {
+      this.older = this.recent;
+      this.recent = new Map();
     }
-    // Map keeps insertion order: the oldest entry goes first.
-    if (this.answers.size >= this.maxEntries && !this.answers.has(body)) {
-      const oldest = this.answers.keys().next().value;
-      if (oldest !== undefined) this.answers.delete(oldest);
-    }
-    this.answers.set(body, answer);
+    this.recent.set(body, answer);
+  }
+
+  private forget(state: string): void {
+    this.recent = new Map();
+    this.older = new Map();
+    this.state = state;
   }
 }

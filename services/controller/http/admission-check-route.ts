@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { isDns1123Label, isRecord, type KubernetesObject } from '../../model/kubernetes';
 import { describeWorkload } from '../../model/workload';
-import { withFields } from '../../model/with-fields';
+import { withFields } from '../../model/object-copy';
 import type { IncomingMessage } from 'node:http';
 import {
   admissionCheckCandidates,

@@ -16,7 +16,7 @@ import { pluralOfKind, targetsInclude } from '../../model/resources';
 import { isNameVisible, renderText, type Text, type Viewer } from '../../model/text';
 import { viewerForConstraint } from '../../model/name-visibility';
 import { workloadLabels } from '../../model/workload-kinds';
-import { withFields } from '../../model/with-fields';
+import { withFields } from '../../model/object-copy';
 import type { ConstraintIndex } from '../index/constraint-index';
 import { matchingConstraints, toListedConstraint } from '../views/constraint-list';
 import { compareBySeverityThenName } from '../views/ordering';

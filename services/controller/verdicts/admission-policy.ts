@@ -1,7 +1,7 @@
 import type { ConstraintDraft as Constraint } from '../../model/constraint';
 import { groupOf, isRecord, versionOf, type KubernetesObject } from '../../model/kubernetes';
 import { pluralOfKind } from '../../model/resources';
-import { withFields } from '../../model/with-fields';
+import { withFields } from '../../model/object-copy';
 import { detail, objectName, text, type Text } from '../../model/text';
 import { admittedAsCelInput, objectAsCelInput, toCelInput } from './cel/cel-program';
 import { factOfEvaluation } from './evaluation-memo';

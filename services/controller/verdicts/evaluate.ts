@@ -10,7 +10,7 @@ import { evaluatePodSecurityAdmission } from './pod-security-admission';
 import { evaluateGatekeeperConstraint } from './gatekeeper/gatekeeper-constraint';
 import { GATEKEEPER_CONSTRAINT_GROUP } from '../../model/gatekeeper';
 import { groupOf } from '../../model/kubernetes';
-import { withFields } from '../../model/with-fields';
+import { withFields } from '../../model/object-copy';
 import { evaluateResourceQuota } from './resource-quota';
 import {
   DEFAULT_EVALUATION_LIMITS,

@@ -3,7 +3,7 @@ import type { CelOutcome, CelProgram } from './cel/cel-program';
 import type { CompiledPolicy } from './cel/compiled-policy';
 import { CostTracker } from './cel/runtime-cost';
 import type { EvaluationGuard } from './guard/evaluation-guard';
-import { withFields } from '../../model/with-fields';
+import { withFields } from '../../model/object-copy';
 
 // The evaluation of one ValidatingAdmissionPolicy binding (or Gatekeeper CEL template) for one
 // object: its expressions in turn, sharing the lazily evaluated `variables`.
@@ -42,7 +42,7 @@ export class PolicyRun {
     for (const [name, value] of Object.entries(preset)) this.values.preset(name, value);
     // Its own copy rather than a property added to the caller's object: callers pass a spread copy
     // for a second run, and a property added to a spread copy gives every such object a hidden
-    // class of its own (model/with-fields.ts), which every variable lookup then reads.
+    // class of its own (model/object-copy.ts), which every variable lookup then reads.
     this.bindings = withFields(bindings, { variables: celMap(this.values as Map<string, CelValue>) });
   }
 

@@ -7,6 +7,7 @@ import { compilePolicy, type CompiledPolicy } from '../cel/compiled-policy';
 import { RUNTIME_CEL_COST_BUDGET_MATCH_CONDITIONS } from '../cel/runtime-cost';
 import type { VerdictContext } from '../types';
 import type { TemplateOutcome } from './template-outcome';
+import { withFields } from '../../../model/object-copy';
 
 // A template's K8sNativeValidation code as Gatekeeper's CEL driver runs it: a ValidatingAdmissionPolicy
 // whose `params` is the constraint itself, with two variables Gatekeeper prepends — `params`, the
@@ -99,7 +100,8 @@ export function evaluateCelTemplate(
     namespaceObject: namespace === '' ? null : toCelInput({ metadata: { name: namespace } }),
   };
   const preset = { params: parametersOf(constraint) };
-  const matching = new PolicyRun(compiled, { ...bindings }, context.guard, preset);
+  // A copy: each run adds its own `variables`.
+  const matching = new PolicyRun(compiled, withFields(bindings, {}), context.guard, preset);
   for (const condition of compiled.matchConditions) {
     const result = matching.evaluate(condition.program, condition.expression);
     if (result.ok && result.value === false) return { matched: false };

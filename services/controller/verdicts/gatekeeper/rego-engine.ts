@@ -5,20 +5,17 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import type { RegoCode } from '../../../model/gatekeeper';
-import {
-  evaluationIsolate,
-  lateEvaluationIsolate,
-  type EvaluationIsolate,
-} from '../guard/evaluation-isolate';
-import type { WasmModule } from '../guard/isolate-protocol';
 import { fileInBundle } from './bundle-file';
+import { meterOffLoop } from './fuel-metering';
+import { FueledRegoPolicies, LOADING_FUEL, type WasmModule } from './fueled-rego';
 import { runOpaWatched, type OpaLimits } from './opa-watchdog';
 
 // Gatekeeper templates' Rego run on Open Policy Agent itself (docs/decisions.md, "Gatekeeper
 // verdicts"): the real `opa` binary compiles each template to WebAssembly in a child process (so
 // the event loop never waits for a compiler), and the compiled policy is evaluated with the OPA
-// project's @open-policy-agent/opa-wasm in the evaluation isolate (guard/evaluation-isolate.ts: a
-// Wasm call cannot be interrupted, so it never runs on the event loop). Compiled policies are cached
+// project's @open-policy-agent/opa-wasm on the event loop, metered: a Wasm call cannot be
+// interrupted, so the module is rewritten to count its own work and stop when the fuel it was
+// given is spent (wasm-fuel.ts, in a worker thread after opa; fueled-rego.ts). Compiled policies are cached
 // by the hash of their code, so a template re-listed unchanged, or two templates with the same
 // code, compile once. Compilation is bounded (issue 32): opa runs under a watchdog
 // (opa-watchdog.ts) with a time and memory limit, one at a time, smallest text first, so one huge
@@ -43,7 +40,7 @@ const MAX_COMPILED_TEMPLATES = 1000;
 
 export type CompiledRego =
   | { state: 'compiling' }
-  /** `policy`: the name the isolate knows the compiled policy by (the hash of its code). */
+  /** `policy`: the name the evaluator knows the compiled policy by (the hash of its code). */
   | { state: 'ready'; policy: string; entrypoint: string }
   | { state: 'failed'; reason: string }
   | { state: 'no-opa' };
@@ -90,9 +87,8 @@ export function regoCodeHash(code: RegoCode): string {
 type OpaRun = { ok: true } | { ok: false; message: string; limit?: 'time' | 'memory' };
 
 // V8 compiles a Wasm module's functions lazily, on their first call: 40 ms for a template's first
-// evaluation here, on the evaluation's time (past the deadline on a busy machine, and again in every
-// isolate that replaces one). Compiled eagerly instead, by WebAssembly.compile on V8's background
-// threads, off the event loop; the isolates receive the compiled module.
+// evaluation here, on the evaluation's time and the event loop's. Compiled eagerly instead, by WebAssembly.compile on V8's background
+// threads, off the event loop.
 setFlagsFromString('--no-wasm-lazy-compilation');
 
 const webAssembly = (
@@ -159,23 +155,13 @@ export class RegoEngine {
   private readonly waiting: Array<{ size: number; start: () => Promise<void> }> = [];
   private compiling = false;
 
+  /** The compiled policies, metered, evaluated on the event loop. */
+  readonly evaluator = new FueledRegoPolicies();
+
   constructor(
     private opaPath: string | undefined = findOpa(),
-    private readonly isolate: EvaluationIsolate = evaluationIsolate,
     private readonly limits: OpaLimits = OPA_LIMITS,
-    private readonly lateIsolate: EvaluationIsolate = lateEvaluationIsolate,
   ) {}
-
-  /** The isolate that evaluates this engine's compiled policies. */
-  get evaluator(): EvaluationIsolate {
-    return this.isolate;
-  }
-
-  /** The isolate of policies that ran out of an object's time before (loaded there on demand). */
-  lateEvaluator(policy: string): EvaluationIsolate {
-    this.lateIsolate.loadFrom(this.isolate, policy);
-    return this.lateIsolate;
-  }
 
   /** `--opa-path`; undefined: the image's opa, then PATH. */
   configure(opaPath: string | undefined): void {
@@ -223,8 +209,7 @@ export class RegoEngine {
       const oldest = this.compiled.keys().next().value as string;
       if (this.compiled.get(oldest)?.state !== 'compiling') {
         this.compiled.delete(oldest);
-        this.isolate.forget(oldest);
-        this.lateIsolate.forget(oldest);
+        this.evaluator.forget(oldest);
       }
     }
     const size = [code.rego, ...code.libs].reduce((total, source) => total + Buffer.byteLength(source), 0);
@@ -242,9 +227,9 @@ export class RegoEngine {
     const done = this.enqueue(size, async () => {
       try {
         const wasm = await compileToWasm(opa, code, entrypoint, this.limits);
-        // Compiled once here, off the event loop; the module is shared with every isolate.
-        const module = await webAssembly.compile(wasm);
-        this.isolate.load(key, module, entrypoint);
+        // Metered in a worker thread, then compiled once here, off the event loop.
+        const module = await webAssembly.compile(await meterOffLoop(wasm, LOADING_FUEL));
+        this.evaluator.load(key, module, entrypoint);
         this.compiled.set(key, { state: 'ready', policy: key, entrypoint });
       } catch (error: unknown) {
         this.compiled.set(key, {
@@ -282,7 +267,6 @@ export class RegoEngine {
   /** Resolves once every compilation started so far has finished (one-shot checks, tests). */
   async settled(): Promise<void> {
     while (this.pending.size > 0) await Promise.all([...this.pending]);
-    await this.isolate.started();
   }
 }
 

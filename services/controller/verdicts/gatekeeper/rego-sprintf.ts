@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { RegoBuiltinError } from './rego-builtins';
 
 // OPA's `sprintf` as the Go engine formats it, for the Wasm SDK. Compiled policies call sprintf on
 // the host, and @open-policy-agent/opa-wasm answers with sprintf-js, which prints `%v` of a list as
@@ -58,12 +59,16 @@ function argumentText(verb: string, value: unknown, precision: string | undefine
  */
 const MAX_WIDTH = 1_000_000;
 
+/** The longest message sprintf builds (widths add up over many verbs): the limit of a built string. */
+export const MAX_FORMATTED_LENGTH = 4 * 1024 * 1024;
+
 const VERB = /%([-+# 0]*)(\d*)(?:\.(\d+))?([vsdqfxtT%])/g;
 
 export function goSprintf(format: unknown, values: unknown): string {
   if (typeof format !== 'string') return '';
   const list = Array.isArray(values) ? values : [];
   let next = 0;
+  let built = format.length;
   const formatted = format.replace(
     VERB,
     (_whole, flags: string, width: string, precision: string | undefined, verb: string) => {
@@ -81,6 +86,11 @@ export function goSprintf(format: unknown, values: unknown): string {
       if (next >= list.length) return `${refused}%!${verb}(MISSING)`;
       const value: unknown = list[next++];
       const text = verb === 'T' ? typeof value : argumentText(verb, value, precision);
+      built += Math.max(text.length, size);
+      if (built > MAX_FORMATTED_LENGTH)
+        throw new RegoBuiltinError(
+          `sprintf: the message would be longer than ${MAX_FORMATTED_LENGTH} characters`,
+        );
       return (
         refused + (text.length >= size ? text : flags.includes('-') ? text.padEnd(size) : text.padStart(size))
       );

@@ -5,8 +5,9 @@ import { detail, text } from '../../../model/text';
 import { workloadKind } from '../../../model/workload-kinds';
 import { factOfEvaluation } from '../evaluation-memo';
 import { noteClockBoundOutcome } from '../guard/evaluation-guard';
-import { MAX_RESULT_LENGTH, type RegoItem, type RegoReply } from '../guard/isolate-protocol';
+import { MAX_RESULT_LENGTH } from '../guard/isolate-protocol';
 import type { Evidence, VerdictContext } from '../types';
+import { INVENTORY_FUEL, type FueledReply } from './fueled-rego';
 import type { RegoEngine } from './rego-engine';
 import type { TemplateOutcome } from './template-outcome';
 
@@ -143,105 +144,80 @@ export interface RegoConstraint {
 }
 
 /**
- * What the isolate answered for each constraint of the object; `stopped`: it ran out of time;
- * `starting`: the isolate was being replaced, nothing was evaluated; `waiting`: a late template
- * that stopped at its own deadline before, not evaluated until its retry time.
+ * Fuel (wasm-fuel.ts: one unit is at most one Wasm instruction, or a host built-in's share) the
+ * Rego templates of one object may spend together, and each template at most. Calibrated on this
+ * machine with adversarial templates (bench/rego-fuel.js, docs/benchmarks.md "Rego on the event
+ * loop"): the object's whole budget stays well under the guard's 50 ms deadline and the 100 ms
+ * event-loop bound, while a real template on an ordinary object spends under 1% of one template's.
  */
-type RegoReplies = Map<KubernetesObject, RegoReply | 'stopped' | 'starting' | 'waiting'>;
+export const REGO_OBJECT_FUEL = 200_000_000;
+export const REGO_TEMPLATE_FUEL = 50_000_000;
 
 /**
- * Templates that ran out of an object's time (a loop, or quadratic in what an object holds): each
- * is evaluated on its own afterwards, with at most LATE_TEMPLATE_MILLISECONDS, in an isolate of
- * their own, so that it takes neither the time of the templates beside it nor their isolate. One
- * that finishes in time is trusted again. One that runs out of its own deadline too is not
- * evaluated again for a while (LATE_TEMPLATE_RETRY_*): each run that stops ends an isolate, and
- * a template that loops on every object would otherwise cost a new isolate per admission.
+ * Each constraint's answer for the object; `objectBound`: it was given less than a template's
+ * budget because the object's other templates had spent the rest (so the answer depends on their
+ * order, and is not remembered); `refused`: nothing was left for it.
  */
-interface LateTemplate {
-  /** Runs in a row that stopped at the late deadline. */
-  stops: number;
-  /** performance.now() before which the template is not evaluated again. */
-  retryAt: number;
-}
-const lateTemplates = new Map<string, LateTemplate>();
+type RegoAnswer = { reply: FueledReply; objectBound: boolean } | 'refused';
+type RegoAnswers = Map<KubernetesObject, RegoAnswer>;
+
+/**
+ * Templates that spent a template's budget on an object (a loop, or quadratic in what an object
+ * holds): from then on each is evaluated after the object's other templates, so that what it
+ * spends never leaves them less. One that finishes within its budget is trusted again.
+ */
+const lateTemplates = new Set<string>();
 const LATE_TEMPLATES_KEPT = 1000;
-export const LATE_TEMPLATE_MILLISECONDS = 10;
-/** A late template that stops again waits 1 s, doubled at each stop, up to 5 minutes. */
-const LATE_TEMPLATE_RETRY_FIRST_MILLISECONDS = 1_000;
-const LATE_TEMPLATE_RETRY_MAX_MILLISECONDS = 300_000;
 
-function markLate(policy: string): void {
-  if (lateTemplates.has(policy)) return;
+function noteLate(policy: string, reply: FueledReply): void {
+  if (reply !== 'spent') {
+    lateTemplates.delete(policy);
+    return;
+  }
   if (lateTemplates.size >= LATE_TEMPLATES_KEPT) lateTemplates.clear();
-  lateTemplates.set(policy, { stops: 0, retryAt: 0 });
+  lateTemplates.add(policy);
 }
 
-function stoppedAgain(policy: string): void {
-  const late = lateTemplates.get(policy);
-  if (!late) return;
-  late.stops++;
-  const wait = Math.min(
-    LATE_TEMPLATE_RETRY_FIRST_MILLISECONDS * 2 ** (late.stops - 1),
-    LATE_TEMPLATE_RETRY_MAX_MILLISECONDS,
-  );
-  late.retryAt = performance.now() + wait;
+/** The object's Rego fuel left, shared by its templates. */
+function fuelOf(context: VerdictContext): { left: number } {
+  return factOfEvaluation(context.guard, 'gatekeeper-rego-fuel', context.admitted, () => ({
+    left: REGO_OBJECT_FUEL,
+  }));
 }
 
-/**
- * Evaluates `batch` in the evaluation isolate, in one call: every Rego constraint of the object
- * costs one round trip together (the review is sent once), and the wait is the guard's time left.
- */
-function evaluateInIsolate(
-  batch: ReadonlyArray<{ source: KubernetesObject; code: RegoCode; policy: string }>,
+/** Evaluates one constraint's template on the event loop with the fuel the object has left for it. */
+function evaluateFueled(
+  item: { source: KubernetesObject; code: RegoCode; policy: string },
   context: VerdictContext,
   engine: RegoEngine,
-  replies: RegoReplies,
-  waitCap = Number.POSITIVE_INFINITY,
-  isolate = engine.evaluator,
-): void {
-  // The parameters are the same for every object, the review for every constraint: each is
-  // serialized and encoded once, and the input is their bytes side by side (in the isolate).
+): RegoAnswer {
+  context.guard.checkDeadline();
+  const fuel = fuelOf(context);
+  const budget = Math.min(REGO_TEMPLATE_FUEL, fuel.left);
+  if (budget <= 0) return 'refused';
+  // The review is the same for every constraint, the parameters for every object: each is
+  // serialized and encoded once, and the input is their bytes side by side (in Wasm memory).
   const review = factOfEvaluation(context.guard, 'gatekeeper-review-json', context.admitted, () =>
     encoder.encode(`{"review":${JSON.stringify(reviewOf(context))}`),
   );
-  const items: RegoItem[] = batch.map(({ source, code, policy }) => {
-    let parameters = parametersJson.get(source);
-    if (parameters === undefined) {
-      const spec = isRecord(source.spec) ? source.spec : {};
-      parameters = encoder.encode(`,"parameters":${JSON.stringify(spec.parameters ?? {})}}`);
-      parametersJson.set(source, parameters);
-    }
-    if (!analysisOf(code).referential) return { policy, parameters };
-    // The inventory an admitted object is judged with, built once for all its constraints.
-    const { inventory, key } = factOfEvaluation(
-      context.guard,
-      'gatekeeper-inventory',
-      context.admitted,
-      () => {
-        const inventory = { inventory: namespaceInventory(context) };
-        return { inventory, key: JSON.stringify(inventory) };
-      },
-    );
-    return { policy, parameters, inventory: { key, data: inventory } };
-  });
-  context.guard.checkDeadline();
-  const call = isolate.call(
-    { kind: 'rego', review, items },
-    context.guard.remainingWallMilliseconds(waitCap),
-  );
-  for (const reply of call.replies)
-    if (reply.kind === 'rego')
-      reply.replies.forEach((itemReply, index) => {
-        replies.set(batch[index].source, itemReply);
-        lateTemplates.delete(batch[index].policy);
-      });
-  if (call.starting) {
-    for (const { source } of batch) replies.set(source, 'starting');
-    return;
+  let parameters = parametersJson.get(item.source);
+  if (parameters === undefined) {
+    const spec = isRecord(item.source.spec) ? item.source.spec : {};
+    parameters = encoder.encode(`,"parameters":${JSON.stringify(spec.parameters ?? {})}}`);
+    parametersJson.set(item.source, parameters);
   }
-  const late = call.finished ? undefined : batch[call.itemInProgress ?? 0];
-  if (late) markLate(late.policy);
-  for (const { source } of batch) if (!replies.has(source)) replies.set(source, 'stopped');
+  // The inventory an admitted object is judged with, built once for all its constraints.
+  const inventory = analysisOf(item.code).referential
+    ? factOfEvaluation(context.guard, 'gatekeeper-inventory', context.admitted, () => {
+        const data = { inventory: namespaceInventory(context) };
+        return { key: JSON.stringify(data), data };
+      })
+    : undefined;
+  const { reply, used } = engine.evaluator.evaluate(item.policy, [review, parameters], budget, inventory);
+  fuel.left -= used;
+  const objectBound = budget < REGO_TEMPLATE_FUEL;
+  if (!objectBound) noteLate(item.policy, reply);
+  return { reply, objectBound };
 }
 
 export function evaluateRegoTemplate(
@@ -266,65 +242,52 @@ export function evaluateRegoTemplate(
         unknown: text`opa cannot compile the template's Rego: ${detail(compiled.reason, 'a compile error')}`,
       };
   }
-  const replies = factOfEvaluation(
+  const answers = factOfEvaluation(
     context.guard,
-    'gatekeeper-rego-replies',
+    'gatekeeper-rego-answers',
     context.admitted,
-    (): RegoReplies => new Map(),
+    (): RegoAnswers => new Map(),
   );
-  let reply = replies.get(constraint);
-  const wasLate = lateTemplates.has(compiled.policy);
-  if (reply === undefined) {
-    // The object's other Rego constraints that can be evaluated, together with this one unless it
-    // was late: a late one runs after them, alone, so that its running out of time (and the isolate
-    // being replaced) costs them nothing.
-    const batch = wasLate ? [] : [{ source: constraint, code, policy: compiled.policy }];
-    for (const other of otherRegoConstraints()) {
-      if (other.source === constraint || replies.has(other.source) || cannotEvaluate(other.code)) continue;
-      const otherCompiled = engine.policyFor(other.code);
-      if (otherCompiled.state === 'ready' && !lateTemplates.has(otherCompiled.policy))
-        batch.push({ ...other, policy: otherCompiled.policy });
-    }
-    if (batch.length > 0) evaluateInIsolate(batch, context, engine, replies);
-    const retryAt = lateTemplates.get(compiled.policy)?.retryAt ?? 0;
-    if (wasLate && performance.now() < retryAt) replies.set(constraint, 'waiting');
-    else if (wasLate) {
-      evaluateInIsolate(
-        [{ source: constraint, code, policy: compiled.policy }],
-        context,
-        engine,
-        replies,
-        LATE_TEMPLATE_MILLISECONDS,
-        engine.lateEvaluator(compiled.policy),
-      );
-      if (replies.get(constraint) === 'stopped') stoppedAgain(compiled.policy);
-    }
-    reply = replies.get(constraint) ?? 'stopped';
+  let answer = answers.get(constraint);
+  if (answer === undefined) {
+    const item = { source: constraint, code, policy: compiled.policy };
+    // A late template runs after the object's other Rego templates (those not late themselves),
+    // so that what it spends leaves them nothing less; any other runs when asked.
+    if (lateTemplates.has(compiled.policy))
+      for (const other of otherRegoConstraints()) {
+        if (other.source === constraint || answers.has(other.source) || cannotEvaluate(other.code)) continue;
+        const otherCompiled = engine.policyFor(other.code);
+        if (otherCompiled.state === 'ready' && !lateTemplates.has(otherCompiled.policy))
+          answers.set(
+            other.source,
+            evaluateFueled({ ...other, policy: otherCompiled.policy }, context, engine),
+          );
+      }
+    answer = evaluateFueled(item, context, engine);
+    answers.set(constraint, answer);
   }
-  return outcomeOfReply(reply, wasLate, context);
+  return outcomeOfAnswer(answer, context);
 }
 
-/** The verdict a reply of the isolate gives (or the object's stop, when its Rego ran out of time). */
-function outcomeOfReply(
-  reply: RegoReply | 'stopped' | 'starting' | 'waiting',
-  wasLate: boolean,
-  context: VerdictContext,
-): TemplateOutcome {
-  if (reply === 'starting' || reply === 'stopped' || reply === 'waiting') noteClockBoundOutcome();
-  if (reply === 'waiting')
+/** The verdict an evaluation's reply gives. */
+function outcomeOfAnswer(answer: RegoAnswer, context: VerdictContext): TemplateOutcome {
+  // A stop that depends on what the object's other templates spent before is not remembered.
+  if (answer === 'refused' || (answer.objectBound && answer.reply === 'spent')) {
+    noteClockBoundOutcome();
     return {
-      unknown: text`the template's Rego stopped at its deadline of ${String(LATE_TEMPLATE_MILLISECONDS)} ms, the time given to a template that ran out of an object's time before, and is not evaluated again for a while`,
+      unknown: text`evaluation stopped at its work budget of ${String(REGO_OBJECT_FUEL)} Rego fuel units for one object, spent by the object's other Rego templates`,
     };
-  if (reply === 'starting')
+  }
+  const { reply } = answer;
+  if (reply === 'inventory-spent')
     return {
-      unknown: text`the evaluation isolate that runs Rego is restarting after an evaluation that ran out of time; ask again in a moment`,
+      unknown: text`evaluation stopped at its work budget of ${String(INVENTORY_FUEL)} Rego fuel units for loading Gatekeeper's synced Namespaces (data.inventory): the cluster has more than it can load`,
     };
-  if (reply === 'stopped' && wasLate)
+  if (reply === 'spent')
     return {
-      unknown: text`the template's Rego stopped at its deadline of ${String(LATE_TEMPLATE_MILLISECONDS)} ms, the time given to a template that ran out of an object's time before`,
+      unknown: text`evaluation stopped at its work budget of ${String(REGO_TEMPLATE_FUEL)} Rego fuel units for one template and object`,
     };
   context.guard.checkDeadline();
-  if (reply === 'stopped') context.guard.stopAtDeadline("the template's Rego did not finish in time");
   if ('error' in reply)
     return { unknown: text`OPA cannot evaluate the template: ${detail(reply.error, 'an evaluation error')}` };
   if ('tooLarge' in reply)

@@ -4,38 +4,24 @@ import { activeGuard } from './evaluation-guard';
 import {
   ISOLATE_HEAP_MEGABYTES,
   SIGNAL_DONE,
-  SIGNAL_ITEM,
-  SIGNAL_REPLY_ID,
-  SIGNAL_REPLY_LENGTH,
-  SIGNAL_REQUEST_ID,
-  SIGNAL_SHARED_REQUEST,
   SIGNAL_SLOTS,
   SIGNAL_STARTED,
   SIGNAL_WAKE,
   type IsolateReply,
   type IsolateRequest,
-  type WasmModule,
 } from './isolate-protocol';
-import {
-  readSharedReplies,
-  REPLY_AREA_BYTES,
-  REQUEST_AREA_BYTES,
-  writeSharedRequest,
-} from './shared-channel';
 
-// The evaluators that cannot stop themselves run in one worker thread, the evaluation isolate
-// (docs/decisions.md "Isolated evaluators"): Rego compiled to Wasm (`policy.evaluate()` is one
-// synchronous call) and JMESPath beyond plain paths (no checkpoint inside the interpreter). The
-// controller's evaluation stays synchronous: it writes a Rego request into shared memory
-// (shared-channel.ts; anything else, or a request too large, is posted) and blocks on a shared flag
-// (Atomics.wait) for at most the wall time its guard has left, then reads the replies there (or
-// with receiveMessageOnPort). An isolate that does not answer in time is terminated and a fresh one
-// started, with every compiled policy loaded again (the Wasm modules are shared, not recompiled).
-// Its heap is limited, so an exploding value ends the isolate, not the controller; the values that
-// come back are plain data, refused there when their JSON would pass isolate-protocol's limit.
-// One call per admitted object (all its Rego constraints together); docs/benchmarks.md has its cost.
-// A second isolate stands by, started and with every policy loaded, and takes over the moment one
-// is replaced: the next object does not wait for an isolate to start (about 50 ms).
+// The evaluator that cannot stop itself runs in a worker thread, the evaluation isolate
+// (docs/decisions.md "Isolated evaluators"): JMESPath beyond plain paths (no checkpoint inside the
+// interpreter). (Rego compiled to Wasm ran here too; it is now metered and runs on the event loop:
+// docs/decisions.md "Rego on the event loop, bounded by fuel".) The controller's evaluation stays
+// synchronous: it posts the request and blocks on a shared flag (Atomics.wait) for at most the wall
+// time its guard has left, then reads the reply with receiveMessageOnPort. An isolate that does not
+// answer in time is terminated and a fresh one started. Its heap is limited, so an exploding value
+// ends the isolate, not the controller; the values that come back are plain data, refused there
+// when their JSON would pass isolate-protocol's limit. A second isolate stands by, started, and
+// takes over the moment one is replaced: the next object does not wait for an isolate to start
+// (about 50 ms).
 
 /** The longest one call may block the event loop, whatever the guard allows. */
 const CALL_CAP_MILLISECONDS = 50;
@@ -51,11 +37,6 @@ interface Running {
   worker: Worker;
   port: MessagePort;
   signal: Int32Array;
-  /** Shared memory of Rego requests and their replies (shared-channel.ts). */
-  requestArea: Uint8Array;
-  replyArea: Uint8Array;
-  /** The inventory key each policy was last sent with: an unchanged inventory is not sent again. */
-  inventories: Map<string, string>;
   /** Set by the isolate's first answer: the isolate has loaded its code. */
   started: boolean;
 }
@@ -79,8 +60,6 @@ export interface IsolateCall {
   replies: IsolateReply[];
   finished: boolean;
   starting?: boolean;
-  /** The Rego item the isolate was evaluating when the call ran out of time. */
-  itemInProgress?: number;
 }
 
 type Request = IsolateRequest extends infer Each
@@ -92,7 +71,6 @@ type Request = IsolateRequest extends infer Each
 export class EvaluationIsolate {
   private running: Running | undefined;
   private standby: Running | undefined;
-  private readonly policies = new Map<string, { module: WasmModule; entrypoint: string }>();
   private nextId = 0;
   private everStarted = false;
   /** Isolates replaced because a call ran out of time (metrics, tests). */
@@ -108,30 +86,6 @@ export class EvaluationIsolate {
     waitForFirstStart = true,
   ) {
     this.everStarted = !waitForFirstStart;
-  }
-
-  /** Whether a policy is loaded (into this isolate and those replacing it). */
-  hasPolicy(policy: string): boolean {
-    return this.policies.has(policy);
-  }
-
-  /** Loads a policy another isolate holds into this one. */
-  loadFrom(other: EvaluationIsolate, policy: string): void {
-    const known = other.policies.get(policy);
-    if (known && !this.policies.has(policy)) this.load(policy, known.module, known.entrypoint);
-  }
-
-  /** Loads a compiled policy into the isolate (and into every isolate that replaces it). */
-  load(policy: string, module: WasmModule, entrypoint: string): void {
-    this.policies.set(policy, { module, entrypoint });
-    const message = { kind: 'load', policy, module, entrypoint } satisfies IsolateRequest;
-    send(this.isolate(), message);
-    if (this.standby) send(this.standby, message);
-  }
-
-  /** Forgets a compiled policy (dropped from the engine's cache); a fresh isolate will not load it. */
-  forget(policy: string): void {
-    this.policies.delete(policy);
   }
 
   /**
@@ -153,61 +107,21 @@ export class EvaluationIsolate {
     }
     const id = ++this.nextId;
     Atomics.store(running.signal, SIGNAL_DONE, 0);
-    Atomics.store(running.signal, SIGNAL_ITEM, 0);
-    const shared = request.kind === 'rego' && this.sendShared(running, request, id);
-    if (!shared) {
-      // The isolate sets the inventories such a message carries itself.
-      if (request.kind === 'rego') for (const { policy } of request.items) running.inventories.delete(policy);
-      send(running, { ...request, id } as IsolateRequest);
-    }
+    send(running, { ...request, id } as IsolateRequest);
     const outcome = Atomics.wait(running.signal, SIGNAL_DONE, 0, wait);
     const finished = outcome !== 'timed-out' || Atomics.load(running.signal, SIGNAL_DONE) === 1;
-    const replies = this.receive(running, id, shared && finished);
+    const replies = this.receive(running, id);
     if (finished) {
       running.started = this.everStarted = true;
       return { replies, finished };
     }
-    const begun = Atomics.load(running.signal, SIGNAL_ITEM);
-    // Not begun: the isolate is still busy with what came before (a replacement loading its
-    // policies). Nothing of this call ran late, and replacing the isolate again would only start the
-    // loading anew: the call is answered as one that found the isolate starting. A shared request is
-    // taken back first, so that the isolate never reads the area while the next call writes it.
-    const takenBack = !shared || Atomics.compareExchange(running.signal, SIGNAL_SHARED_REQUEST, 1, 0) === 1;
-    if (begun === 0 && request.kind === 'rego' && takenBack)
-      return { replies, finished: false, starting: true };
     this.replace(running);
-    return { replies, finished, itemInProgress: Math.max(0, begun - 1) };
+    return { replies, finished };
   }
 
-  /**
-   * Writes a Rego request into the isolate's shared request area and wakes it; false when it does
-   * not fit there (it goes by message). Inventories the isolate lacks go ahead by message.
-   */
-  private sendShared(running: Running, request: Request & { kind: 'rego' }, id: number): boolean {
-    if (!writeSharedRequest(running.requestArea, request.review, request.items)) return false;
-    for (const { policy, inventory } of request.items)
-      if (inventory && running.inventories.get(policy) !== inventory.key) {
-        running.port.postMessage({
-          kind: 'inventory',
-          policy,
-          key: inventory.key,
-          data: inventory.data,
-        } satisfies IsolateRequest);
-        running.inventories.set(policy, inventory.key);
-      }
-    Atomics.store(running.signal, SIGNAL_REQUEST_ID, id);
-    Atomics.store(running.signal, SIGNAL_SHARED_REQUEST, 1);
-    wake(running);
-    return true;
-  }
-
-  /** The replies to call `id`: from the reply area when a shared request finished there, and by message. */
-  private receive(running: Running, id: number, sharedFinished: boolean): IsolateReply[] {
+  /** The replies to call `id`. */
+  private receive(running: Running, id: number): IsolateReply[] {
     const replies: IsolateReply[] = [];
-    if (sharedFinished && Atomics.load(running.signal, SIGNAL_REPLY_ID) === id) {
-      const length = Atomics.load(running.signal, SIGNAL_REPLY_LENGTH);
-      if (length >= 0) return [{ kind: 'rego', id, replies: readSharedReplies(running.replyArea, length) }];
-    }
     for (
       let received = receiveMessageOnPort(running.port);
       received;
@@ -283,17 +197,10 @@ export class EvaluationIsolate {
   private startIsolate(): Running {
     const { port1, port2 } = new MessageChannel();
     const signal = new Int32Array(new SharedArrayBuffer(SIGNAL_SLOTS * Int32Array.BYTES_PER_ELEMENT));
-    const requestArea = new Uint8Array(new SharedArrayBuffer(REQUEST_AREA_BYTES));
-    const replyArea = new Uint8Array(new SharedArrayBuffer(REPLY_AREA_BYTES));
     const entry = workerEntry(__dirname, 'isolate-worker');
     const worker = new Worker(entry.script, {
       eval: entry.eval,
-      workerData: {
-        port: port2,
-        signal: signal.buffer,
-        requestArea: requestArea.buffer,
-        replyArea: replyArea.buffer,
-      },
+      workerData: { port: port2, signal: signal.buffer },
       transferList: [port2],
       resourceLimits: {
         maxOldGenerationSizeMb: ISOLATE_HEAP_MEGABYTES,
@@ -307,9 +214,6 @@ export class EvaluationIsolate {
       worker,
       port: port1,
       signal,
-      requestArea,
-      replyArea,
-      inventories: new Map(),
       started: false,
     };
     const ended = () => {
@@ -318,18 +222,9 @@ export class EvaluationIsolate {
     };
     worker.on('error', ended);
     worker.on('exit', ended);
-    for (const [policy, { module, entrypoint }] of this.policies)
-      port1.postMessage({ kind: 'load', policy, module, entrypoint } satisfies IsolateRequest);
-    wake(running);
     return running;
   }
 }
 
 /** The process's isolate. */
 export const evaluationIsolate = new EvaluationIsolate();
-
-/**
- * The isolate of templates that ran out of an object's time before (gatekeeper/rego-template.ts):
- * one that always runs out stops this isolate, never the one every other template runs in.
- */
-export const lateEvaluationIsolate = new EvaluationIsolate(false, false);

@@ -1,5 +1,5 @@
 import { isRecord } from '../../../model/kubernetes';
-import { withFields } from '../../../model/with-fields';
+import { withFields } from '../../../model/object-copy';
 import type { VerdictContext } from '../types';
 import { jsonLengthWithin } from '../guard/bounded-size';
 import { NotEvaluable } from './kyverno-errors';

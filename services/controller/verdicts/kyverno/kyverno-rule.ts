@@ -1,7 +1,7 @@
 import type { ConstraintDraft as Constraint } from '../../../model/constraint';
 import { isRecord, type KubernetesObject } from '../../../model/kubernetes';
 import { isAutogenApiVersion } from '../../../model/kyverno-autogen';
-import { withFields } from '../../../model/with-fields';
+import { withFields } from '../../../model/object-copy';
 import { detail, text, type Text } from '../../../model/text';
 import { evaluatePodSecurity, isPodSecurityLevel } from '../pod-security';
 import {

@@ -1,7 +1,7 @@
 import type { ConstraintDraft as Constraint } from '../../../model/constraint';
 import { isRecord, type KubernetesObject } from '../../../model/kubernetes';
 import { objectName, text, type Text } from '../../../model/text';
-import { withFields } from '../../../model/with-fields';
+import { withFields } from '../../../model/object-copy';
 import { podTemplateLocationOf } from '../../../model/workload';
 
 // Which rule of a Kyverno policy a constraint names (and how a verdict names it), the kinds it
@@ -82,7 +82,9 @@ export function subjectOf(
       const metadata =
         rewrite === 'all-metadata'
           ? templateMetadata
-          : { ...withoutNamespace, ...(ownNamespace === undefined ? {} : { namespace: ownNamespace }) };
+          : ownNamespace === undefined
+            ? withoutNamespace
+            : withFields(withoutNamespace, { namespace: ownNamespace });
       return {
         // Auto-generation rewrites request.object.spec / .metadata to the template's: the same as
         // evaluating the rule on the template as if it were the object.
