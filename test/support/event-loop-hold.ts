@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { coreOversubscription } from './machine-load';
+import { blockedOnWaitingIsolateMilliseconds } from '../../services/controller/verdicts/guard/evaluation-isolate';
 
 // How long code held the thread it runs on (for the controller's code: its event loop), measured so
 // that a busy machine does not count: the wall time less the time the thread waited for a CPU while
 // runnable. What is left is time on a CPU plus time blocked (Atomics.wait on an isolate, a synchronous
-// read): both are the code's, and both hold the event loop. Linux gives the run-queue wait of a thread
+// read): both are the code's, and both hold the event loop, except the time it was blocked on an
+// isolate that was itself waiting for a CPU (the machine's again; evaluation-isolate.ts counts it). Linux gives the run-queue wait of a thread
 // in /proc/thread-self/schedstat (nanoseconds on a CPU, nanoseconds waiting to run, slices); where it
 // does not, the wall time is compared with a bound scaled by the load (machine-load.ts).
 
@@ -26,7 +28,10 @@ function readRunQueueWait(): number | undefined {
 const exact = readRunQueueWait() !== undefined;
 
 function now(): ThreadClock {
-  return { wall: performance.now(), waitingForCpu: readRunQueueWait() ?? 0 };
+  return {
+    wall: performance.now(),
+    waitingForCpu: (readRunQueueWait() ?? 0) + blockedOnWaitingIsolateMilliseconds(),
+  };
 }
 
 /** Milliseconds between two readings that the thread was on a CPU or blocked (not waiting for a CPU). */

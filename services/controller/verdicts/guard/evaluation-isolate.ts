@@ -6,10 +6,12 @@ import {
   SIGNAL_DONE,
   SIGNAL_SLOTS,
   SIGNAL_STARTED,
+  SIGNAL_THREAD_ID,
   SIGNAL_WAKE,
   type IsolateReply,
   type IsolateRequest,
 } from './isolate-protocol';
+import { threadRunQueueWaitMilliseconds } from './thread-run-queue';
 
 // The evaluator that cannot stop itself runs in a worker thread, the evaluation isolate
 // (docs/decisions.md "Isolated evaluators"): JMESPath beyond plain paths (no checkpoint inside the
@@ -25,6 +27,20 @@ import {
 
 /** The longest one call may block the event loop, whatever the guard allows. */
 const CALL_CAP_MILLISECONDS = 50;
+/**
+ * A call not answered by then reads how long the isolate waits for a CPU from there on (a fast call
+ * reads nothing), and the time the isolate spent waiting for a CPU is added to the call's wait, up to
+ * this much: on a busy machine the isolate is runnable but not running, and that time is the
+ * machine's, not the expression's (the guard leaves it out, as it does the loop's own wait for a CPU).
+ */
+const FIRST_LOOK_MILLISECONDS = 5;
+const MACHINE_WAIT_CAP_MILLISECONDS = 50;
+
+/** Milliseconds the event loop has been blocked on an isolate that was waiting for a CPU (tests). */
+let blockedOnWaitingIsolate = 0;
+export function blockedOnWaitingIsolateMilliseconds(): number {
+  return blockedOnWaitingIsolate;
+}
 /**
  * How long a call may wait for the process's first isolate to start (the controller starts it at
  * its own start, so no admission waits for it; one-shot checks and tests may reach it first, and
@@ -108,7 +124,9 @@ export class EvaluationIsolate {
     const id = ++this.nextId;
     Atomics.store(running.signal, SIGNAL_DONE, 0);
     send(running, { ...request, id } as IsolateRequest);
-    const outcome = Atomics.wait(running.signal, SIGNAL_DONE, 0, wait);
+    let outcome = Atomics.wait(running.signal, SIGNAL_DONE, 0, Math.min(wait, FIRST_LOOK_MILLISECONDS));
+    if (outcome === 'timed-out' && wait > FIRST_LOOK_MILLISECONDS)
+      outcome = this.waitLonger(running, wait - FIRST_LOOK_MILLISECONDS);
     const finished = outcome !== 'timed-out' || Atomics.load(running.signal, SIGNAL_DONE) === 1;
     const replies = this.receive(running, id);
     if (finished) {
@@ -117,6 +135,37 @@ export class EvaluationIsolate {
     }
     this.replace(running);
     return { replies, finished };
+  }
+
+  /**
+   * Waits the rest of a call's time, then as long again as the isolate waited for a CPU meanwhile
+   * (up to MACHINE_WAIT_CAP_MILLISECONDS). The time the isolate waited for a CPU while the loop was
+   * blocked on it is not the evaluation's: the guard leaves it out.
+   */
+  private waitLonger(running: Running, rest: number): 'ok' | 'not-equal' | 'timed-out' {
+    const thread = Atomics.load(running.signal, SIGNAL_THREAD_ID);
+    const started = performance.now();
+    const queuedAtStart = threadRunQueueWaitMilliseconds(thread);
+    let outcome = Atomics.wait(running.signal, SIGNAL_DONE, 0, rest);
+    if (queuedAtStart === undefined) return outcome;
+    let queued = queuedAtStart;
+    let allowed = 0;
+    while (outcome === 'timed-out' && allowed < MACHINE_WAIT_CAP_MILLISECONDS) {
+      const now = threadRunQueueWaitMilliseconds(thread);
+      if (now === undefined) break;
+      const more = Math.min(now - queued, MACHINE_WAIT_CAP_MILLISECONDS - allowed);
+      queued = now;
+      if (more < 1) break;
+      allowed += more;
+      outcome = Atomics.wait(running.signal, SIGNAL_DONE, 0, more);
+    }
+    const queuedAtEnd = threadRunQueueWaitMilliseconds(thread) ?? queued;
+    const machineTime = Math.min(queuedAtEnd - queuedAtStart, performance.now() - started);
+    if (machineTime > 0) {
+      blockedOnWaitingIsolate += machineTime;
+      activeGuard()?.discount(machineTime, 0);
+    }
+    return outcome;
   }
 
   /** The replies to call `id`. */

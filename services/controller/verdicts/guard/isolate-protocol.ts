@@ -30,5 +30,10 @@ export const SIGNAL_STARTED = 1;
  * isolate waits on it and sets it back to 0 before reading.
  */
 export const SIGNAL_WAKE = 2;
+/**
+ * Index in the shared Int32Array: the isolate's kernel thread id (0 where unknown), set before
+ * SIGNAL_STARTED, so the controller can read how long the isolate waited for a CPU.
+ */
+export const SIGNAL_THREAD_ID = 3;
 /** Int32 slots of the shared signal array. */
-export const SIGNAL_SLOTS = 3;
+export const SIGNAL_SLOTS = 4;

@@ -2,10 +2,12 @@ import { receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_
 import { queryJmesPath } from '../kyverno/kyverno-jmespath';
 import { KyvernoRuleError, NotEvaluable } from '../kyverno/kyverno-errors';
 import { jsonLengthWithin } from './bounded-size';
+import { kernelThreadId } from './thread-run-queue';
 import {
   MAX_RESULT_LENGTH,
   SIGNAL_DONE,
   SIGNAL_STARTED,
+  SIGNAL_THREAD_ID,
   SIGNAL_WAKE,
   type IsolateReply,
   type IsolateRequest,
@@ -54,6 +56,7 @@ function answer(request: IsolateRequest): void {
   Atomics.notify(done, SIGNAL_DONE);
 }
 
+Atomics.store(done, SIGNAL_THREAD_ID, kernelThreadId());
 Atomics.store(done, SIGNAL_STARTED, 1);
 Atomics.notify(done, SIGNAL_STARTED);
 
