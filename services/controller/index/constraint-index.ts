@@ -117,8 +117,8 @@ export class ConstraintIndex {
 
   /** A CRD that may define a configured param kind (its plural and scope). */
   defineParamKind(crd: KubernetesObject, removed: boolean): void {
-    if (removed) this.params.undefine(crd);
-    else if (this.params.define(crd)) this.changeCounter++;
+    // Either way the answers that read the kind's scope may change: remembered ones must not outlive it.
+    if (removed ? this.params.undefine(crd) : this.params.define(crd)) this.changeCounter++;
   }
 
   upsertParam(object: KubernetesObject): void {

@@ -36,3 +36,30 @@ describe('param objects of every kind (offline)', () => {
     expect(index.paramsOfKind('rules.example.com', 'ReplicaLimit')).toBeUndefined();
   });
 });
+
+describe('a param kind defined and removed', () => {
+  const crd = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'replicalimits.rules.example.com' },
+    spec: {
+      group: 'rules.example.com',
+      names: { kind: 'ReplicaLimit', plural: 'replicalimits' },
+      scope: 'Namespaced',
+    },
+  };
+
+  it('advances the index revision both ways, so no remembered answer outlives the kind', () => {
+    const index = new ConstraintIndex({ paramsOfEveryKind: true });
+    const before = index.revision;
+    index.defineParamKind(crd, false);
+    const defined = index.revision;
+    expect(defined).toBeGreaterThan(before);
+    index.defineParamKind(crd, true);
+    expect(index.revision).toBeGreaterThan(defined);
+    // Removing it again changes nothing.
+    const removed = index.revision;
+    index.defineParamKind(crd, true);
+    expect(index.revision).toBe(removed);
+  });
+});

@@ -84,11 +84,15 @@ export class ParamObjects {
     return true;
   }
 
-  undefine(crd: KubernetesObject): void {
+  /** Forgets a param kind's definition; true when there was one (what a param's scope reads changed). */
+  undefine(crd: KubernetesObject): boolean {
     const spec = isRecord(crd.spec) ? crd.spec : {};
     const names = isRecord(spec.names) ? spec.names : {};
-    if (typeof spec.group === 'string' && typeof names.kind === 'string')
-      this.definitions.delete(groupKindKey(spec.group, names.kind));
+    return (
+      typeof spec.group === 'string' &&
+      typeof names.kind === 'string' &&
+      this.definitions.delete(groupKindKey(spec.group, names.kind))
+    );
   }
 
   upsert(object: KubernetesObject): void {
