@@ -8,6 +8,7 @@ import {
   withHostFuel,
 } from './bounded-host-builtins';
 import { FUEL_EXPORT } from './wasm-fuel';
+import { errorMessage } from '../../../model/error-message';
 
 // Rego on the event loop (docs/decisions.md "Rego on the event loop, bounded by fuel"): each
 // compiled template's module is metered (wasm-fuel.ts), so a call stops by itself once it has spent
@@ -78,15 +79,6 @@ interface OpaExports {
 }
 
 const decoder = new TextDecoder();
-
-function messageOf(error: unknown): string {
-  return error !== null &&
-    typeof error === 'object' &&
-    'message' in error &&
-    typeof error.message === 'string'
-    ? error.message
-    : String(error);
-}
 
 /** Gatekeeper's violation messages from OPA's result set; undefined when it is not one. */
 export function messagesOf(resultSet: unknown): string[] | undefined {
@@ -174,7 +166,7 @@ export class FueledRegoPolicies {
     try {
       instance = this.instance(policy);
     } catch (error) {
-      return { reply: { error: `the compiled template cannot be loaded: ${messageOf(error)}` }, used: 0 };
+      return { reply: { error: `the compiled template cannot be loaded: ${errorMessage(error)}` }, used: 0 };
     }
     if (typeof instance === 'string') return { reply: { error: instance }, used: 0 };
     if (inventory && instance.inventoryKey !== inventory.key) {
@@ -220,7 +212,7 @@ export class FueledRegoPolicies {
           reply: { error: `the evaluation needs more than the 64 MiB of memory a template may use` },
           used,
         };
-      return { reply: { error: messageOf(error) }, used };
+      return { reply: { error: errorMessage(error) }, used };
     }
     const used = budget - fuel.value;
     const bytes = new Uint8Array(loaded.mem.buffer);
@@ -245,7 +237,7 @@ export class FueledRegoPolicies {
       this.instances.delete(policy);
       if (error instanceof EvaluationAborted) throw error;
       if (fuel.value < 0) return 'inventory-spent';
-      return { error: `Gatekeeper's synced data cannot be loaded: ${messageOf(error)}` };
+      return { error: `Gatekeeper's synced data cannot be loaded: ${errorMessage(error)}` };
     }
     instance.inventoryKey = inventory.key;
     instance.baseBytes = loaded.mem.buffer.byteLength;
@@ -259,7 +251,7 @@ export class FueledRegoPolicies {
     try {
       resultSet = JSON.parse(decoder.decode(bytes.subarray(start, end)));
     } catch (error) {
-      return { error: `OPA's result is not JSON: ${messageOf(error)}` };
+      return { error: `OPA's result is not JSON: ${errorMessage(error)}` };
     }
     const messages = messagesOf(resultSet);
     return messages ? { messages } : { notViolations: true };

@@ -12,6 +12,7 @@ import {
   type IsolateReply,
   type IsolateRequest,
 } from './isolate-protocol';
+import { errorMessage } from '../../../model/error-message';
 
 // The evaluation isolate (evaluation-isolate.ts): a worker thread with its own small heap that runs
 // the JMESPath expressions beyond plain paths (no checkpoint inside the interpreter). The controller
@@ -21,15 +22,6 @@ import {
 
 const { port, signal } = workerData as { port: MessagePort; signal: SharedArrayBuffer };
 const done = new Int32Array(signal);
-
-function messageOf(error: unknown): string {
-  return error !== null &&
-    typeof error === 'object' &&
-    'message' in error &&
-    typeof error.message === 'string'
-    ? error.message
-    : String(error);
-}
 
 function evaluateJmesPath(id: number, expression: string, data: unknown): IsolateReply {
   try {
@@ -45,7 +37,7 @@ function evaluateJmesPath(id: number, expression: string, data: unknown): Isolat
   } catch (error) {
     const kind = error instanceof NotEvaluable ? 'not-evaluable' : 'rule-error';
     if (!(error instanceof NotEvaluable) && !(error instanceof KyvernoRuleError))
-      return { kind: 'jmespath-error', id, error: kind, message: messageOf(error) };
+      return { kind: 'jmespath-error', id, error: kind, message: errorMessage(error) };
     return { kind: 'jmespath-error', id, error: kind, message: error.message };
   }
 }
