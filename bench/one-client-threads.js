@@ -31,7 +31,17 @@ const CONNECTIONS = Number(process.env.CONNECTIONS || 1);
 const execArgv = process.env.NODE_ARGS ? JSON.parse(process.env.NODE_ARGS) : [];
 const ROOT = process.env.ROOT;
 
+/** @typedef {{ms: number, runNs: number, vol: number, nonvol: number}} ThreadCpu */
+/** @typedef {import('./lib/measure').LoadRequest & {overallRate?: number}} Side */
+/** @typedef {import('./lib/api-server-cluster').ApiAccess} ApiAccess */
+/** @typedef {Awaited<ReturnType<typeof startServers>>} Servers */
+
+/**
+ * @param {number} pid
+ * @returns {Record<string, ThreadCpu>}
+ */
 function threadCpuMs(pid) {
+  /** @type {Record<string, ThreadCpu>} */
   const threads = {};
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
@@ -55,6 +65,11 @@ function threadCpuMs(pid) {
   return threads;
 }
 
+/**
+ * @param {Record<string, ThreadCpu>} before
+ * @param {Record<string, ThreadCpu>} after
+ * @param {number} requests
+ */
 function diff(before, after, requests) {
   const rows = [];
   for (const [key, value] of Object.entries(after)) {
@@ -72,6 +87,7 @@ function diff(before, after, requests) {
   return rows;
 }
 
+/** @param {number} port */
 function connectionsTo(port) {
   const out = execFileSync('ss', ['-tnH', 'state', 'established', `( sport = :${port} )`], {
     encoding: 'utf8',
@@ -80,9 +96,15 @@ function connectionsTo(port) {
     .trim()
     .split('\n')
     .filter(Boolean)
-    .map((line) => line.trim().split(/\s+/).pop());
+    .map((line) => line.trim().split(/\s+/).pop() ?? '');
 }
 
+/**
+ * @param {string} label
+ * @param {Side} side
+ * @param {Array<[string, number]>} pids
+ * @param {number} port
+ */
 async function measure(label, side, pids, port) {
   await loadTest({ ...side, connections: CONNECTIONS, durationSeconds: 1 });
   const { spawn } = require('node:child_process');
@@ -129,6 +151,7 @@ async function measure(label, side, pids, port) {
 }
 
 /** The bare webhook and Forewarn's pair (this checkout's or ROOT's), with the certificate's CA. */
+/** @param {Array<() => Promise<void>>} stops */
 async function startServers(stops) {
   const bundle = await generateSelfSignedBundle({
     serviceName: 'forewarn-webhook',
@@ -141,7 +164,12 @@ async function startServers(stops) {
     JSON.stringify({ certificate, answer: null, echoUid: true }),
   ]);
   stops.push(bare.stop);
-  const server = (script) => (ROOT ? path.join(ROOT, 'bench', script) : script);
+  /**
+   * @template {'servers/controller.js' | 'servers/webhook.js'} Script
+   * @param {Script} script
+   * @returns {Script}
+   */
+  const server = (script) => /** @type {Script} */ (ROOT ? path.join(ROOT, 'bench', script) : script);
   const manifests = path.join(__dirname, '..', 'examples', 'manifests');
   const opaPath = '/var/cache/forewarn-e2e/tools/opa-v1.22.3/opa';
   const controller = await startProcess(
@@ -162,18 +190,25 @@ async function startServers(stops) {
 let sequence = 0;
 const reviews = distinctDeploymentReviews('shop');
 
-/** Distinct reviews straight to the webhook (no API server). */
+/**
+ * Distinct reviews straight to the webhook (no API server).
+ * @param {{info: {port: number}}} webhook
+ * @returns {Side}
+ */
 function straightTo(webhook) {
   process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
   return {
     url: `https://127.0.0.1:${webhook.info.port}/validate`,
-    method: 'POST',
+    method: /** @type {const} */ ('POST'),
     headers: { 'content-type': 'application/json' },
     nextBody: () => reviews(sequence++),
   };
 }
 
-/** WARM=full|controller: a load straight to the webhook, or straight to the controller. */
+/**
+ * WARM=full|controller: a load straight to the webhook, or straight to the controller.
+ * @param {Servers} servers
+ */
 async function warmBefore({ webhook, controller }) {
   const durationSeconds = Number(process.env.WARM_SECONDS || 4);
   if (process.env.WARM === 'full')
@@ -182,11 +217,11 @@ async function warmBefore({ webhook, controller }) {
   const next = () => {
     const review = JSON.parse(reviews(sequence++)).request;
     const identity = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop' };
-    return admissionCheckBody('CREATE', review.object, null, identity, 'warnings', review.userInfo);
+    return admissionCheckBody('CREATE', review.object, null, identity, 'warnings', review.userInfo) ?? '';
   };
   await loadTest({
     url: `http://127.0.0.1:${controller.info.port}/api/v1/admission-check`,
-    method: 'POST',
+    method: /** @type {const} */ ('POST'),
     headers: { 'content-type': 'application/json' },
     nextBody: next,
     connections: 1,
@@ -194,7 +229,12 @@ async function warmBefore({ webhook, controller }) {
   });
 }
 
-/** CPU per admission of the pair (webhook + controller) in consecutive 2 s windows. */
+/**
+ * CPU per admission of the pair (webhook + controller) in consecutive 2 s windows.
+ * @param {ApiAccess} api
+ * @param {Side} side
+ * @param {Servers} servers
+ */
 async function curve(api, side, servers) {
   if (process.env.SLEEP_BEFORE)
     await new Promise((resolve) => setTimeout(resolve, Number(process.env.SLEEP_BEFORE) * 1000));
@@ -202,7 +242,7 @@ async function curve(api, side, servers) {
   const { webhook, controller, caPem } = servers;
   const webhookUrl = `https://127.0.0.1:${webhook.info.port}/validate`;
   await configure(api, { webhookUrl, caPem, namespace: 'shop', expectWarning: /owner/ });
-  const pids = [webhook.child.pid, controller.child.pid];
+  const pids = [Number(webhook.child.pid), Number(controller.child.pid)];
   let total = 0;
   const line = [];
   for (let window = 0; window < Number(process.env.CURVE); window++) {
@@ -223,11 +263,17 @@ async function curve(api, side, servers) {
   console.log(`CURVE ${JSON.stringify(execArgv)} ${line.join('  ')}`);
 }
 
-/** ROUNDS of: bare, Forewarn through the API server, straight, straight at RATE. */
+/**
+ * ROUNDS of: bare, Forewarn through the API server, straight, straight at RATE.
+ * @param {ApiAccess} api
+ * @param {Side} side
+ * @param {Servers} servers
+ */
 async function rounds(api, side, { bare, webhook, controller, caPem }) {
+  /** @type {Array<[string, number]>} */
   const pair = [
-    ['webhook', webhook.child.pid],
-    ['controller', controller.child.pid],
+    ['webhook', Number(webhook.child.pid)],
+    ['controller', Number(controller.child.pid)],
   ];
   for (let round = 0; round < Number(process.env.ROUNDS || 2); round++) {
     await configure(api, {
@@ -235,7 +281,7 @@ async function rounds(api, side, { bare, webhook, controller, caPem }) {
       caPem,
       namespace: 'shop',
     });
-    await measure('bare', side, [['bare', bare.child.pid]], bare.info.port);
+    await measure('bare', side, [['bare', Number(bare.child.pid)]], bare.info.port);
     const webhookUrl = `https://127.0.0.1:${webhook.info.port}/validate`;
     await configure(api, { webhookUrl, caPem, namespace: 'shop', expectWarning: /owner/ });
     await measure(`forewarn-api${round}`, side, pair, webhook.info.port);
@@ -249,6 +295,7 @@ async function rounds(api, side, { bare, webhook, controller, caPem }) {
 async function main() {
   const cluster = await startApiServer();
   if (!cluster) throw new Error('no e2e tools (kube-apiserver, etcd): see bench/peers.js');
+  /** @type {Array<() => Promise<void>>} */
   const stops = [];
   try {
     const { api } = cluster;
@@ -257,7 +304,7 @@ async function main() {
     const runId = Date.now().toString(36);
     const side = {
       url: `${api.url}/apis/apps/v1/namespaces/shop/deployments?dryRun=All`,
-      method: 'POST',
+      method: /** @type {const} */ ('POST'),
       headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/json' },
       nextBody: () => deploymentText(`web-${runId}-${sequence++}`, 'shop'),
     };

@@ -108,6 +108,7 @@ const source = (ingestor) => {
     },
     stop: async () => undefined,
     status: () => ({ synced: true, connected: true, lastScan: new Date(), adapters: {}, problems: [] }),
+    isSynced: () => true,
     watchesKind: () => true,
   };
 };

@@ -130,6 +130,7 @@ async function ready(engine, code) {
   return compiled.policy;
 }
 
+/** @type {Record<string, Record<string, unknown>>} */
 const PARAMETERS = {
   k8srequiredlabels: { labels: [{ key: 'owner' }] },
   k8scontainerlimits: { cpu: '1', memory: '1Gi' },
@@ -139,6 +140,7 @@ const PARAMETERS = {
 
 async function main() {
   const engine = new RegoEngine(OPA);
+  /** @type {Record<string, unknown>} */
   const adversarial = {};
   let worstNanoseconds = 0;
   for (const [name, code] of Object.entries(ADVERSARIAL)) {
@@ -168,12 +170,13 @@ async function main() {
       nanosecondsPerUnit: Number(nanosecondsPerUnit.toFixed(3)),
     };
   }
+  /** @type {Record<string, unknown>} */
   const real = {};
   for (const document of parseAllDocuments(readFileSync(TEMPLATES, 'utf8'))) {
     const template = document.toJS();
     const target = template.spec.targets[0];
     if (!target.rego) continue;
-    const name = template.metadata.name;
+    const name = String(template.metadata.name);
     const policy = await ready(engine, { rego: target.rego, libs: target.libs ?? [] });
     const data = {
       inventory: {
