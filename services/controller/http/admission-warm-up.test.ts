@@ -75,6 +75,30 @@ describe('warmUpAdmissionChecks', () => {
     expect(new Set(answerer.asked).size).toBe(6);
   });
 
+  it('drops a namespace whose one check takes longer than a slice, and keeps warming the others', async () => {
+    let clock = 0;
+    const asked: string[] = [];
+    const answerer = (text: unknown) => {
+      const namespace = (JSON.parse(String(text)) as { object: { metadata: { namespace: string } } }).object
+        .metadata.namespace;
+      asked.push(namespace);
+      // The hostile namespace's checks take 20 ms each, the others' 1 ms.
+      clock += namespace === 'hostile' ? 20 : 1;
+      return { status: 200, json: '{}' };
+    };
+    const outcome = await warmUpAdmissionChecks({
+      answerer,
+      namespaces: () => ['hostile', 'shop'],
+      maxChecks: 8,
+      sliceMs: 5,
+      now: () => clock,
+      yieldToRequests: immediate,
+    });
+    expect(outcome.checks).toBe(8);
+    expect(asked.filter((namespace) => namespace === 'hostile')).toHaveLength(1);
+    expect(asked.filter((namespace) => namespace === 'shop')).toHaveLength(7);
+  });
+
   it('gives requests their turn between slices and stops at its time budget', async () => {
     const answerer = recordingAnswerer();
     let clock = 0;

@@ -129,17 +129,25 @@ export function warmUpAdmissionChecks(options: WarmUpOptions): Promise<WarmUpOut
     const slice = () => {
       const started = now();
       try {
-        while (outcome.checks < maxChecks && now() - started < sliceMs) {
+        while (outcome.checks < maxChecks && now() - started < sliceMs && namespaces.length > 0) {
           const at = outcome.checks % namespaces.length;
+          const checkStarted = now();
           options.answerer(warmUpCheckBody(namespaces[at], outcome.checks, labels[at]), 'full');
           outcome.checks++;
+          // A namespace whose one check takes longer than a slice costs its evaluation, not compiling:
+          // warming it gains nothing and would hold the loop as long as a real admission each time.
+          if (now() - checkStarted > sliceMs) {
+            namespaces.splice(at, 1);
+            labels.splice(at, 1);
+          }
         }
       } catch {
         outcome.busyMs += now() - started;
         return resolve(outcome);
       }
       outcome.busyMs += now() - started;
-      if (outcome.checks >= maxChecks || outcome.busyMs >= budgetMs) return resolve(outcome);
+      if (outcome.checks >= maxChecks || outcome.busyMs >= budgetMs || namespaces.length === 0)
+        return resolve(outcome);
       yieldToRequests(slice, now() - started);
     };
     yieldToRequests(slice, 0);
