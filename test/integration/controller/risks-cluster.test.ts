@@ -1,11 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { parseControllerConfig } from '../../../services/controller/config';
-import { startController, type RunningController } from '../../../services/controller/runtime';
+import type { RunningController } from '../../../services/controller/runtime';
 import type { RisksReport } from '../../../services/controller/risks/risk-view';
-import { silentLogger } from '../../../services/logging/logger';
 import { KubernetesApiTestServer } from '../../support/kubernetes-api-server';
+import {
+  startControllerOnTestServer,
+  type ControllerOnTestServer,
+} from '../../support/controller-on-test-server';
 import { labelledDeployment as deployment, requiredLabelPolicy } from '../../support/required-label-policy';
 import { waitUntil } from '../../support/kubernetes-api/wait-until';
 
@@ -20,7 +19,7 @@ const [policy, binding] = requiredLabelPolicy({ name: 'require-team', label: 'te
 describe('workloads at risk against the Kubernetes API test server', () => {
   const server = new KubernetesApiTestServer();
   let controller: RunningController;
-  let directory: string;
+  let running: ControllerOnTestServer | undefined;
 
   beforeAll(async () => {
     await server.start();
@@ -31,30 +30,13 @@ describe('workloads at risk against the Kubernetes API test server', () => {
     server.create(deployment('blog', 'site'));
     // A bare Pod is kept too; the policy below targets Deployments only.
     server.create({ ...deployment('shop', 'bare'), kind: 'Pod', apiVersion: 'v1' });
-    directory = mkdtempSync(path.join(os.tmpdir(), 'forewarn-risks-'));
-    const kubeconfig = path.join(directory, 'kubeconfig');
-    writeFileSync(kubeconfig, server.kubeConfigYaml());
-    const config = parseControllerConfig(
-      [
-        '--kubeconfig',
-        kubeconfig,
-        '--port',
-        '0',
-        '--address',
-        '127.0.0.1',
-        '--mcp=false',
-        '--api-auth',
-        'none',
-      ],
-      {},
-    );
-    controller = await startController(config, silentLogger());
+    running = await startControllerOnTestServer(server);
+    controller = running.controller;
   });
 
   afterAll(async () => {
-    await controller?.close();
+    await running?.stop();
     await server.stop();
-    rmSync(directory, { recursive: true, force: true });
   });
 
   async function risks(namespace: string): Promise<RisksReport> {

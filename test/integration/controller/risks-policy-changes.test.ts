@@ -1,11 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { parseControllerConfig } from '../../../services/controller/config';
-import { startController, type RunningController } from '../../../services/controller/runtime';
+import type { RunningController } from '../../../services/controller/runtime';
 import type { KubernetesObject } from '../../../services/model/kubernetes';
-import { silentLogger } from '../../../services/logging/logger';
 import { KubernetesApiTestServer } from '../../support/kubernetes-api-server';
+import {
+  startControllerOnTestServer,
+  type ControllerOnTestServer,
+} from '../../support/controller-on-test-server';
 import { labelledDeployment as deployment } from '../../support/required-label-policy';
 import { waitUntil } from '../../support/kubernetes-api/wait-until';
 
@@ -67,7 +66,7 @@ function requireOwner(
 describe('back-to-back changes of a cluster-wide policy through the watch path', () => {
   const server = new KubernetesApiTestServer();
   let controller: RunningController;
-  let directory: string;
+  let running: ControllerOnTestServer | undefined;
 
   beforeAll(async () => {
     await server.start();
@@ -81,31 +80,14 @@ describe('back-to-back changes of a cluster-wide policy through the watch path',
       });
       server.create(deployment(name, 'web'));
     }
-    directory = mkdtempSync(path.join(os.tmpdir(), 'forewarn-risk-changes-'));
-    const kubeconfig = path.join(directory, 'kubeconfig');
-    writeFileSync(kubeconfig, server.kubeConfigYaml());
-    const config = parseControllerConfig(
-      [
-        '--kubeconfig',
-        kubeconfig,
-        '--port',
-        '0',
-        '--address',
-        '127.0.0.1',
-        '--mcp=false',
-        '--api-auth',
-        'none',
-      ],
-      {},
-    );
-    controller = await startController(config, silentLogger());
+    running = await startControllerOnTestServer(server);
+    controller = running.controller;
     await controller.risks.idle();
   });
 
   afterAll(async () => {
-    await controller?.close();
+    await running?.stop();
     await server.stop();
-    rmSync(directory, { recursive: true, force: true });
   });
 
   /** `team-N warned|rejected` for every workload at risk, over every namespace. */
