@@ -23,8 +23,15 @@ describe('readLimitRangeItems', () => {
     expect(second.min).toBe(NO_RESOURCES);
     // default ← max, defaultRequest ← default, as the API server defaults them.
     expect([...first.defaultRequest.keys()]).toEqual(['cpu', 'memory']);
+    // The same entries: one map for both.
+    expect(first.defaultRequest).toBe(first.default);
     expect([...second.default.keys()]).toEqual(['cpu']);
     expect([...second.defaultRequest.keys()]).toEqual(['cpu']);
+    const [own] = readLimitRangeItems(
+      limitRange('requests', [{ type: 'Container', default: { cpu: '1' }, defaultRequest: { cpu: '250m' } }]),
+    );
+    expect(own.defaultRequest).not.toBe(own.default);
+    expect(own.defaultRequest.get('cpu')).not.toEqual(own.default.get('cpu'));
     expect(NO_RESOURCES.size).toBe(0);
   });
 

@@ -66,10 +66,19 @@ function parseLimitRangeItems(limitRange: KubernetesObject): LimitRangeItem[] {
       max: sharedIfEmpty(parsed.max),
       min: sharedIfEmpty(parsed.min),
       default: sharedIfEmpty(parsed.default),
-      defaultRequest: sharedIfEmpty(parsed.defaultRequest),
+      // Usually the defaults alone, copied into defaultRequest: then one map for both.
+      defaultRequest: sameEntries(parsed.defaultRequest, parsed.default)
+        ? sharedIfEmpty(parsed.default)
+        : sharedIfEmpty(parsed.defaultRequest),
       maxLimitRequestRatio: sharedIfEmpty(parsed.maxLimitRequestRatio),
     };
   });
+}
+
+function sameEntries(map: ReadonlyResourceMap, other: ReadonlyResourceMap): boolean {
+  if (map.size !== other.size) return false;
+  for (const [resource, value] of map) if (other.get(resource) !== value) return false;
+  return true;
 }
 
 /** Fills unset requests and limits from the namespace's LimitRanges, in order, as LimitRanger does. */
