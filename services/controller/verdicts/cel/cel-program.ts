@@ -6,6 +6,7 @@ import { NETWORK_CEL_FUNCTIONS } from './network-extensions';
 import { OPTIONAL_CEL_FUNCTIONS } from './optional-library';
 import { parseWithOptionalSyntax as parse } from './optional-syntax';
 import { unlimitedGuard, type EvaluationGuard } from '../guard/evaluation-guard';
+import { defineField } from '../../../model/object-copy';
 import { factOfEvaluation } from '../evaluation-memo';
 import {
   CelCostExceeded,
@@ -178,7 +179,7 @@ function fromCel(value: CelValue): unknown {
   if (isCelMap(value)) {
     const result: Record<string, unknown> = {};
     value.forEach((item, key) => {
-      result[String(key)] = fromCel(item);
+      defineField(result, String(key), fromCel(item));
     });
     return result;
   }
