@@ -69,6 +69,25 @@ describe('Inventory', () => {
     expect(inventory.record('', 'Service', 'a', 'web')).toBeUndefined();
   });
 
+  test('a namespace keeps its order through growing past one record and shrinking back', () => {
+    const inventory = new Inventory();
+    for (const name of ['a', 'b', 'c']) inventory.upsert(service('n', name));
+    inventory.upsert(service('m', 'other'));
+    inventory.remove(service('n', 'b'));
+    expect(names(inventory.records('', 'Service', 'n'))).toEqual(['n/a', 'n/c']);
+    inventory.remove(service('n', 'a'));
+    expect(names(inventory.records('', 'Service', 'n'))).toEqual(['n/c']);
+    expect(inventory.record('', 'Service', 'n', 'a')).toBeUndefined();
+    expect(inventory.record('', 'Service', 'n', 'c')).toMatchObject({ name: 'c' });
+    // Removing another name where one record is left keeps that record.
+    inventory.remove(service('n', 'b'));
+    inventory.upsert(service('n', 'a'));
+    inventory.upsert(service('n', 'c', 'changed'));
+    expect(names(inventory.records('', 'Service', 'n'))).toEqual(['n/a', 'n/c']);
+    expect(inventory.record('', 'Service', 'n', 'c')?.serviceSelector).toEqual({ app: 'changed' });
+    expect(names(inventory.records('', 'Service')).sort()).toEqual(['m/other', 'n/a', 'n/c']);
+  });
+
   test('a kind without a CRD is known while objects of it are, and no longer once they are gone', () => {
     const inventory = new Inventory();
     const monitor = (namespace: string): KubernetesObject => ({

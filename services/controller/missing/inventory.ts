@@ -9,6 +9,7 @@ import {
 } from '../../model/kubernetes';
 import { describeWorkload, type WorkloadDescriptor } from '../../model/workload';
 import { SharedValues } from '../index/shared-values';
+import { RecordsByNamespace } from './records-by-namespace';
 
 // A compact inventory of the objects companion rules look for: identity, labels, and the few spec
 // fields a rule reads (a Service's selector, a monitor's selectors). Never whole objects. Records
@@ -65,18 +66,12 @@ export function toInventoryRecord(object: KubernetesObject): InventoryRecord | u
   return record;
 }
 
-/** One kind's records by namespace ('' for cluster-scoped objects), then by name. */
-type RecordsOfKind = Map<string, Map<string, InventoryRecord>>;
-
 /**
  * Objects of every kind delivered by the source, kept compactly and looked up by group/kind, then
- * namespace, then name. Rules ask for one namespace's records once per workload: nested maps answer
- * that in the namespace's size, where one map per kind had every namespace's records scanned (60,000
- * inventory objects at cluster scale). The nesting costs no memory: a namespace's map replaces the
- * `namespace/name` key string every record had, and names key it as they are (shared by the record).
+ * namespace and name (records-by-namespace.ts).
  */
 export class Inventory {
-  private readonly byKind = new Map<string, RecordsOfKind>();
+  private readonly byKind = new Map<string, RecordsByNamespace>();
   private readonly workloads = new Map<string, WorkloadDescriptor>();
   /** Kinds known to exist in the cluster (CRDs seen, or objects of the kind seen). */
   private readonly definedKinds = new Map<string, number>();
@@ -97,19 +92,12 @@ export class Inventory {
     if (!record) return;
     this.remove(object);
     const kindKey = `${record.group}/${record.kind}`;
-    let namespaces = this.byKind.get(kindKey);
-    if (!namespaces) {
-      namespaces = new Map();
-      this.byKind.set(kindKey, namespaces);
-    }
-    const shared = this.shared.share(record);
-    const namespace = shared.namespace ?? '';
-    let records = namespaces.get(namespace);
+    let records = this.byKind.get(kindKey);
     if (!records) {
-      records = new Map();
-      namespaces.set(namespace, records);
+      records = new RecordsByNamespace();
+      this.byKind.set(kindKey, records);
     }
-    records.set(shared.name, shared);
+    records.add(this.shared.share(record));
     if (record.group === 'apiextensions.k8s.io' && record.kind === 'CustomResourceDefinition')
       this.defineFromCrd(object, 1);
     const workload = describeWorkload(object);
@@ -126,11 +114,7 @@ export class Inventory {
     if (typeof name !== 'string') return;
     const namespace = typeof object.metadata?.namespace === 'string' ? object.metadata.namespace : null;
     const kindKey = `${groupOf(object.apiVersion)}/${object.kind ?? ''}`;
-    const namespaces = this.byKind.get(kindKey);
-    const records = namespaces?.get(namespace ?? '');
-    const removed = records?.delete(name) ?? false;
-    // An empty namespace is dropped: a kind's map then has entries only while it has records (hasKind).
-    if (removed && records?.size === 0) namespaces?.delete(namespace ?? '');
+    const removed = this.byKind.get(kindKey)?.delete(namespace, name) ?? false;
     if (removed && kindKey === 'apiextensions.k8s.io/CustomResourceDefinition')
       this.defineFromCrd(object, -1);
     this.workloads.delete(`${object.kind ?? ''}/${namespace ?? 'default'}/${name}`);
@@ -151,20 +135,14 @@ export class Inventory {
    * were last upserted within a namespace; namespaces in the order they first had one.
    */
   records(group: string, kind: string, namespace?: string | null): InventoryRecord[] {
-    const namespaces = this.byKind.get(`${group}/${kind}`);
-    if (!namespaces) return [];
-    if (namespace !== undefined) return [...(namespaces.get(namespace ?? '')?.values() ?? [])];
-    const all: InventoryRecord[] = [];
-    for (const records of namespaces.values()) for (const record of records.values()) all.push(record);
-    return all;
+    const records = this.byKind.get(`${group}/${kind}`);
+    if (!records) return [];
+    return namespace === undefined ? records.all() : records.inNamespace(namespace);
   }
 
   /** The object of a kind with this name, in a namespace (null: cluster-scoped). */
   record(group: string, kind: string, namespace: string | null, name: string): InventoryRecord | undefined {
-    return this.byKind
-      .get(`${group}/${kind}`)
-      ?.get(namespace ?? '')
-      ?.get(name);
+    return this.byKind.get(`${group}/${kind}`)?.get(namespace, name);
   }
 
   allWorkloads(): WorkloadDescriptor[] {
@@ -176,7 +154,7 @@ export class Inventory {
     return (
       BUILT_IN_API_GROUPS.has(group) ||
       this.definedKinds.has(`${group}/${kind}`) ||
-      (this.byKind.get(`${group}/${kind}`)?.size ?? 0) > 0
+      this.byKind.get(`${group}/${kind}`)?.isEmpty === false
     );
   }
 }
