@@ -7,7 +7,6 @@ import {
 } from '../../../model/kubernetes';
 import { matchesLabelSelector, parseLabelSelector, LabelSelectorError } from '../../../model/label-selector';
 import { matchesWildcard } from '../../../model/wildcard';
-import { defineField } from '../../../model/object-copy';
 import type { AdmittedObject, Requester } from '../types';
 
 // Whether a Kyverno rule's `match` and `exclude` select this request, as Kyverno 1.19's engine
@@ -121,7 +120,7 @@ function selectorMatches(value: unknown, labels: Record<string, string>): boolea
   const matchLabels = isStringRecord(value.matchLabels) ? value.matchLabels : {};
   const plain: Record<string, string> = {};
   for (const [key, expected] of Object.entries(matchLabels)) {
-    if (!/[*?]/.test(key) && !/[*?]/.test(expected)) defineField(plain, key, expected);
+    if (!/[*?]/.test(key) && !/[*?]/.test(expected)) plain[key] = expected;
     else if (
       !Object.entries(labels).some(
         ([actualKey, actual]) => matchesWildcard(key, actualKey) && matchesWildcard(expected, actual),
