@@ -114,8 +114,9 @@ function connectionsTo(port) {
  * @param {Side} side
  * @param {Array<[string, number]>} pids
  * @param {number} port
+ * @param {Side} [beside] reviews sent elsewhere at the same time
  */
-async function measure(label, side, pids, port, beside = undefined) {
+async function measure(label, side, pids, port, beside) {
   await loadTest({ ...side, connections: CONNECTIONS, durationSeconds: 1 });
   const { spawn } = require('node:child_process');
   const perf = process.env.PERF
