@@ -167,6 +167,7 @@ async function main() {
     now: new Date(),
   });
   const certificate = { certPem: bundle.certPem, keyPem: bundle.keyPem };
+  /** @type {Array<Awaited<ReturnType<typeof startVariant>>>} */
   const pairs = [];
   for (const variant of variants) pairs.push(await startVariant(variant, certificate));
   const nextReview = distinctDeploymentReviews('shop');

@@ -38,7 +38,8 @@ function createLoopWatch() {
   let startedAt = 0;
   const observer = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
-      const detail = /** @type {{kind?: number}} */ (entry.detail ?? {});
+      // A gc entry's `detail` holds its kind (Node's perf_hooks; not in the DOM's PerformanceEntry type).
+      const detail = /** @type {{detail?: {kind?: number}}} */ (/** @type {unknown} */ (entry)).detail ?? {};
       const kind = GC_KINDS[detail.kind ?? -1] ?? `kind ${detail.kind}`;
       const durations = pauses.get(kind) ?? [];
       durations.push(entry.duration);
