@@ -271,7 +271,14 @@ function hasNestedAnchors(pattern: unknown): boolean {
 }
 
 function metadataEntry(pattern: Record<string, unknown>, tag: string): [string, unknown] | undefined {
-  return Object.entries(pattern).find(([key]) => key === tag || parseKey(key).name === tag);
+  // Runs for every map of every pattern on every check: no entry pairs, and a key is parsed only
+  // when it holds the tag (a key whose name is the tag contains it). `for...in` visits a JSON
+  // object's own keys in `Object.entries`' order; an object from JSON has no inherited ones.
+  for (const key in pattern) {
+    if (!Object.hasOwn(pattern, key) || !key.includes(tag)) continue;
+    if (key === tag || parseKey(key).name === tag) return [key, pattern[key]];
+  }
+  return undefined;
 }
 
 function stringEntries(value: unknown): Record<string, string> | undefined {
