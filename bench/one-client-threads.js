@@ -12,6 +12,11 @@
 //   CURVE=<windows>: Forewarn only, CPU per admission in consecutive 2 s windows from its start (how it
 //     falls as V8 compiles), after SLEEP_BEFORE seconds and an optional WARM=full|controller load
 //     straight to the webhook or to the controller for WARM_SECONDS.
+//   REPLAY=capture: also the API server's own bytes straight to the bare webhook and to Forewarn (one
+//     review the API server sent, captured at start, each copy with its own name and uids);
+//     REPLAY_FIRST=1 measures that before the API server's phase; BESIDE=1 adds Forewarn's paced straight
+//     reviews while the API server admits creates through the bare webhook (its activity beside them);
+//     STRACE=1 counts each process's system calls per request (`strace -c -f`; slows the processes).
 // NODE_ARGS: node flags of Forewarn's two processes as a JSON array. Figures: docs/benchmarks.md,
 // "One client through the API server".
 
@@ -25,13 +30,14 @@ const { loadTest } = require('./lib/measure');
 const { startProcess } = require('./lib/processes');
 const { distinctDeploymentReviews } = require('./lib/admission-reviews');
 const { admissionCheckBody } = require('../dist/services/model/admission-query');
+const { captureApiServerReview, replayedReviews, traceSyscalls } = require('./lib/one-client-probes');
 
 const SECONDS = Number(process.env.SECONDS_PER || 6);
 const CONNECTIONS = Number(process.env.CONNECTIONS || 1);
 const execArgv = process.env.NODE_ARGS ? JSON.parse(process.env.NODE_ARGS) : [];
 const ROOT = process.env.ROOT;
 
-/** @typedef {{ms: number, runNs: number, vol: number, nonvol: number}} ThreadCpu */
+/** @typedef {{ms: number, runNs: number, vol: number, nonvol: number, migrations: number}} ThreadCpu */
 /** @typedef {import('./lib/measure').LoadRequest & {overallRate?: number}} Side */
 /** @typedef {import('./lib/api-server-cluster').ApiAccess} ApiAccess */
 /** @typedef {Awaited<ReturnType<typeof startServers>>} Servers */
@@ -52,11 +58,14 @@ function threadCpuMs(pid) {
       const vol = Number(/\nvoluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0);
       const nonvol = Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0);
       const sched = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ');
+      const schedDetail = readFileSync(`/proc/${pid}/task/${tid}/sched`, 'utf8');
+      const migrations = Number(/se\.nr_migrations\s+:\s+(\d+)/.exec(schedDetail)?.[1] ?? 0);
       threads[`${tid}:${name}`] = {
         ms: (Number(fields[11]) + Number(fields[12])) * 10,
         runNs: Number(sched[0]),
         vol,
         nonvol,
+        migrations,
       };
     } catch {
       // The thread ended between the listing and the read.
@@ -73,7 +82,7 @@ function threadCpuMs(pid) {
 function diff(before, after, requests) {
   const rows = [];
   for (const [key, value] of Object.entries(after)) {
-    const was = before[key] ?? { ms: 0, runNs: 0, vol: 0, nonvol: 0 };
+    const was = before[key] ?? { ms: 0, runNs: 0, vol: 0, nonvol: 0, migrations: 0 };
     const runUs = (value.runNs - was.runNs) / 1000 / requests;
     if (runUs < 1) continue;
     rows.push({
@@ -82,6 +91,7 @@ function diff(before, after, requests) {
       schedUsPerReq: runUs.toFixed(1),
       volPerReq: ((value.vol - was.vol) / requests).toFixed(2),
       nonvolPerReq: ((value.nonvol - was.nonvol) / requests).toFixed(2),
+      migrationsPerReq: ((value.migrations - was.migrations) / requests).toFixed(2),
     });
   }
   return rows;
@@ -104,8 +114,9 @@ function connectionsTo(port) {
  * @param {Side} side
  * @param {Array<[string, number]>} pids
  * @param {number} port
+ * @param {Side} [beside] reviews sent elsewhere at the same time
  */
-async function measure(label, side, pids, port) {
+async function measure(label, side, pids, port, beside) {
   await loadTest({ ...side, connections: CONNECTIONS, durationSeconds: 1 });
   const { spawn } = require('node:child_process');
   const perf = process.env.PERF
@@ -127,18 +138,29 @@ async function measure(label, side, pids, port) {
         { stdio: 'ignore' },
       )
     : undefined;
+  const tracers = process.env.STRACE ? pids.map(([name, pid]) => traceSyscalls(label, name, pid)) : [];
   const before = Object.fromEntries(pids.map(([name, pid]) => [name, threadCpuMs(pid)]));
   const peers = new Set();
   const sampler = setInterval(() => {
     for (const peer of connectionsTo(port)) peers.add(peer);
   }, 200);
+  // A marker between the processes' own output (NODE_ARGS '--trace-gc', '--trace-opt').
+  console.log(`>> measured phase ${label} starts`);
+  const besideLoad = beside
+    ? loadTest({ ...beside, connections: CONNECTIONS, durationSeconds: SECONDS })
+    : undefined;
   const result = await loadTest({ ...side, connections: CONNECTIONS, durationSeconds: SECONDS });
+  const besideResult = await besideLoad;
+  console.log(`>> measured phase ${label} ends`);
+  if (besideResult)
+    console.log(`   beside it: ${besideResult.requests} requests through the API server to the bare webhook`);
   clearInterval(sampler);
   if (perf) await new Promise((resolve) => perf.on('exit', resolve));
   const after = Object.fromEntries(pids.map(([name, pid]) => [name, threadCpuMs(pid)]));
   console.log(
     `\n== ${label}: ${result.requests} requests, p50 ${result.latencyMs.p50.toFixed(2)} p99 ${result.latencyMs.p99.toFixed(2)}, peer connections seen ${peers.size}`,
   );
+  for (const tracer of tracers) await tracer.report(result.requests);
   let total = 0;
   for (const [name] of pids) {
     const rows = diff(before[name], after[name], result.requests);
@@ -184,7 +206,7 @@ async function startServers(stops) {
     { execArgv },
   );
   stops.push(webhook.stop);
-  return { caPem: bundle.caPem, bare, controller, webhook };
+  return { caPem: bundle.caPem, certificate, bare, controller, webhook };
 }
 
 let sequence = 0;
@@ -203,6 +225,19 @@ function straightTo(webhook) {
     headers: { 'content-type': 'application/json' },
     nextBody: () => reviews(sequence++),
   };
+}
+
+/** @type {{body: string, rawHeaders: string[]} | undefined} */
+let capturedReview;
+
+/**
+ * REPLAY: the API server's captured review straight to a webhook (bare or Forewarn's).
+ * @param {{info: {port: number}}} webhook
+ * @returns {Side}
+ */
+function replayTo(webhook) {
+  const captured = capturedReview ?? JSON.parse(readFileSync(String(process.env.REPLAY), 'utf8'));
+  return replayedReviews(webhook.info.port, captured, () => sequence++);
 }
 
 /**
@@ -282,13 +317,33 @@ async function rounds(api, side, { bare, webhook, controller, caPem }) {
       namespace: 'shop',
     });
     await measure('bare', side, [['bare', Number(bare.child.pid)]], bare.info.port);
+    if (process.env.REPLAY)
+      await measure('bare-replayed', replayTo(bare), [['bare', Number(bare.child.pid)]], bare.info.port);
     const webhookUrl = `https://127.0.0.1:${webhook.info.port}/validate`;
+    // REPLAY_FIRST=1: the API server's bytes straight to the webhook before the API server's own
+    // reviews, so neither phase profits from the other's compiling.
+    if (process.env.REPLAY_FIRST)
+      await measure(`forewarn-replayed-first${round}`, replayTo(webhook), pair, webhook.info.port);
     await configure(api, { webhookUrl, caPem, namespace: 'shop', expectWarning: /owner/ });
     await measure(`forewarn-api${round}`, side, pair, webhook.info.port);
+    // API_ONLY=1: only the two phases through the API server, round after round.
+    if (process.env.API_ONLY) continue;
     const straight = straightTo(webhook);
+    if (process.env.REPLAY)
+      await measure(`forewarn-replayed${round}`, replayTo(webhook), pair, webhook.info.port);
     await measure(`forewarn-straight${round}`, straight, pair, webhook.info.port);
     const paced = { ...straight, overallRate: Number(process.env.RATE || 250) };
     await measure(`forewarn-straight-paced${round}`, paced, pair, webhook.info.port);
+    if (process.env.BESIDE) {
+      // The same paced reviews straight to Forewarn while the API server admits creates through the
+      // bare webhook: what the API server's activity alone does to Forewarn's CPU per review.
+      await configure(api, {
+        webhookUrl: `https://127.0.0.1:${bare.info.port}/validate`,
+        caPem,
+        namespace: 'shop',
+      });
+      await measure(`forewarn-paced-beside-api${round}`, paced, pair, webhook.info.port, side);
+    }
   }
 }
 
@@ -301,6 +356,8 @@ async function main() {
     const { api } = cluster;
     await apiRequest(api, 'POST', '/api/v1/namespaces', namespaceObject('shop'));
     const servers = await startServers(stops);
+    if (process.env.REPLAY === 'capture')
+      capturedReview = await captureApiServerReview(api, servers.certificate, servers.caPem);
     const runId = Date.now().toString(36);
     const side = {
       url: `${api.url}/apis/apps/v1/namespaces/shop/deployments?dryRun=All`,
