@@ -17,6 +17,7 @@ const path = require('node:path');
  *   'servers/webhook.js': {port: number},
  *   'servers/bare-https.js': {port: number},
  *   'servers/bare-express.js': {port: number},
+ *   'servers/bare-backend.js': {port: number},
  *   'servers/kubernetes-api.js': {kubeConfigYaml: string, url: string, token: string},
  *   'servers/watch-client.js': {port: number},
  *   'servers/cluster-api.js': {kubeConfigYaml: string, url: string, token: string},
@@ -30,6 +31,10 @@ const path = require('node:path');
  * serveCommands (in the server) and RunningProcess.request (in the benchmark) are both checked against.
  * @typedef {{
  *   'cpu-usage': {command: object, result: NodeJS.CpuUsage},
+ *   'loop-watch-start': {command: object, result: null},
+ *   'loop-watch-take': {command: object, result: import('./loop-watch').LoopWatchFigures},
+ *   'allocation-sampling-start': {command: {intervalBytes: number}, result: null},
+ *   'allocation-sampling-take': {command: {file: string}, result: string},
  *   'query-counts': {command: object, result: {ok: number, failed: number, lastFailure: string | null}},
  *   received: {command: object, result: number},
  *   'take-delays': {command: object, result: {received: number, delayMs: LatencySummary}},

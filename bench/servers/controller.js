@@ -7,13 +7,15 @@
 // "opaPath"?: "<opa binary>"}`: with `manifests`, that directory's files are read as well (the demo
 // cluster's, for the peer benchmark); with `opaPath`, Rego templates are compiled as in the image.
 
-const { cpSync, mkdtempSync, rmSync, writeFileSync } = require('node:fs');
+const { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { startManifestsController } = require('../lib/manifests-controller');
 const { namespaceObject, policyObjects } = require('../lib/cluster-objects');
 const { z } = require('zod');
 const { reportReady, serveCommands } = require('../lib/processes');
+const { createLoopWatch } = require('../lib/loop-watch');
+const { createAllocationSampling } = require('../lib/allocation-sampling');
 
 async function main() {
   const settings = z
@@ -38,7 +40,40 @@ async function main() {
     directory,
     settings.opaPath ? ['--opa-path', settings.opaPath] : [],
   );
-  serveCommands({ 'cpu-usage': () => process.cpuUsage() });
+  const loopWatch = createLoopWatch();
+  /** @type {ReturnType<typeof createAllocationSampling> | undefined} */
+  let allocationSampling;
+  serveCommands({
+    'cpu-usage': () => process.cpuUsage(),
+    'loop-watch-start': () => {
+      loopWatch.start();
+      return null;
+    },
+    'loop-watch-take': () => loopWatch.take(),
+    'allocation-sampling-start': async ({ intervalBytes }) => {
+      allocationSampling ??= createAllocationSampling();
+      await allocationSampling.start(intervalBytes);
+      return null;
+    },
+    'allocation-sampling-take': ({ file }) => {
+      if (!allocationSampling) throw new Error('allocation sampling was not started');
+      return allocationSampling.take(file);
+    },
+    memory: () => {
+      const status = readFileSync('/proc/self/status', 'utf8');
+      const kilobytes = (/** @type {string} */ field) =>
+        Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) * 1024;
+      const heap = process.memoryUsage();
+      return {
+        rssBytes: kilobytes('VmRSS'),
+        peakRssBytes: kilobytes('VmHWM'),
+        heapUsedBytes: heap.heapUsed,
+        heapTotalBytes: heap.heapTotal,
+        externalBytes: heap.external,
+        constraints: controller.index.totalConstraints(),
+      };
+    },
+  });
   process.on('exit', () => rmSync(directory, { recursive: true, force: true }));
   process.on('SIGTERM', () => controller.close().then(() => process.exit(0)));
   reportReady('servers/controller.js', {

@@ -21,3 +21,15 @@ export function withFields<Base extends object, Fields extends object>(
   if (Object.hasOwn(base, '__proto__') || Object.hasOwn(fields, '__proto__')) return { ...base, ...fields };
   return Object.assign({}, base, fields);
 }
+
+/**
+ * `target[key] = value` as JSON.parse and the spread define it: an own data property, even for the
+ * key `__proto__`, where an assignment would change the target's prototype instead (and drop the
+ * field, or make the fields of the value readable through the target). Copies of decoded documents
+ * (admitted objects, policies, values computed from them) set their keys through this.
+ */
+export function defineField(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__')
+    Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+  else target[key] = value;
+}

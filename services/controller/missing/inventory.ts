@@ -9,6 +9,7 @@ import {
 } from '../../model/kubernetes';
 import { describeWorkload, type WorkloadDescriptor } from '../../model/workload';
 import { SharedValues } from '../index/shared-values';
+import { RecordsByNamespace } from './records-by-namespace';
 
 // A compact inventory of the objects companion rules look for: identity, labels, and the few spec
 // fields a rule reads (a Service's selector, a monitor's selectors). Never whole objects. Records
@@ -65,9 +66,12 @@ export function toInventoryRecord(object: KubernetesObject): InventoryRecord | u
   return record;
 }
 
-/** Objects of every kind delivered by the source, kept compactly and looked up by group/kind. */
+/**
+ * Objects of every kind delivered by the source, kept compactly and looked up by group/kind, then
+ * namespace and name (records-by-namespace.ts).
+ */
 export class Inventory {
-  private readonly byKind = new Map<string, Map<string, InventoryRecord>>();
+  private readonly byKind = new Map<string, RecordsByNamespace>();
   private readonly workloads = new Map<string, WorkloadDescriptor>();
   /** Kinds known to exist in the cluster (CRDs seen, or objects of the kind seen). */
   private readonly definedKinds = new Map<string, number>();
@@ -90,10 +94,10 @@ export class Inventory {
     const kindKey = `${record.group}/${record.kind}`;
     let records = this.byKind.get(kindKey);
     if (!records) {
-      records = new Map();
+      records = new RecordsByNamespace();
       this.byKind.set(kindKey, records);
     }
-    records.set(this.shared.share(`${record.namespace ?? ''}/${record.name}`), this.shared.share(record));
+    records.add(this.shared.share(record));
     if (record.group === 'apiextensions.k8s.io' && record.kind === 'CustomResourceDefinition')
       this.defineFromCrd(object, 1);
     const workload = describeWorkload(object);
@@ -110,7 +114,7 @@ export class Inventory {
     if (typeof name !== 'string') return;
     const namespace = typeof object.metadata?.namespace === 'string' ? object.metadata.namespace : null;
     const kindKey = `${groupOf(object.apiVersion)}/${object.kind ?? ''}`;
-    const removed = this.byKind.get(kindKey)?.delete(`${namespace ?? ''}/${name}`);
+    const removed = this.byKind.get(kindKey)?.delete(namespace, name) ?? false;
     if (removed && kindKey === 'apiextensions.k8s.io/CustomResourceDefinition')
       this.defineFromCrd(object, -1);
     this.workloads.delete(`${object.kind ?? ''}/${namespace ?? 'default'}/${name}`);
@@ -126,10 +130,19 @@ export class Inventory {
     else this.definedKinds.set(key, count);
   }
 
-  /** Objects of a kind, optionally in one namespace. */
+  /**
+   * Objects of a kind, optionally in one namespace (null: cluster-scoped ones), in the order they
+   * were last upserted within a namespace; namespaces in the order they first had one.
+   */
   records(group: string, kind: string, namespace?: string | null): InventoryRecord[] {
-    const all = [...(this.byKind.get(`${group}/${kind}`)?.values() ?? [])];
-    return namespace === undefined ? all : all.filter((record) => record.namespace === namespace);
+    const records = this.byKind.get(`${group}/${kind}`);
+    if (!records) return [];
+    return namespace === undefined ? records.all() : records.inNamespace(namespace);
+  }
+
+  /** The object of a kind with this name, in a namespace (null: cluster-scoped). */
+  record(group: string, kind: string, namespace: string | null, name: string): InventoryRecord | undefined {
+    return this.byKind.get(`${group}/${kind}`)?.get(namespace, name);
   }
 
   allWorkloads(): WorkloadDescriptor[] {
@@ -141,7 +154,7 @@ export class Inventory {
     return (
       BUILT_IN_API_GROUPS.has(group) ||
       this.definedKinds.has(`${group}/${kind}`) ||
-      (this.byKind.get(`${group}/${kind}`)?.size ?? 0) > 0
+      this.byKind.get(`${group}/${kind}`)?.isEmpty === false
     );
   }
 }

@@ -13,6 +13,8 @@ import type { WorkloadDescriptor } from '../../model/workload';
 
 export interface CompanionLookup {
   records(group: string, kind: string, namespace?: string | null): InventoryRecord[];
+  /** One object by name: what `records(...).some(record => record.name === name)` asks, without a list. */
+  record(group: string, kind: string, namespace: string | null, name: string): InventoryRecord | undefined;
   /** The kind exists in the cluster (built in, or its CRD is installed). */
   hasKind(group: string, kind: string): boolean;
   /** Objects of the kind are visible to Forewarn (watched, or in the manifests). */
@@ -50,7 +52,7 @@ export function certificateIssuerFindings(
       continue;
     }
     const namespace = kind === 'ClusterIssuer' ? null : workload.namespace;
-    if (lookup.records('cert-manager.io', kind, namespace).some((record) => record.name === issuer)) continue;
+    if (lookup.record('cert-manager.io', kind, namespace, issuer)) continue;
     findings.push(
       toFinding(workload, {
         rule: 'certificate-issuer',

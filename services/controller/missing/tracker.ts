@@ -84,6 +84,7 @@ export class MissingResourceTracker {
   lookup(): CompanionLookup {
     return {
       records: (group, kind, namespace) => this.inventory.records(group, kind, namespace),
+      record: (group, kind, namespace, name) => this.inventory.record(group, kind, namespace, name),
       hasKind: (group, kind) => this.inventory.hasKind(group, kind),
       canSee: (group, kind) => this.settings.canSee(group, kind),
       namespaceLabels: (namespace) => this.index.labelsOfNamespace(namespace),

@@ -1,4 +1,4 @@
-import { celEnv, celList, celMap, isCelError, isCelList, isCelMap, type CelValue } from '@bufbuild/cel';
+import { celEnv, isCelError, isCelList, isCelMap, type CelValue } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import { KUBERNETES_CEL_FUNCTIONS } from './kubernetes-extensions';
 import { LINEAR_STRING_FUNCTIONS } from './linear-strings';
@@ -6,7 +6,9 @@ import { NETWORK_CEL_FUNCTIONS } from './network-extensions';
 import { OPTIONAL_CEL_FUNCTIONS } from './optional-library';
 import { parseWithOptionalSyntax as parse } from './optional-syntax';
 import { unlimitedGuard, type EvaluationGuard } from '../guard/evaluation-guard';
+import { defineField } from '../../../model/object-copy';
 import { factOfEvaluation } from '../evaluation-memo';
+import { jsonAsCel } from './json-as-cel';
 import {
   CelCostExceeded,
   CostTracker,
@@ -141,29 +143,13 @@ export function admittedAsCelInput(object: object, guard: EvaluationGuard): unkn
 }
 
 /**
- * JSON (numbers as doubles) → CEL input (whole numbers as ints), built as CEL lists and maps once:
- * @bufbuild/cel would otherwise copy a plain object into a map at every field access. Under a guard,
- * the conversion counts against the object's deadline.
+ * JSON (numbers as doubles) → CEL input (whole numbers as ints), as CEL lists and maps whose objects
+ * are converted when first read (json-as-cel.ts): @bufbuild/cel would otherwise copy a plain object
+ * into a map at every field access. Under a guard, each conversion counts against the object's
+ * deadline.
  */
 export function toCelInput(value: unknown, guard?: EvaluationGuard): unknown {
-  if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value) : value;
-  if (typeof value !== 'object' || value === null) return value;
-  guard?.checkpoint();
-  // Index loops rather than `map` and `Object.entries`: no closure or entry pair per value, for
-  // the conversion every CEL policy's admission check starts with.
-  if (Array.isArray(value)) {
-    const items: unknown[] = [];
-    for (let position = 0; position < value.length; position++)
-      items.push(toCelInput(value[position], guard));
-    return celList(items as CelValue[]);
-  }
-  const converted = new Map<string, unknown>();
-  const keys = Object.keys(value);
-  for (let position = 0; position < keys.length; position++) {
-    const key = keys[position];
-    converted.set(key, toCelInput((value as Record<string, unknown>)[key], guard));
-  }
-  return celMap(converted as Map<string, CelValue>);
+  return jsonAsCel(value, guard);
 }
 
 /** CEL results → plain JavaScript (lists as arrays, maps as objects). */
@@ -178,7 +164,7 @@ function fromCel(value: CelValue): unknown {
   if (isCelMap(value)) {
     const result: Record<string, unknown> = {};
     value.forEach((item, key) => {
-      result[String(key)] = fromCel(item);
+      defineField(result, String(key), fromCel(item));
     });
     return result;
   }

@@ -1,4 +1,5 @@
 import { isRecord } from '../../../model/kubernetes';
+import { defineField } from '../../../model/object-copy';
 import {
   defaultInteger,
   defaultPointer,
@@ -163,7 +164,8 @@ function requestsFromLimits(value: JsonRecord): void {
   if (!resources || !limits) return;
   const requests = structAt(resources, 'requests');
   if (!requests) return;
-  for (const [name, quantity] of Object.entries(limits)) if (!(name in requests)) requests[name] = quantity;
+  for (const [name, quantity] of Object.entries(limits))
+    if (!Object.hasOwn(requests, name)) defineField(requests, name, quantity);
 }
 
 /** SetDefaults_Pod: what only a Pod gets, not a pod template. */

@@ -1,4 +1,5 @@
 import { isRecord } from '../../../model/kubernetes';
+import { defineField } from '../../../model/object-copy';
 
 // How the API server's defaulting functions test for "unset", over JSON. Go structs cannot tell an
 // absent string from "" or an absent non-pointer int from 0, so those defaults also replace "" and 0;
@@ -50,7 +51,8 @@ export function recordsAt(record: JsonRecord, field: string): JsonRecord[] {
 
 /**
  * A deep copy of decoded JSON (plain objects, arrays, scalars): cheaper than structuredClone.
- * `checkpoint` runs at every object and list, so an evaluation guard can stop a huge copy.
+ * `checkpoint` runs at every object and list, so an evaluation guard can stop a huge copy. A key
+ * `__proto__` stays an own field, as the API server decodes it (defineField).
  */
 export function copyJson<T>(value: T, checkpoint: () => void = () => undefined): T {
   if (typeof value !== 'object' || value === null) return value;
@@ -67,7 +69,7 @@ export function copyJson<T>(value: T, checkpoint: () => void = () => undefined):
   const keys = Object.keys(record);
   for (let position = 0; position < keys.length; position++) {
     const key = keys[position];
-    copy[key] = copyJson(record[key], checkpoint);
+    defineField(copy, key, copyJson(record[key], checkpoint));
   }
   return copy as T;
 }

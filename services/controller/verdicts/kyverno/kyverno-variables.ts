@@ -1,4 +1,5 @@
 import { isRecord } from '../../../model/kubernetes';
+import { defineField } from '../../../model/object-copy';
 import { NotEvaluable } from './kyverno-errors';
 import { queryJmesPath } from './kyverno-jmespath';
 import { substituteText } from './variable-substitution';
@@ -96,10 +97,10 @@ export function substituteVariables(
   const result: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(document)) {
     const newKey = key.includes('{{') ? substituteString(key, context, checkpoint) : key;
-    result[typeof newKey === 'string' ? newKey : JSON.stringify(newKey)] = substituteVariables(
-      item,
-      context,
-      checkpoint,
+    defineField(
+      result,
+      typeof newKey === 'string' ? newKey : JSON.stringify(newKey),
+      substituteVariables(item, context, checkpoint),
     );
   }
   return result;

@@ -1,4 +1,5 @@
 import { isRecord } from '../../../model/kubernetes';
+import { defineField } from '../../../model/object-copy';
 import { scalarMatches, wildcardMatches } from './scalar-pattern';
 
 // Kyverno's `validate.pattern` over a resource, as Kyverno 1.19 evaluates it
@@ -174,27 +175,30 @@ class Matcher {
   ): Mismatch | undefined {
     const { anchor, name } = parseKey(key);
     const at = child(path, name);
-    const present = name in value;
+    // The resource's own fields only: `name in value` and `value[name]` also see what every object
+    // inherits (`constructor`, `toString`, `__proto__`), which no decoded document has.
+    const present = Object.hasOwn(value, name);
+    const field = present ? value[name] : undefined;
     switch (anchor) {
       case 'negation':
-        return present ? { kind: 'negation', path: at, value: value[name], pattern: 'absent' } : undefined;
+        return present ? { kind: 'negation', path: at, value: field, pattern: 'absent' } : undefined;
       case 'equality':
-        return present ? this.element(value[name], sub, at) : undefined;
+        return present ? this.element(field, sub, at) : undefined;
       case 'condition':
         if (!present) return { kind: 'condition' };
-        return this.element(value[name], sub, at) ? { kind: 'condition' } : undefined;
+        return this.element(field, sub, at) ? { kind: 'condition' } : undefined;
       case 'global':
         if (!present) return undefined;
-        return this.element(value[name], sub, at) ? { kind: 'global' } : undefined;
+        return this.element(field, sub, at) ? { kind: 'global' } : undefined;
       case 'existence':
-        return present ? this.existence(value[name], sub, at) : undefined;
+        return present ? this.existence(field, sub, at) : undefined;
       case 'add':
       case 'none':
         if (sub === '*')
-          return value[name] !== undefined && value[name] !== null
+          return field !== undefined && field !== null
             ? undefined
-            : { kind: 'fail', path: at, value: value[name], pattern: sub };
-        return this.element(value[name], sub, at);
+            : { kind: 'fail', path: at, value: field, pattern: sub };
+        return this.element(field, sub, at);
     }
   }
 
@@ -267,13 +271,21 @@ function hasNestedAnchors(pattern: unknown): boolean {
 }
 
 function metadataEntry(pattern: Record<string, unknown>, tag: string): [string, unknown] | undefined {
-  return Object.entries(pattern).find(([key]) => key === tag || parseKey(key).name === tag);
+  // Runs for every map of every pattern on every check: no entry pairs, and a key is parsed only
+  // when it holds the tag (a key whose name is the tag contains it). `for...in` visits a JSON
+  // object's own keys in `Object.entries`' order; an object from JSON has no inherited ones.
+  for (const key in pattern) {
+    if (!Object.hasOwn(pattern, key) || !key.includes(tag)) continue;
+    if (key === tag || parseKey(key).name === tag) return [key, pattern[key]];
+  }
+  return undefined;
 }
 
 function stringEntries(value: unknown): Record<string, string> | undefined {
   if (!isRecord(value)) return undefined;
   const result: Record<string, string> = {};
-  for (const [key, item] of Object.entries(value)) if (typeof item === 'string') result[key] = item;
+  for (const [key, item] of Object.entries(value))
+    if (typeof item === 'string') defineField(result, key, item);
   return result;
 }
 
@@ -301,7 +313,7 @@ function expandMetadataWildcards(
     const expanded: Record<string, unknown> = {};
     for (const [key, sub] of Object.entries(patternData)) {
       if (!hasWildcard(key)) {
-        expanded[key] = sub;
+        defineField(expanded, key, sub);
         continue;
       }
       const { anchor, name, modifier } = parseKey(key);
@@ -316,7 +328,7 @@ function expandMetadataWildcards(
           );
       }
       const chosen = candidates[0] ?? name;
-      expanded[anchor === 'none' ? chosen : `${modifier}(${chosen})`] = sub;
+      defineField(expanded, anchor === 'none' ? chosen : `${modifier}(${chosen})`, sub);
     }
     metadata ??= { ...metadataPattern[1] };
     metadata[tagPattern[0]] = expanded;
