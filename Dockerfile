@@ -7,10 +7,13 @@
 #   docker run --rm -p 8080:8080 forewarn:0.1.0 \
 #     node /app/dist/services/controller/main.js --manifests /app/examples/manifests
 
-# Node LTS on Debian 12. package.json requires Node >= 20.19; 22 is an LTS line it supports.
-# Pinned to a full version so a rebuild gives the same image. To update: pick the newest
-# `22.x.y-bookworm-slim` tag (https://hub.docker.com/_/node), change it here and in docs/deploy.md,
-# run `npm test` and the end-to-end tier; for a byte-identical base, append its digest
+# Node 22 (maintained LTS) on Debian 12; Node 20 reached end of life in April 2026. package.json's
+# engines is >=20.19 <23. Pinned to a full version so a rebuild gives the same image, and CI runs the
+# jest suite on this exact release (.ci/image-node; docs/decisions.md, "The image's Node.js"). To
+# update: pick the newest `22.x.y-bookworm-slim` tag (https://hub.docker.com/_/node), change it here, in
+# docs/deploy.md and IMAGE_NODE_VERSION with its checksums in tools/fetch-image-node.sh
+# (test/integration/image/node-version.test.ts fails while they differ), run .ci/image-node and the
+# end-to-end tier; for a byte-identical base, append its digest
 # (`docker buildx imagetools inspect node:22.x.y-bookworm-slim` prints it) as `@sha256:...`.
 ARG NODE_IMAGE=node:22.23.3-bookworm-slim
 # Go for Open Policy Agent, which compiles Gatekeeper templates' Rego (docs/decisions.md): the version

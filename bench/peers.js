@@ -2,18 +2,20 @@
 'use strict';
 
 // What each admission webhook adds to a `kubectl apply` (issue 33): the real kube-apiserver of the e2e
-// tools, distinct Deployment creates with dryRun=All in namespace `shop`, each webhook registered alone
-// the same way (Ignore, 5 s, apps/deployments CREATE). Cases: no webhook; a bare HTTPS webhook that
-// allows everything (the floor); Gatekeeper's own webhook with one policy requiring an `owner` label in
-// `warn` mode, once as the demo's CEL template and once as the same policy in Rego; Forewarn's webhook
-// and controller on the demo cluster (examples/manifests: its constraints of `shop` plus the same
-// owner policy). Per case: p50/p99 at 1 and 16 clients, CPU per admission of the case's own processes
-// (from /proc, so Go and Node are charged alike), and CPU per second at rest. Cases run in palindromic
-// order so drift in the shared machine's load hits each alike. Skips a peer whose binary is not cached.
+// tools, distinct Deployment creates with dryRun=All in namespace `shop`, each webhook registered
+// alone the same way (Ignore, 5 s, apps/deployments CREATE). Cases: no webhook; a bare HTTPS webhook
+// that allows everything (the floor); the same webhook posting each review's object to a bare backend
+// first (`bare-pair`: the floor of the spec's two-process design); Gatekeeper's own webhook with one
+// policy requiring an `owner` label in `warn` mode, once as the demo's CEL template and once as the
+// same policy in Rego; Forewarn's webhook and controller on the demo cluster (examples/manifests: its
+// constraints of `shop` plus the same owner policy). Per case: p50/p99 at 1 and 16 clients, CPU per
+// admission of the case's own processes (from /proc, so Go and Node are charged alike), and CPU per
+// second at rest. Cases run in palindromic order so drift in the shared machine's load hits each
+// alike. Skips a peer whose binary is not cached.
 // Kyverno's admission controller with the same policy as a ClusterPolicy in Audit with emitWarning
 // (bench/lib/kyverno-webhook.js; what it would register itself goes to the notes).
 
-const { existsSync, readFileSync } = require('node:fs');
+const { readFileSync } = require('node:fs');
 const path = require('node:path');
 const { parseAllDocuments } = require('yaml');
 const { generateSelfSignedBundle } = require('../dist/services/webhook/certs/self-signed');
@@ -30,6 +32,7 @@ const { namespaceObject } = require('./lib/cluster-objects');
 const { loadTest, median } = require('./lib/measure');
 const { measureCpu, processCpuSeconds } = require('./lib/process-cpu');
 const { startProcess } = require('./lib/processes');
+const { barePairCase, forewarnCase } = require('./lib/node-peer-cases');
 
 const NAMESPACE = 'shop';
 const DEMO_MANIFESTS = path.join(__dirname, '..', 'examples', 'manifests');
@@ -43,7 +46,7 @@ const WANTED_CASES = process.env.FOREWARN_PEERS_CASES?.split(',').map((name) => 
 /** @param {string} name */
 const wanted = (name) => name === 'bare' || !WANTED_CASES || WANTED_CASES.includes(name);
 
-/** @typedef {'none' | 'bare' | 'gatekeeper-cel' | 'gatekeeper-rego' | 'kyverno' | 'forewarn-baseline' | 'forewarn'} CaseName */
+/** @typedef {'none' | 'bare' | 'bare-pair' | 'gatekeeper-cel' | 'gatekeeper-rego' | 'kyverno' | 'forewarn-baseline' | 'forewarn'} CaseName */
 /**
  * @typedef {object} PeerCase
  * @property {string} [webhookUrl]
@@ -100,12 +103,6 @@ function ownerConstraint(/** @type {string} */ kind, /** @type {string} */ name)
       parameters: { labels: [{ key: 'owner' }] },
     },
   };
-}
-
-/** The opa binary of tools/build-opa.sh's cache, when built: Forewarn compiles Rego with it. */
-function cachedOpa() {
-  const found = path.join('/var/cache/forewarn-e2e/tools', 'opa-v1.22.3', 'opa');
-  return existsSync(found) ? found : undefined;
 }
 
 /**
@@ -264,34 +261,6 @@ async function kyvernoCases(cluster, stops, notes) {
 }
 
 /**
- * Forewarn's controller on the demo cluster and its webhook, from this checkout or from `root`, another
- * built checkout (FOREWARN_BENCH_BASELINE, a before-and-after run).
- * @param {{certPem: string, keyPem: string}} certificate
- * @param {Array<() => Promise<void>>} stops
- * @param {string} [root]
- * @returns {Promise<PeerCase>}
- */
-async function forewarnCase(certificate, stops, root) {
-  const opaPath = cachedOpa();
-  /** @type {<Script extends 'servers/controller.js' | 'servers/webhook.js'>(script: Script) => Script} */
-  const server = (script) =>
-    root ? /** @type {typeof script} */ (path.join(root, 'bench', script)) : script;
-  const controller = await startProcess(server('servers/controller.js'), [
-    JSON.stringify({ manifests: DEMO_MANIFESTS, ...(opaPath ? { opaPath } : {}) }),
-  ]);
-  stops.push(controller.stop);
-  const webhook = await startProcess(server('servers/webhook.js'), [
-    JSON.stringify({ controllerUrl: `http://127.0.0.1:${controller.info.port}`, certificate }),
-  ]);
-  stops.push(webhook.stop);
-  return {
-    webhookUrl: `https://127.0.0.1:${webhook.info.port}/validate`,
-    pids: [webhook.child.pid ?? 0, controller.child.pid ?? 0],
-    expectWarning: /owner/,
-  };
-}
-
-/**
  * @param {{durationSeconds: number, concurrencies?: number[]}} options
  */
 async function runPeersBenchmark({ durationSeconds, concurrencies = [1, 16] }) {
@@ -320,6 +289,7 @@ async function runPeersBenchmark({ durationSeconds, concurrencies = [1, 16] }) {
     ]);
     stops.push(bare.stop);
     cases.bare = { webhookUrl: `https://127.0.0.1:${bare.info.port}/validate`, pids: [bare.child.pid ?? 0] };
+    if (wanted('bare-pair')) cases['bare-pair'] = await barePairCase(certificate, stops);
 
     if (wanted('gatekeeper-cel') || wanted('gatekeeper-rego')) {
       const gatekeeper = await gatekeeperCases(cluster, certificate, stops, notes);

@@ -17,6 +17,7 @@ const path = require('node:path');
  *   'servers/webhook.js': {port: number},
  *   'servers/bare-https.js': {port: number},
  *   'servers/bare-express.js': {port: number},
+ *   'servers/bare-backend.js': {port: number},
  *   'servers/kubernetes-api.js': {kubeConfigYaml: string, url: string, token: string},
  *   'servers/watch-client.js': {port: number},
  *   'servers/cluster-api.js': {kubeConfigYaml: string, url: string, token: string},

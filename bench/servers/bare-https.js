@@ -7,7 +7,8 @@
 // `backendUrl` it first fetches that URL over a pooled keep-alive connection, as the webhook asks
 // the controller: the least any implementation of the spec's design (one controller query per
 // review) can cost. argv[2]: JSON `{"certificate": {"certPem", "keyPem"}, "answer": <review>,
-// "backendUrl"?: "http://..."}`.
+// "backendUrl"?: "http://...", "forwardReview"?: true}`; with `forwardReview` the query is a POST of
+// the review's object (the bytes the spec's hop must carry) instead of a GET.
 
 const http = require('node:http');
 const https = require('node:https');
@@ -19,6 +20,7 @@ const settings = z
     certificate: z.object({ certPem: z.string(), keyPem: z.string() }),
     answer: z.unknown(),
     backendUrl: z.string().optional(),
+    forwardReview: z.boolean().optional(),
     echoUid: z.boolean().optional(),
   })
   .parse(JSON.parse(process.argv[2]));
@@ -35,6 +37,30 @@ function echoAnswer(review) {
   });
 }
 const backendAgent = new http.Agent({ keepAlive: true, maxSockets: 10 });
+
+/**
+ * @param {string} url
+ * @param {string} object the admitted object's JSON
+ * @param {(body: unknown) => void} callback
+ */
+function postToBackend(url, object, callback) {
+  const request = http.request(
+    url,
+    {
+      method: 'POST',
+      agent: backendAgent,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(object) },
+    },
+    (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk) => (text += chunk));
+      response.on('end', () => callback(JSON.parse(text)));
+    },
+  );
+  request.on('error', () => callback(null));
+  request.end(object);
+}
 
 /**
  * @param {string} url
@@ -67,7 +93,9 @@ const server = https.createServer(
         });
         response.end(text);
       };
-      if (settings.backendUrl) queryBackend(settings.backendUrl, respond);
+      if (settings.backendUrl && settings.forwardReview)
+        postToBackend(settings.backendUrl, JSON.stringify(parsed.request?.object ?? null), respond);
+      else if (settings.backendUrl) queryBackend(settings.backendUrl, respond);
       else respond();
     });
   },

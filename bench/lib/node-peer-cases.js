@@ -1,0 +1,76 @@
+// @ts-check
+'use strict';
+
+// The peer benchmark's Node cases (bench/peers.js): Forewarn's webhook and controller on the demo
+// cluster, and the floor of the spec's two-process design (a bare webhook querying a bare backend).
+
+const { existsSync } = require('node:fs');
+const path = require('node:path');
+const { startProcess } = require('./processes');
+
+const DEMO_MANIFESTS = path.join(__dirname, '..', '..', 'examples', 'manifests');
+
+/** @typedef {import('../peers').PeerCase} PeerCase */
+
+/** The opa binary of tools/build-opa.sh's cache, when built: Forewarn compiles Rego with it. */
+function cachedOpa() {
+  const found = path.join('/var/cache/forewarn-e2e/tools', 'opa-v1.22.3', 'opa');
+  return existsSync(found) ? found : undefined;
+}
+
+/**
+ * Forewarn's controller on the demo cluster and its webhook, from this checkout or from `root`, another
+ * built checkout (FOREWARN_BENCH_BASELINE, a before-and-after run).
+ * @param {{certPem: string, keyPem: string}} certificate
+ * @param {Array<() => Promise<void>>} stops
+ * @param {string} [root]
+ * @returns {Promise<PeerCase>}
+ */
+async function forewarnCase(certificate, stops, root) {
+  const opaPath = cachedOpa();
+  /** @type {<Script extends 'servers/controller.js' | 'servers/webhook.js'>(script: Script) => Script} */
+  const server = (script) =>
+    root ? /** @type {typeof script} */ (path.join(root, 'bench', script)) : script;
+  const controller = await startProcess(server('servers/controller.js'), [
+    JSON.stringify({ manifests: DEMO_MANIFESTS, ...(opaPath ? { opaPath } : {}) }),
+  ]);
+  stops.push(controller.stop);
+  const webhook = await startProcess(server('servers/webhook.js'), [
+    JSON.stringify({ controllerUrl: `http://127.0.0.1:${controller.info.port}`, certificate }),
+  ]);
+  stops.push(webhook.stop);
+  return {
+    webhookUrl: `https://127.0.0.1:${webhook.info.port}/validate`,
+    pids: [webhook.child.pid ?? 0, controller.child.pid ?? 0],
+    expectWarning: /owner/,
+  };
+}
+
+/**
+ * The floor of the spec's design: a bare HTTPS webhook that posts each review's object to a bare
+ * HTTP backend and answers once it replied. Both are plain Node, so what Forewarn costs above this
+ * pair is its own work; what this pair costs above Gatekeeper is the second process.
+ * @param {{certPem: string, keyPem: string}} certificate
+ * @param {Array<() => Promise<void>>} stops
+ * @returns {Promise<PeerCase>}
+ */
+async function barePairCase(certificate, stops) {
+  const backend = await startProcess('servers/bare-backend.js', []);
+  stops.push(backend.stop);
+  const front = await startProcess('servers/bare-https.js', [
+    JSON.stringify({
+      certificate,
+      answer: null,
+      echoUid: true,
+      backendUrl: `http://127.0.0.1:${backend.info.port}/api/v1/admission-check`,
+      forwardReview: true,
+    }),
+  ]);
+  stops.push(front.stop);
+  return {
+    webhookUrl: `https://127.0.0.1:${front.info.port}/validate`,
+    pids: [front.child.pid ?? 0, backend.child.pid ?? 0],
+  };
+}
+
+module.exports = { barePairCase, forewarnCase };
