@@ -1,4 +1,4 @@
-import type { InventoryRecord } from './inventory';
+import type { InventoryRecord } from './inventory-record';
 
 // One kind's inventory records by namespace ('' for cluster-scoped objects), then by name. Rules ask
 // for one namespace's records once per workload; a single map per kind had them scanned out of every
