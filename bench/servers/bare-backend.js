@@ -17,7 +17,10 @@ const server = createServer((request, response) => {
   request.on('data', (chunk) => (body += chunk));
   request.on('end', () => {
     JSON.parse(body);
-    response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(ANSWER) });
+    response.writeHead(200, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(ANSWER),
+    });
     response.end(ANSWER);
   });
 });
