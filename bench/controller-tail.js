@@ -21,6 +21,7 @@ const { generateSelfSignedBundle } = require('../dist/services/webhook/certs/sel
 const { distinctDeploymentReviews } = require('./lib/admission-reviews');
 const { percentile } = require('./lib/measure');
 const { startProcess } = require('./lib/processes');
+const { postReview } = require('./lib/webhook-post');
 
 const OPA = '/var/cache/forewarn-e2e/tools/opa-v1.22.3/opa';
 // As the Pulumi component sets it for the default 512Mi limit (infra/controller.ts).
@@ -37,35 +38,6 @@ const Variants = z
     }),
   )
   .min(1);
-
-/**
- * @param {https.Agent} agent
- * @param {number} port
- * @param {string} body
- * @returns {Promise<void>}
- */
-function post(agent, port, body) {
-  return new Promise((resolve, reject) => {
-    const request = https.request(
-      {
-        host: '127.0.0.1',
-        port,
-        path: '/validate',
-        method: 'POST',
-        agent,
-        headers: { 'content-type': 'application/json' },
-      },
-      (response) => {
-        response.resume();
-        response.on('end', () =>
-          response.statusCode === 200 ? resolve() : reject(new Error(`HTTP ${response.statusCode}`)),
-        );
-      },
-    );
-    request.on('error', reject);
-    request.end(body);
-  });
-}
 
 /**
  * @param {z.infer<typeof Variants>[number]} variant
@@ -196,7 +168,7 @@ async function main() {
       Array.from({ length: connections }, async () => {
         while (Date.now() < end) {
           const started = performance.now();
-          await post(agents[side], pair.port, nextReview(sequence++));
+          await postReview(agents[side], pair.port, nextReview(sequence++));
           latencies.push(performance.now() - started);
         }
       }),

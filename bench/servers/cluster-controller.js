@@ -40,6 +40,8 @@ async function main() {
       '127.0.0.1',
       '--mcp=false',
       '--api-auth=none',
+      // Controller flags to try besides (the last of a flag wins), e.g. --warm-up=false.
+      ...(process.env.FOREWARN_BENCH_CONTROLLER_ARGS ?? '').split(' ').filter(Boolean),
     ],
     {},
   );

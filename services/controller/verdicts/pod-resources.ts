@@ -17,6 +17,15 @@ import type { EvaluationGuard } from './guard/evaluation-guard';
 // which ResourceQuota and LimitRange also use).
 
 export type ResourceMap = Map<string, Quantity>;
+export type ReadonlyResourceMap = ReadonlyMap<string, Quantity>;
+
+/** The one empty map that parses kept for long (LimitRange and quota figures) share. */
+export const NO_RESOURCES: ReadonlyResourceMap = new Map<string, Quantity>();
+
+/** `map`, or the shared empty map when it is empty: a parse kept per object holds no empty tables. */
+export function sharedIfEmpty(map: ReadonlyResourceMap): ReadonlyResourceMap {
+  return map.size === 0 ? NO_RESOURCES : map;
+}
 
 export interface ContainerResources {
   /** `spec.template.spec.containers[1]`. */

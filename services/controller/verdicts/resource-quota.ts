@@ -12,7 +12,7 @@ import { pluralOfKind } from '../../model/resources';
 import { groupOf } from '../../model/kubernetes';
 import { detail, text } from '../../model/text';
 import { namespaceDefaultedPods, type DefaultedPods } from './admitted-pods';
-import { containersWithout, readResourceMap, type ResourceMap } from './pod-resources';
+import { containersWithout, readResourceMap, sharedIfEmpty, type ReadonlyResourceMap } from './pod-resources';
 import { showQuantity } from './quantity-text';
 import { podInQuotaScope } from './quota-scopes';
 import type { Evidence, VerdictContext, VerdictOutcome } from './types';
@@ -99,11 +99,12 @@ function chargesFor(
 }
 
 interface QuotaFigures {
-  hard: ResourceMap;
-  used: ResourceMap;
+  hard: ReadonlyResourceMap;
+  used: ReadonlyResourceMap;
 }
 
-// One parse per ResourceQuota revision: the index keeps one object per revision.
+// One parse per ResourceQuota revision: the index keeps one object per revision, and the parse lives
+// as long as it; an empty figure (a quota without status) is the shared empty map.
 const parsedQuotas = new WeakMap<KubernetesObject, QuotaFigures>();
 
 function quotaFigures(quota: KubernetesObject): QuotaFigures {
@@ -111,8 +112,8 @@ function quotaFigures(quota: KubernetesObject): QuotaFigures {
   if (cached) return cached;
   const spec = isRecord(quota.spec) ? quota.spec : {};
   const figures = {
-    hard: readResourceMap(spec.hard),
-    used: readResourceMap(isRecord(quota.status) ? quota.status.used : undefined),
+    hard: sharedIfEmpty(readResourceMap(spec.hard)),
+    used: sharedIfEmpty(readResourceMap(isRecord(quota.status) ? quota.status.used : undefined)),
   };
   parsedQuotas.set(quota, figures);
   return figures;

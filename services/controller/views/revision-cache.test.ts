@@ -1,5 +1,11 @@
 import { ConstraintIndex } from '../index/constraint-index';
-import { buildConstraintList } from './constraint-list';
+import type { ConstraintDraft } from '../../model/constraint';
+import {
+  MAX_NAMESPACE_TARGETS,
+  buildConstraintList,
+  matchingConstraints,
+  namespaceTargetsKept,
+} from './constraint-list';
 import { buildNamespaceReport } from './report';
 import { RevisionCache } from './revision-cache';
 import { FIXED_NOW, indexObjects } from '../../../test/support/controller-fixtures';
@@ -96,5 +102,37 @@ describe('cached views follow the index', () => {
     const full = buildNamespaceReport(cluster.index, 'shop', 'full', FIXED_NOW);
     expect(summary.detailLevel).toBe('summary');
     expect(JSON.stringify(summary.constraints)).not.toEqual(JSON.stringify(full.constraints));
+  });
+});
+
+describe('what a check in every namespace leaves kept (issue 33: heap per constraint)', () => {
+  // The workloads at risk check every workload through the admission check's path; what that keeps
+  // lives until the index changes, so it is bounded by what admission checks reuse, not by namespaces.
+  it('keeps at most MAX_NAMESPACE_TARGETS namespaces, each still answered right', () => {
+    const count = MAX_NAMESPACE_TARGETS + 50;
+    const namespaces = Array.from({ length: count }, (_, at) => `team-${at}`);
+    const cluster = indexObjects(
+      namespaces.map((namespace) => networkPolicy(`policy-${namespace}`, namespace)),
+    );
+    const names = (namespace: string) =>
+      matchingConstraints(cluster.index, { namespace }, []).map((constraint) => constraint.name);
+    for (const namespace of namespaces) expect(names(namespace)).toEqual([`policy-${namespace}`]);
+    expect(namespaceTargetsKept(cluster.index)).toBe(MAX_NAMESPACE_TARGETS);
+    // At 1,000 these (with each namespace's constraint names) held ~0.6 MiB at cluster scale.
+    expect(MAX_NAMESPACE_TARGETS).toBeLessThanOrEqual(256);
+    // The oldest were let go, and are built again when asked.
+    expect(names('team-0')).toEqual(['policy-team-0']);
+    cluster.ingestor.upsert(networkPolicy('another', 'team-1'));
+    expect(namespaceTargetsKept(cluster.index)).toBe(0);
+  });
+
+  it('adds a companion finding only when the index has no constraint of its name', () => {
+    const cluster = indexObjects([networkPolicy('default-deny')]);
+    const indexed = cluster.index.constraintsForNamespace('shop')[0];
+    const finding = { ...indexed, name: 'missing-issuer' };
+    const names = (prospective: ConstraintDraft[]) =>
+      matchingConstraints(cluster.index, { namespace: 'shop' }, prospective).map(({ name }) => name);
+    expect(names([finding])).toEqual(['default-deny', 'missing-issuer']);
+    expect(names([{ ...indexed }])).toEqual(['default-deny']);
   });
 });

@@ -3,6 +3,7 @@ import { isRecord, type KubernetesObject } from '../../../model/kubernetes';
 import { objectName, text, type Text } from '../../../model/text';
 import { withFields } from '../../../model/object-copy';
 import { podTemplateLocationOf } from '../../../model/workload';
+import { KeptLately } from '../kept-lately';
 
 // Which rule of a Kyverno policy a constraint names (and how a verdict names it), the kinds it
 // matches, and what it sees as `request.object`: the object, or a pod controller's template when
@@ -101,18 +102,26 @@ export function reachedThroughAutogen(rule: Fields, object: KubernetesObject): b
   return subjectOf(matchedKinds(rule), object).prefix !== '';
 }
 
-// The rule's name as a verdict shows it: made once per constraint object, not per admission.
-const ruleTexts = new WeakMap<Constraint, Text>();
+// The rule's name as a verdict shows it: made once per constraint object while admission checks
+// keep meeting it, not per admission. Not for as long as the constraint: a sweep of every workload
+// evaluates every Kyverno constraint, and kept per constraint these texts held ~1.5 MiB for 5,000
+// Kyverno policies at cluster scale (issue 33: heap per constraint).
+export const RULE_TEXTS_PER_GENERATION = 512;
+const ruleTexts = new KeptLately<Constraint, Text>(RULE_TEXTS_PER_GENERATION);
+
+function ruleTextOf(constraint: Constraint): Text {
+  const ruleName = constraint.name.slice(constraint.name.indexOf('/') + 1);
+  const name = objectName(constraint.source.name, constraint.source.namespace);
+  return text`Kyverno ${constraint.source.kind} "${name}" rule "${objectName(ruleName, constraint.source.namespace)}"`;
+}
 
 export function ruleText(constraint: Constraint): Text {
-  let rule = ruleTexts.get(constraint);
-  if (!rule) {
-    const ruleName = constraint.name.slice(constraint.name.indexOf('/') + 1);
-    const name = objectName(constraint.source.name, constraint.source.namespace);
-    rule = text`Kyverno ${constraint.source.kind} "${name}" rule "${objectName(ruleName, constraint.source.namespace)}"`;
-    ruleTexts.set(constraint, rule);
-  }
-  return rule;
+  return ruleTexts.get(constraint, ruleTextOf);
+}
+
+/** How many rule texts are kept (tests). */
+export function ruleTextsKept(): number {
+  return ruleTexts.size;
 }
 
 // The rule's `validate` without the preconditions the rule's evaluation has already taken: made
