@@ -29,4 +29,10 @@ module.exports = {
   transformIgnorePatterns: [`/node_modules/(?!(${esmOnlyPackages.join('|')})/)`],
   moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
   testTimeout: 20000,
+  // A worker that holds more than this after a file is replaced before the next one. On 2 cores jest
+  // has one worker, which otherwise carries every earlier file's garbage: a major collection of that
+  // heap (over 1 GB by the end of the suite) landing inside a timed check broke the reliability
+  // tests' 100 ms event-loop bound on a busy machine, on Node 20 and 22 alike (docs/decisions.md,
+  // "The Rego row's long holds on Node 22"). The controller's own heap is its index, not a runner's.
+  workerIdleMemoryLimit: '512MB',
 };
