@@ -21,7 +21,7 @@ const { generateSelfSignedBundle } = require('../dist/services/webhook/certs/sel
 const { distinctDeploymentReviews } = require('./lib/admission-reviews');
 const { percentile } = require('./lib/measure');
 const { startProcess } = require('./lib/processes');
-const { postReview } = require('./lib/webhook-post');
+const { postReviewsFor } = require('./lib/webhook-post');
 
 const OPA = '/var/cache/forewarn-e2e/tools/opa-v1.22.3/opa';
 // As the Pulumi component sets it for the default 512Mi limit (infra/controller.ts).
@@ -161,18 +161,13 @@ async function main() {
     const pair = pairs[side];
     await pair.controller.request({ type: 'loop-watch-start' });
     const cpuBefore = await pair.cpu();
-    const end = Date.now() + durationMs;
-    /** @type {number[]} */
-    const latencies = [];
-    await Promise.all(
-      Array.from({ length: connections }, async () => {
-        while (Date.now() < end) {
-          const started = performance.now();
-          await postReview(agents[side], pair.port, nextReview(sequence++));
-          latencies.push(performance.now() - started);
-        }
-      }),
-    );
+    const latencies = await postReviewsFor({
+      agent: agents[side],
+      port: pair.port,
+      connections,
+      durationMs,
+      nextReview: () => nextReview(sequence++),
+    });
     const cpuAfter = await pair.cpu();
     const watched = await pair.controller.request({ type: 'loop-watch-take' });
     if (!counted) return;

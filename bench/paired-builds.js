@@ -15,7 +15,7 @@ const { generateSelfSignedBundle } = require('../dist/services/webhook/certs/sel
 const { distinctDeploymentReviews } = require('./lib/admission-reviews');
 const { percentile } = require('./lib/measure');
 const { startProcess } = require('./lib/processes');
-const { postReview } = require('./lib/webhook-post');
+const { postReviewsFor } = require('./lib/webhook-post');
 
 const OPA = '/var/cache/forewarn-e2e/tools/opa-v1.22.3/opa';
 
@@ -84,18 +84,13 @@ async function main() {
       const slice = async (side, durationMs, counted) => {
         const build = builds[side];
         const cpuBefore = await build.cpu();
-        const end = Date.now() + durationMs;
-        /** @type {number[]} */
-        const latencies = [];
-        await Promise.all(
-          Array.from({ length: connections }, async () => {
-            while (Date.now() < end) {
-              const started = performance.now();
-              await postReview(agents[side], build.port, nextReview(sequence++));
-              latencies.push(performance.now() - started);
-            }
-          }),
-        );
+        const latencies = await postReviewsFor({
+          agent: agents[side],
+          port: build.port,
+          connections,
+          durationMs,
+          nextReview: () => nextReview(sequence++),
+        });
         const cpuAfter = await build.cpu();
         if (!counted) return;
         totals[side].reviews += latencies.length;

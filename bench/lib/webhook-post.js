@@ -36,4 +36,26 @@ function postReview(agent, port, body) {
   });
 }
 
-module.exports = { postReview };
+/**
+ * A closed loop of `connections` clients posting distinct reviews until `durationMs` has passed;
+ * the latency of each review in ms.
+ * @param {{agent: import('node:https').Agent, port: number, connections: number, durationMs: number, nextReview: () => string}} load
+ * @returns {Promise<number[]>}
+ */
+async function postReviewsFor({ agent, port, connections, durationMs, nextReview }) {
+  const end = Date.now() + durationMs;
+  /** @type {number[]} */
+  const latencies = [];
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (Date.now() < end) {
+        const started = performance.now();
+        await postReview(agent, port, nextReview());
+        latencies.push(performance.now() - started);
+      }
+    }),
+  );
+  return latencies;
+}
+
+module.exports = { postReview, postReviewsFor };
