@@ -77,7 +77,11 @@ describe('Forewarn with default arguments', () => {
     const deployment = one(registered, 'kubernetes:apps/v1:Deployment', 'forewarn-controller');
     expect(at(deployment, 'spec', 'replicas')).toBe(1);
     const controller = container(deployment);
-    expect(controller.command).toEqual(['node', '/app/dist/services/controller/main.js']);
+    expect(controller.command).toEqual([
+      'node',
+      '--min-semi-space-size=16',
+      '/app/dist/services/controller/main.js',
+    ]);
     expect(controller.args).toEqual([
       '--port=8080',
       '--mcp-port=8090',

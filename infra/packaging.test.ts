@@ -1,5 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { CONTROLLER_COMMAND } from './controller';
+import { PROCESS_NODE_FLAGS } from './node-flags';
 
 // The image runs the controller and the webhook only: the Pulumi packages (about 39 MB) are for the
 // component's users, who install them next to `forewarn` (peer dependencies). The base image is
@@ -51,5 +54,30 @@ describe('packaging', () => {
   it('pins the Go image that builds opa to a full version too', () => {
     const go = /^ARG GO_IMAGE=(\S+)$/m.exec(dockerfile)?.[1];
     expect(go).toMatch(/^golang:\d+\.\d+\.\d+-bookworm(@sha256:[0-9a-f]{64})?$/);
+  });
+
+  it('starts both processes with the Node flags of infra/node-flags.ts', () => {
+    const flags = PROCESS_NODE_FLAGS.join(' ');
+    expect(dockerfile).toContain(`exec node ${flags} /app/dist/services/webhook/main.js "$@"`);
+    const command = /^CMD (\[.*\])$/m.exec(dockerfile)?.[1];
+    expect(JSON.parse(command ?? '[]')).toEqual(CONTROLLER_COMMAND);
+  });
+
+  it('gives V8 a young generation that starts at its 16 MiB ceiling with those flags', () => {
+    // On the command line, as the image passes them: Node refuses this flag in NODE_OPTIONS.
+    const newSpaceBytes = (flags: readonly string[]) =>
+      Number(
+        execFileSync(
+          process.execPath,
+          [
+            ...flags,
+            '-e',
+            'const v8 = require("v8"); const space = v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space"); process.stdout.write(String(space.space_size))',
+          ],
+          { encoding: 'utf8' },
+        ),
+      );
+    expect(newSpaceBytes(PROCESS_NODE_FLAGS)).toBeGreaterThanOrEqual(16 * 1024 * 1024);
+    expect(newSpaceBytes([])).toBeLessThan(16 * 1024 * 1024);
   });
 });

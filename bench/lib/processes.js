@@ -3,6 +3,7 @@
 
 const { fork } = require('node:child_process');
 const path = require('node:path');
+const { PROCESS_NODE_FLAGS } = require('../../dist/infra/node-flags');
 
 // The benchmarks' server processes: started apart from the load generator, each tells its parent
 // when it listens and answers the parent's commands over IPC.
@@ -65,6 +66,16 @@ const path = require('node:path');
  * @property {() => Promise<void>} stop
  */
 
+// Forewarn's own processes (in this checkout's bench/servers or another checkout's) run with the
+// Node flags the image gives them (infra/node-flags.ts), before the caller's own; the bare baselines
+// and stand-ins for other services run with Node's defaults.
+const DEPLOYED_PROCESSES = new Set([
+  'controller.js',
+  'cluster-controller.js',
+  'risks-controller.js',
+  'webhook.js',
+]);
+
 /**
  * Starts a bench server (`script` relative to bench/, named in ReadyInfo) in its own process and
  * waits for its `{type: 'ready', ...}` message. Servers run apart from the load generator so each
@@ -77,8 +88,9 @@ const path = require('node:path');
  */
 function startProcess(script, args = [], { execArgv = [], timeoutMs = 60_000 } = {}) {
   return new Promise((resolve, reject) => {
+    const deployedFlags = DEPLOYED_PROCESSES.has(path.basename(script)) ? PROCESS_NODE_FLAGS : [];
     const child = fork(path.resolve(__dirname, '..', script), args, {
-      execArgv,
+      execArgv: [...deployedFlags, ...execArgv],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     const timer = setTimeout(() => {
