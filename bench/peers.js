@@ -261,6 +261,18 @@ async function kyvernoCases(cluster, stops, notes) {
 }
 
 /**
+ * FOREWARN_BENCH_BASELINE_FLAGS: a JSON array of strings.
+ * @param {string} text
+ * @returns {string[]}
+ */
+function nodeFlagsFrom(text) {
+  const flags = JSON.parse(text);
+  if (!Array.isArray(flags) || !flags.every((flag) => typeof flag === 'string'))
+    throw new Error(`FOREWARN_BENCH_BASELINE_FLAGS must be a JSON array of strings, got ${text}`);
+  return flags;
+}
+
+/**
  * @param {{durationSeconds: number, concurrencies?: number[]}} options
  */
 async function runPeersBenchmark({ durationSeconds, concurrencies = [1, 16] }) {
@@ -300,9 +312,19 @@ async function runPeersBenchmark({ durationSeconds, concurrencies = [1, 16] }) {
     if (wanted('kyverno')) Object.assign(cases, await kyvernoCases(cluster, stops, notes));
 
     // FOREWARN_BENCH_BASELINE=<another built checkout, e.g. main's>: its Forewarn in the same run.
-    const baseline = process.env.FOREWARN_BENCH_BASELINE;
+    // FOREWARN_BENCH_BASELINE_FLAGS='["--flag", ...]': the baseline's processes start with these Node
+    // flags instead of the deployed ones (infra/node-flags.ts); the baseline is this checkout unless
+    // FOREWARN_BENCH_BASELINE names another.
+    const baselineFlags = process.env.FOREWARN_BENCH_BASELINE_FLAGS;
+    const baseline =
+      process.env.FOREWARN_BENCH_BASELINE ?? (baselineFlags ? path.join(__dirname, '..') : undefined);
     if (baseline && wanted('forewarn-baseline'))
-      cases['forewarn-baseline'] = await forewarnCase(certificate, stops, baseline);
+      cases['forewarn-baseline'] = await forewarnCase(
+        certificate,
+        stops,
+        baseline,
+        baselineFlags ? nodeFlagsFrom(baselineFlags) : undefined,
+      );
     cases.forewarn = await forewarnCase(certificate, stops);
     const warningsPerCreate = await configure(api, {
       webhookUrl: cases.forewarn.webhookUrl,

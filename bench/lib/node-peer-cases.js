@@ -20,24 +20,30 @@ function cachedOpa() {
 
 /**
  * Forewarn's controller on the demo cluster and its webhook, from this checkout or from `root`, another
- * built checkout (FOREWARN_BENCH_BASELINE, a before-and-after run).
+ * built checkout (FOREWARN_BENCH_BASELINE, a before-and-after run), with the deployed Node flags or
+ * `nodeFlags` instead (FOREWARN_BENCH_BASELINE_FLAGS, a run that compares flags).
  * @param {{certPem: string, keyPem: string}} certificate
  * @param {Array<() => Promise<void>>} stops
  * @param {string} [root]
+ * @param {readonly string[]} [nodeFlags]
  * @returns {Promise<PeerCase>}
  */
-async function forewarnCase(certificate, stops, root) {
+async function forewarnCase(certificate, stops, root, nodeFlags) {
   const opaPath = cachedOpa();
   /** @type {<Script extends 'servers/controller.js' | 'servers/webhook.js'>(script: Script) => Script} */
   const server = (script) =>
     root ? /** @type {typeof script} */ (path.join(root, 'bench', script)) : script;
-  const controller = await startProcess(server('servers/controller.js'), [
-    JSON.stringify({ manifests: DEMO_MANIFESTS, ...(opaPath ? { opaPath } : {}) }),
-  ]);
+  const controller = await startProcess(
+    server('servers/controller.js'),
+    [JSON.stringify({ manifests: DEMO_MANIFESTS, ...(opaPath ? { opaPath } : {}) })],
+    { nodeFlags },
+  );
   stops.push(controller.stop);
-  const webhook = await startProcess(server('servers/webhook.js'), [
-    JSON.stringify({ controllerUrl: `http://127.0.0.1:${controller.info.port}`, certificate }),
-  ]);
+  const webhook = await startProcess(
+    server('servers/webhook.js'),
+    [JSON.stringify({ controllerUrl: `http://127.0.0.1:${controller.info.port}`, certificate })],
+    { nodeFlags },
+  );
   stops.push(webhook.stop);
   return {
     webhookUrl: `https://127.0.0.1:${webhook.info.port}/validate`,

@@ -83,12 +83,16 @@ const DEPLOYED_PROCESSES = new Set([
  * @template {keyof ReadyInfo} Script
  * @param {Script} script
  * @param {string[]} [args]
- * @param {{execArgv?: string[], timeoutMs?: number}} [options]
+ * `nodeFlags` replaces the deployed processes' own Node flags (infra/node-flags.ts), for a run that
+ * compares flags; `execArgv` is added to them.
+ * @param {{execArgv?: string[], nodeFlags?: readonly string[], timeoutMs?: number}} [options]
  * @returns {Promise<RunningProcess<Script>>}
  */
-function startProcess(script, args = [], { execArgv = [], timeoutMs = 60_000 } = {}) {
+function startProcess(script, args = [], { execArgv = [], nodeFlags, timeoutMs = 60_000 } = {}) {
   return new Promise((resolve, reject) => {
-    const deployedFlags = DEPLOYED_PROCESSES.has(path.basename(script)) ? PROCESS_NODE_FLAGS : [];
+    const deployedFlags = DEPLOYED_PROCESSES.has(path.basename(script))
+      ? (nodeFlags ?? PROCESS_NODE_FLAGS)
+      : [];
     const child = fork(path.resolve(__dirname, '..', script), args, {
       execArgv: [...deployedFlags, ...execArgv],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
