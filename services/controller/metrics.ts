@@ -24,6 +24,11 @@ export interface ControllerMetrics {
   admissionMemoObserver: (outcome: AdmissionMemoOutcome) => void;
   /** Counts watch failures and restarts of the cluster source, per adapter. */
   watchObserver: WatchObserver;
+  /**
+   * Work arrived that is not an HTTP request (a watched change): the event-loop delay is sampled
+   * while the process works. HTTP requests note it through `requestObserver`.
+   */
+  noteActivity: () => void;
   registry: Registry;
 }
 
@@ -208,13 +213,24 @@ function registerPolicyReportMetrics(
   });
 }
 
+// The kubelet's probes and Prometheus's scrapes arrive every few seconds whether or not anyone uses
+// the controller: they do not start the event-loop delay sampling (logging/event-loop-delay.ts).
+const UPKEEP_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
+function isUpkeepRequest(url: string | undefined): boolean {
+  if (url === undefined) return false;
+  const query = url.indexOf('?');
+  return UPKEEP_PATHS.has(query < 0 ? url : url.slice(0, query));
+}
+
 export function createControllerMetrics(
   index: ConstraintIndex,
   runtimeState: () => RuntimeState,
   options: ControllerMetricsOptions = {},
 ): ControllerMetrics {
   const registry = new Registry();
-  if (options.processMetrics !== false) collectProcessMetrics(registry);
+  const loopDelay = options.processMetrics !== false ? collectProcessMetrics(registry) : undefined;
+  const noteActivity = loopDelay ? () => loopDelay.noteActivity() : () => undefined;
   registerIndexMetrics(registry, index);
   registerHealthMetrics(registry, runtimeState);
   const watchObserver = registerWatchMetrics(registry);
@@ -253,6 +269,7 @@ export function createControllerMetrics(
   const admissionMemoObserver = (outcome: AdmissionMemoOutcome) => memoChildren[outcome].inc();
 
   const requestObserver: RequestObserver = (request, response, route) => {
+    if (!isUpkeepRequest(request.url)) noteActivity();
     const stopTimer = durations.startTimer();
     response.once('finish', () => {
       const template = route();
@@ -265,5 +282,5 @@ export function createControllerMetrics(
     response.set('Content-Type', registry.contentType).send(await registry.metrics());
   };
 
-  return { handler, requestObserver, admissionMemoObserver, watchObserver, registry };
+  return { handler, requestObserver, admissionMemoObserver, watchObserver, noteActivity, registry };
 }

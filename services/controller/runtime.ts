@@ -335,6 +335,7 @@ export async function startController(
     risks: () => riskServing.risks.countsByNamespace(),
     ...(policyReports ? { policyReportWrites: () => policyReports.writeCounts() } : {}),
   });
+  ingestor.onChange(() => metrics.noteActivity());
   const { source, findExisting } = sourceOf(config, overrides, ingestor, registry, logger, metrics);
   const missingResources = trackMissingResources(config, ingestor, index, source, clock);
   const flowObserver = await startFlowObserver(config, logger);

@@ -40,6 +40,8 @@ export interface WebhookMetrics {
   countWarnings(warnings: readonly string[]): void;
   /** The serving certificate's notAfter, so an alert catches a rotation that did not happen. */
   setCertificateExpiry(notAfter: Date): void;
+  /** Work arrived (a request): the event-loop delay is sampled while the process works. */
+  noteActivity(): void;
 }
 
 const WARNING_PREFIXES: ReadonlyArray<[string, Severity]> = [
@@ -49,7 +51,7 @@ const WARNING_PREFIXES: ReadonlyArray<[string, Severity]> = [
 
 export function createWebhookMetrics(options: { processMetrics?: boolean } = {}): WebhookMetrics {
   const registry = new Registry();
-  if (options.processMetrics !== false) collectProcessMetrics(registry);
+  const loopDelay = options.processMetrics !== false ? collectProcessMetrics(registry) : undefined;
   const admissions = new Histogram({
     name: 'forewarn_webhook_admission_duration_seconds',
     help: 'Time to answer AdmissionReviews, by outcome (warned, clean, controller_error, timeout, bad_request)',
@@ -107,5 +109,6 @@ export function createWebhookMetrics(options: { processMetrics?: boolean } = {})
       }
     },
     setCertificateExpiry: (notAfter) => certificateExpiry.set(notAfter.getTime() / 1000),
+    noteActivity: loopDelay ? () => loopDelay.noteActivity() : () => undefined,
   };
 }

@@ -219,6 +219,9 @@ export function createWebhookApp(options: WebhookAppOptions): RequestListener {
       metrics.handler(request, response);
       return;
     }
+    // Probes and scrapes arrive every few seconds in a cluster: only a review is work whose
+    // event-loop delay is worth sampling.
+    metrics?.noteActivity();
     // Last net for anything that escaped the handler's own catch.
     admit(request, response).catch((error: unknown) => {
       logger.warn(
