@@ -19,19 +19,21 @@ const LOAD_SECONDS = Number(process.env.LOAD_SECONDS || 8);
 const WATCH_SECONDS = Number(process.env.WATCH_SECONDS || 45);
 
 /**
- * Milliseconds of CPU of each thread of a process so far, keyed `tid:name`.
+ * Milliseconds of CPU (Linux schedstat, nanosecond resolution) and voluntary sleeps of each thread of a
+ * process so far, keyed `tid:name`. Clock ticks (10 ms) hid the sub-millisecond wake-ups at rest.
  * @param {number} pid
  */
 function threadCpuMs(pid) {
-  /** @type {Record<string, number>} */
+  /** @type {Record<string, {ms: number, sleeps: number}>} */
   const threads = {};
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
       const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
       const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // utime + stime, in clock ticks of 10 ms.
-      threads[`${tid}:${name}`] = (Number(fields[11]) + Number(fields[12])) * 10;
+      const runNs = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      const status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
+      const sleeps = Number(/\nvoluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0);
+      threads[`${tid}:${name}`] = { ms: runNs / 1e6, sleeps };
     } catch {
       // The thread ended between the listing and the read.
     }
@@ -84,16 +86,18 @@ async function main() {
     console.log(`load done: ${sequence} reviews in ${LOAD_SECONDS} s; CPU per thread each second after it:`);
     const names = /** @type {const} */ (['controller', 'webhook']);
     const previous = { controller: threadCpuMs(pids.controller), webhook: threadCpuMs(pids.webhook) };
-    const totals = { controller: 0, webhook: 0 };
+    const totals = { controller: { ms: 0, sleeps: 0 }, webhook: { ms: 0, sleeps: 0 } };
     for (let second = 1; second <= WATCH_SECONDS; second++) {
       await new Promise((resolve) => setTimeout(resolve, 1000));
       const busy = [];
       for (const name of names) {
         const now = threadCpuMs(pids[name]);
-        for (const [thread, ms] of Object.entries(now)) {
-          const delta = ms - (previous[name][thread] ?? 0);
-          if (delta > 0) busy.push(`${name}/${thread} ${delta} ms`);
-          totals[name] += Math.max(0, delta);
+        for (const [thread, { ms, sleeps }] of Object.entries(now)) {
+          const before = previous[name][thread] ?? { ms: 0, sleeps: 0 };
+          const delta = ms - before.ms;
+          if (delta >= 0.5) busy.push(`${name}/${thread} ${delta.toFixed(1)} ms`);
+          totals[name].ms += Math.max(0, delta);
+          totals[name].sleeps += Math.max(0, sleeps - before.sleeps);
         }
         previous[name] = now;
       }
@@ -101,7 +105,9 @@ async function main() {
     }
     for (const name of names)
       console.log(
-        `${name}: ${totals[name]} ms of CPU over ${WATCH_SECONDS} s after the load, RSS ${Math.round(rssKilobytes(pids[name]) / 1024)} MiB`,
+        `${name}: ${totals[name].ms.toFixed(1)} ms of CPU over ${WATCH_SECONDS} s after the load ` +
+          `(${(totals[name].ms / WATCH_SECONDS).toFixed(2)} ms/s, ${(totals[name].sleeps / WATCH_SECONDS).toFixed(1)} wake-ups/s), ` +
+          `RSS ${Math.round(rssKilobytes(pids[name]) / 1024)} MiB`,
       );
   } finally {
     await webhook.stop();
