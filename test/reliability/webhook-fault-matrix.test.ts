@@ -164,6 +164,12 @@ async function load(
   return outcomes;
 }
 
+/**
+ * Rounds of load during the restarts before the test gives up: one round (1,500 reviews) spans
+ * several restarts (each about 250 ms plus a start) even on a busy machine.
+ */
+const MAX_RESTART_LOAD_ROUNDS = 20;
+
 /** The real controller (manifests source), stopped and started again on the controller's port. */
 async function restartRealControllerUnderLoad(client: Agent, requests: number): Promise<Outcome[]> {
   const port = new URL(controller.url).port;
@@ -175,6 +181,7 @@ async function restartRealControllerUnderLoad(client: Agent, requests: number): 
   let running: RunningController | undefined = await startController(config, silentLogger());
   let restarts = 0;
   let loading = true;
+  let restartFailure: unknown = undefined;
   const restarting = (async () => {
     while (loading) {
       await new Promise((resolve) => setTimeout(resolve, 150));
@@ -184,14 +191,24 @@ async function restartRealControllerUnderLoad(client: Agent, requests: number): 
       running = await startController(config, silentLogger());
       restarts++;
     }
-  })();
+  })().catch((error: unknown) => {
+    restartFailure = error;
+  });
   // Keep the load on until the controller went through at least three restarts: a fast webhook
-  // could otherwise finish its share of reviews before the restarts happened.
+  // could otherwise finish its share of reviews before the restarts happened. A restart that fails
+  // or never ends stops the load and fails the test with what went wrong, instead of loading for ever.
   const outcomes: Outcome[] = [];
-  do outcomes.push(...(await load(client, 'restarting', requests, 32)));
-  while (restarts < 3);
+  for (let round = 0; restarts < 3 && restartFailure === undefined; round++) {
+    if (round === MAX_RESTART_LOAD_ROUNDS)
+      throw new Error(
+        `the controller restarted ${restarts} times during ${round} rounds of ${requests} reviews; expected 3 (a close or start that does not return?)`,
+      );
+    outcomes.push(...(await load(client, 'restarting', requests, 32)));
+  }
   loading = false;
   await restarting;
+  if (restartFailure !== undefined)
+    throw new Error(`restarting the controller under load failed: ${errorMessage(restartFailure)}`);
   await running?.close();
   expect(restarts).toBeGreaterThanOrEqual(3);
   return outcomes;
