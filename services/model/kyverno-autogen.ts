@@ -1,4 +1,5 @@
 import { isRecord } from './kubernetes';
+import { ownEntry } from './own-entry';
 
 // Kyverno's auto-generation of policies.kyverno.io policies for pod controllers (pkg/cel/autogen):
 // a policy whose match is exactly core v1 `pods` is also applied to the pod templates of these
@@ -48,7 +49,7 @@ export function autogenControllersOf(spec: Record<string, unknown>): string[] {
   if (!Array.isArray(podControllers.controllers)) return Object.keys(AUTOGEN_CONTROLLER_GROUPS);
   return podControllers.controllers.filter(
     (controller): controller is string =>
-      typeof controller === 'string' && AUTOGEN_CONTROLLER_GROUPS[controller] !== undefined,
+      typeof controller === 'string' && ownEntry(AUTOGEN_CONTROLLER_GROUPS, controller) !== undefined,
   );
 }
 
@@ -69,5 +70,5 @@ const AUTOGEN_API_VERSIONS: Readonly<Record<string, string>> = {
 
 /** Whether an auto-generated Kyverno rule or policy can match this controller at its API version. */
 export function isAutogenApiVersion(kind: string | undefined, apiVersion: string | undefined): boolean {
-  return kind !== undefined && AUTOGEN_API_VERSIONS[kind] === apiVersion;
+  return kind !== undefined && ownEntry(AUTOGEN_API_VERSIONS, kind) === apiVersion;
 }

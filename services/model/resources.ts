@@ -1,5 +1,6 @@
 import type { ResourceTarget } from './kubernetes';
 import { ADMITTED_WORKLOAD_RESOURCES, WORKLOAD_KINDS } from './workload-kinds';
+import { ownEntry } from './own-entry';
 
 // Kind ↔ plural resource names. Admission constraints name what they intercept by plural resource
 // (`ingresses`), policy engines by kind (`Ingress`); both are compared as plural resources.
@@ -24,7 +25,7 @@ const IRREGULAR_PLURALS: Record<string, string> = {
 
 /** The plural resource of a kind, following the Kubernetes API's own pluralisation. */
 export function pluralOfKind(kind: string): string {
-  const irregular = IRREGULAR_PLURALS[kind];
+  const irregular = ownEntry(IRREGULAR_PLURALS, kind);
   if (irregular) return irregular;
   const lower = kind.toLowerCase();
   if (/[^aeiou]y$/.test(lower)) return `${lower.slice(0, -1)}ies`;
@@ -47,7 +48,7 @@ const KNOWN_KIND_GROUPS: Record<string, string> = {
 };
 
 export function groupOfKnownKind(kind: string): string | undefined {
-  return KNOWN_KIND_GROUPS[kind];
+  return ownEntry(KNOWN_KIND_GROUPS, kind);
 }
 
 /** The workload resources the webhook is registered for (spec 4.4), from the workload kinds table. */
@@ -125,7 +126,7 @@ const BUILT_IN_GROUP_OF = new Map(
  * resource of another group (`apps/pods`); wildcards and anything unknown are kept.
  */
 export function isServedTarget(target: ResourceTarget): boolean {
-  const served = BUILT_IN_RESOURCES[target.group] as readonly string[] | undefined;
+  const served = ownEntry(BUILT_IN_RESOURCES, target.group);
   if (!served || served.includes(target.resource)) return true;
   const home = BUILT_IN_GROUP_OF.get(target.resource);
   return home === undefined;

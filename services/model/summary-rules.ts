@@ -8,6 +8,7 @@ import {
   type TextPart,
   type Viewer,
 } from './text';
+import { ownEntry } from './own-entry';
 
 // The rules every text a developer reads must follow (DESIGN.md section 3, "Summaries"), in one
 // place: the helpers adapters use to write such text (kinds in the plural, parameters summarised,
@@ -36,7 +37,7 @@ export function pluralKind(kind: string): string {
   // `Pod exec` (a subresource): the resource in the plural, the subresource after it.
   const space = kind.indexOf(' ');
   if (space > 0) return `${pluralKind(kind.slice(0, space))} (${kind.slice(space + 1)})`;
-  const irregular = IRREGULAR_KIND_PLURALS[kind];
+  const irregular = ownEntry(IRREGULAR_KIND_PLURALS, kind);
   if (irregular) return irregular;
   if (kind === '*' || kind === '') return 'resources';
   if (/[^aeiouAEIOU]y$/.test(kind)) return `${kind.slice(0, -1)}ies`;

@@ -23,3 +23,38 @@ export function replaceAt(object: KubernetesObject, at: ObjectPath, replacement:
   parent[at[at.length - 1]] = replacement;
   return copy;
 }
+
+/** The value at `at`, or undefined where the path leads nowhere. */
+export function valueAt(value: unknown, at: ObjectPath): unknown {
+  let current = value;
+  for (const key of at) {
+    if (typeof current !== 'object' || current === null) return undefined;
+    current = (current as Record<string | number, unknown>)[key];
+  }
+  return current;
+}
+
+/**
+ * A deep copy of the object with the last key of `at` renamed (as a manifest could spell it; an
+ * array index is left as it is). The entry keeps its place among its siblings.
+ */
+export function renameKeyAt(object: KubernetesObject, at: ObjectPath, name: string): KubernetesObject {
+  const copy = structuredClone(object);
+  const last = at[at.length - 1];
+  const parent = valueAt(copy, at.slice(0, -1));
+  if (typeof last === 'number' || Array.isArray(parent) || typeof parent !== 'object' || parent === null)
+    return copy;
+  const entries = Object.entries(parent).map(([key, entry]): [string, unknown] => [
+    key === last ? name : key,
+    entry,
+  ]);
+  for (const key of Object.keys(parent)) delete (parent as Record<string, unknown>)[key];
+  for (const [key, entry] of entries)
+    Object.defineProperty(parent, key, {
+      value: entry,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  return copy;
+}

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { AdapterParseError, type Adapter } from '../../model/constraint';
 import { ADAPTERS } from './registry';
 import { canonicalJson } from './shared/scope-text';
-import { pathsOf, replaceAt } from '../../../test/support/mutate-object';
+import { pathsOf, renameKeyAt, replaceAt, valueAt } from '../../../test/support/mutate-object';
 import { testAdapterContext } from '../../../test/support/render-constraint';
 import { loadFixtureObjects } from '../../../test/support/yaml-fixtures';
 
@@ -24,6 +24,8 @@ const cases: Array<[string, Adapter, string]> = ADAPTERS.flatMap((adapter) => {
       path.join(directory, file),
     ]);
 });
+
+const PROTOTYPE_NAMES = Object.getOwnPropertyNames(Object.prototype);
 
 describe.each(cases)('%s adapter on mutated fixtures', (_name, adapter, file) => {
   const objects = [...loadFixtureObjects(file).values()];
@@ -49,6 +51,30 @@ describe.each(cases)('%s adapter on mutated fixtures', (_name, adapter, file) =>
       }),
       { numRuns: 2000 },
     );
+  });
+
+  // Tables keyed by text from a manifest (kinds, groups, actions, quota keys) must not answer with
+  // Object.prototype's members: every string and every key becomes each of their names in turn.
+  it('reads names of Object.prototype members as plain text', () => {
+    const failures = new Set<string>();
+    for (const object of objects) {
+      for (const at of pathsOf(object).filter((at) => at.length > 0)) {
+        const value = valueAt(object, at);
+        for (const name of PROTOTYPE_NAMES) {
+          const candidates = [renameKeyAt(object, at, name)];
+          if (typeof value === 'string') candidates.push(replaceAt(object, at, name));
+          for (const candidate of candidates) {
+            try {
+              adapter.toConstraints(candidate, context);
+            } catch (error) {
+              if (!(error instanceof AdapterParseError))
+                failures.add(`${JSON.stringify(at)} as ${name}: ${String(error)}`);
+            }
+          }
+        }
+      }
+    }
+    expect([...failures]).toEqual([]);
   });
 
   it('yields the same constraints for the same object', () => {

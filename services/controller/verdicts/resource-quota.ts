@@ -17,6 +17,7 @@ import { showQuantity } from './quantity-text';
 import { podInQuotaScope } from './quota-scopes';
 import type { Evidence, VerdictContext, VerdictOutcome } from './types';
 import { NOT_APPLICABLE, unknown } from './types';
+import { ownEntry } from '../../model/own-entry';
 
 // ResourceQuota as its admission plugin enforces it: what the object adds (its pods times replicas,
 // a Job's parallelism; one object for `count/...` keys on CREATE) against `hard - used`, per
@@ -61,7 +62,7 @@ function podCharge(key: string, { shape, totals }: DefaultedPods): Quantity | un
 function objectCharge(key: string, object: KubernetesObject): Quantity | undefined {
   const group = groupOf(object.apiVersion);
   const plural = pluralOfKind(object.kind ?? '');
-  const counted = key.startsWith('count/') ? key.slice('count/'.length) : LEGACY_COUNT_KEYS[key];
+  const counted = key.startsWith('count/') ? key.slice('count/'.length) : ownEntry(LEGACY_COUNT_KEYS, key);
   if (counted === undefined) return undefined;
   const own = group === '' ? plural : `${plural}.${group}`;
   return counted === own ? { numerator: 1n, denominator: 1n } : undefined;
@@ -77,7 +78,7 @@ function claimCharge(key: string, object: KubernetesObject): Quantity | undefine
 }
 
 function missingValues(key: string, { shape }: DefaultedPods): Evidence[] {
-  const required = REQUIRED_COMPUTE[key];
+  const required = ownEntry(REQUIRED_COMPUTE, key);
   if (!required) return [];
   return containersWithout(shape.containers, required.kind, required.resource).map((container) => ({
     path: `${container.path}.resources.${required.kind}.${required.resource}`,

@@ -25,6 +25,7 @@ import {
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
 import { clusterScope, quoted } from '../shared/scope-text';
 import { policyEngineDraft, type EngineOutcome } from './engine-draft';
+import { ownEntry } from '../../../model/own-entry';
 
 // Kyverno's CEL policies (policies.kyverno.io): ValidatingPolicy, ImageValidatingPolicy,
 // MutatingPolicy, GeneratingPolicy and DeletingPolicy, all cluster-scoped → one Admission constraint
@@ -81,7 +82,7 @@ function autogenTargets(spec: Record<string, unknown>, targets: readonly Resourc
       ? readStringList(spec.autogen.podControllers.controllers, 'spec.autogen.podControllers.controllers')
       : [];
   explicit.forEach((controller, index) => {
-    if (AUTOGEN_CONTROLLER_GROUPS[controller] === undefined)
+    if (ownEntry(AUTOGEN_CONTROLLER_GROUPS, controller) === undefined)
       throw new AdapterParseError(
         `spec.autogen.podControllers.controllers[${index}] is ${quoted(controller)}, expected a pod controller resource`,
       );
@@ -94,7 +95,7 @@ function autogenTargets(spec: Record<string, unknown>, targets: readonly Resourc
   if (!coversPods) return [];
   const controllers = explicit.length > 0 ? explicit : autogenControllersOf(spec);
   return controllers.flatMap((controller) => {
-    const group = AUTOGEN_CONTROLLER_GROUPS[controller];
+    const group = ownEntry(AUTOGEN_CONTROLLER_GROUPS, controller);
     if (group === undefined) return [];
     return targets.some((target) => target.resource === controller) ? [] : [{ group, resource: controller }];
   });

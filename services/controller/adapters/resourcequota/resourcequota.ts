@@ -20,6 +20,7 @@ import { readChoice } from '../shared/scope-text';
 import { readQuantityMap, type NamedQuantity } from '../shared/quantity-fields';
 import { askOwnerStep, inspectSourceStep } from '../shared/remediation';
 import { POLICY_SOURCE_KINDS } from '../../../model/watched-kinds';
+import { ownEntry } from '../../../model/own-entry';
 
 // v1 ResourceQuota → one ResourceLimit constraint per quota, with exact usage metrics per resource.
 
@@ -85,8 +86,9 @@ function unitOf(resource: string): MetricUnit {
 /** Human label for the figures: `requests.cpu` → `CPU requests`; unknown names stay as written. */
 function labelOf(resource: string): string {
   const prefixed = /^(requests|limits)\.(.+)$/.exec(resource);
-  if (prefixed && RESOURCE_LABELS[prefixed[2]]) return `${RESOURCE_LABELS[prefixed[2]]} ${prefixed[1]}`;
-  return RESOURCE_LABELS[resource] ?? resource;
+  const label = prefixed ? ownEntry(RESOURCE_LABELS, prefixed[2]) : undefined;
+  if (prefixed && label) return `${label} ${prefixed[1]}`;
+  return ownEntry(RESOURCE_LABELS, resource) ?? resource;
 }
 
 /** The API resource a quota key counts, beyond the workloads every quota concerns. */
@@ -102,7 +104,7 @@ function countedResourceOf(resource: string): ResourceTarget | undefined {
   const base = baseResourceOf(resource);
   if (base === 'storage' || base === 'persistentvolumeclaims')
     return { group: '', resource: 'persistentvolumeclaims' };
-  const counted = OBJECT_COUNT_RESOURCES[resource];
+  const counted = ownEntry(OBJECT_COUNT_RESOURCES, resource);
   return counted === undefined ? undefined : { group: '', resource: counted };
 }
 

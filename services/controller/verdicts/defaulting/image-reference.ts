@@ -3,6 +3,8 @@
 // `IfNotPresent` — also for a reference the server's parser rejects (pkg/util/parsers.ParseImageName
 // answers an empty tag then). The grammar is the container image reference's (distribution/reference).
 
+import { ownEntry } from '../../../model/own-entry';
+
 const DOMAIN_COMPONENT = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
 const HOST = `(?:${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})*|\\[[a-fA-F0-9:]+\\])`;
 const PATH_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
@@ -30,7 +32,7 @@ export function imageTag(image: string): string {
   if (remote.toLowerCase() !== remote) return '';
   const normalized = hasDomain ? name : `docker.io/${firstSlash === -1 ? 'library/' : ''}${name}`;
   if (normalized.length > NAME_MAX_LENGTH) return '';
-  if (algorithm !== undefined && DIGEST_LENGTHS[algorithm] !== encoded.length) return '';
+  if (algorithm !== undefined && ownEntry(DIGEST_LENGTHS, algorithm) !== encoded.length) return '';
   if (tag !== undefined) return tag;
   return algorithm === undefined ? 'latest' : '';
 }

@@ -6,6 +6,7 @@ import {
   type Quantity,
 } from '../../../model/quantity';
 import { KyvernoRuleError } from './kyverno-errors';
+import { ownEntry } from '../../../model/own-entry';
 
 // Kyverno's JMESPath arithmetic (pkg/engine/jmespath/arithmetic.go): an operand is a number
 // (scalar), or a string read first as a Kubernetes quantity (`250m`, `1Gi`, `3`) and else as a Go
@@ -84,7 +85,7 @@ function writtenScale(written: string): number {
   const suffix = match?.[2] ?? '';
   const exponent = /^[eE]([+-]?\d+)$/.exec(suffix);
   if (exponent) return fraction - Number(exponent[1]);
-  return fraction + (SUFFIX_SCALES[suffix] ?? 0);
+  return fraction + (ownEntry(SUFFIX_SCALES, suffix) ?? 0);
 }
 
 const mismatch = (operator: string) => new KyvernoRuleError(`${operator}: types mismatch`);
