@@ -18,7 +18,7 @@ import { prospectiveFindings, prospectiveFindingsForObject } from './missing/pro
 import { startMcpService, type McpServiceOptions, type RunningMcpService } from './mcp/mcp-service';
 import type { FlowObserverState, McpState, RuntimeState } from './views/health';
 import { answerClientErrorsAsJson } from '../net/client-error';
-import { createApiAccess, type ReviewToken } from './http/api-auth';
+import { createApiAccess, type ApiAccess, type ReviewToken } from './http/api-auth';
 import { kubernetesAccessReviewer, type ReviewAccess } from './http/access-review';
 import { createCallerReadAccess, type CallerReadAccess } from './http/caller-read-access';
 import { kubernetesTokenReviewer } from './http/token-review';
@@ -262,8 +262,8 @@ async function startMcpIfEnabled(
   state: McpState,
   dependencies: McpServiceOptions['dependencies'],
   httpServer: Server,
-  levelFor: McpServiceOptions['levelFor'],
-  callerReadAccess: CallerReadAccess | undefined,
+  access: { apiAccess: ApiAccess; callerReadAccess: CallerReadAccess | undefined },
+  onRequest: () => void,
 ): Promise<RunningMcpService | undefined> {
   if (!config.mcp) return undefined;
   try {
@@ -273,8 +273,9 @@ async function startMcpIfEnabled(
       state,
       logger,
       dependencies,
-      levelFor,
-      ...(callerReadAccess ? { callerReadAccess } : {}),
+      levelFor: (request) => access.apiAccess.levelFor(request),
+      ...(access.callerReadAccess ? { callerReadAccess: access.callerReadAccess } : {}),
+      onRequest,
     });
   } catch (error) {
     await new Promise<void>((resolve) => httpServer.close(() => resolve()));
@@ -372,8 +373,8 @@ export async function startController(
       findExisting,
     },
     httpServer,
-    (request) => apiAccess.levelFor(request),
-    callerReadAccess,
+    { apiAccess, callerReadAccess },
+    () => metrics.noteActivity(),
   );
   await source.start();
   logger.info({ constraints: index.totalConstraints() }, 'first sync complete; ready');

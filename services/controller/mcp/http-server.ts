@@ -42,6 +42,8 @@ export interface McpHttpServerOptions {
    * token, as the HTTP API's `/resources` routes do; absent, the controller's level for everyone.
    */
   callerReadAccess?: CallerReadAccess;
+  /** Told of every request that arrives (the controller samples its event-loop delay while it works). */
+  onRequest?: () => void;
 }
 
 interface Session {
@@ -84,6 +86,7 @@ export class McpHttpServer {
   constructor(private readonly options: McpHttpServerOptions) {
     this.limits = { ...DEFAULT_SESSION_LIMITS, ...options.sessionLimits };
     this.httpServer = createServer(this.createApp());
+    if (options.onRequest) this.httpServer.on('request', options.onRequest);
     answerClientErrorsAsJson(this.httpServer);
   }
 

@@ -21,6 +21,8 @@ export interface McpServiceOptions {
   /** The object health and capabilities read; updated in place. */
   state: McpState;
   logger: Logger;
+  /** Told of every request on the MCP port. */
+  onRequest?: () => void;
 }
 
 export interface RunningMcpService {
@@ -35,6 +37,7 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
     logger: options.logger,
     ...(options.levelFor ? { levelFor: options.levelFor } : {}),
     ...(options.callerReadAccess ? { callerReadAccess: options.callerReadAccess } : {}),
+    ...(options.onRequest ? { onRequest: options.onRequest } : {}),
   });
   let port: number;
   try {
