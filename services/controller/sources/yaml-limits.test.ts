@@ -14,21 +14,25 @@ function configMapWithKeys(count: number, valueLength = 1): string {
   return lines.join('\n') + '\n';
 }
 
-function timed<T>(work: () => T): { result: T; elapsedMs: number } {
-  const started = performance.now();
+// The bounds are on the CPU the parse takes, far above what a linear parse takes (tens of ms) and
+// far below what the quadratic reads took (seconds): CPU time, unlike the wall clock, does not grow
+// when other processes share the machine.
+function timed<T>(work: () => T): { result: T; cpuMs: number } {
+  const started = process.cpuUsage();
   const result = work();
-  return { result, elapsedMs: performance.now() - started };
+  const { user, system } = process.cpuUsage(started);
+  return { result, cpuMs: (user + system) / 1000 };
 }
 
 describe('parseManifest limits', () => {
   it('stops at the document limit quickly instead of rescanning the file per document', () => {
     // 40,000 empty documents (160 KB) took 7.6 s when each document's line was counted from the
     // start of the file.
-    const { result, elapsedMs } = timed(() => parseManifest('empty.yaml', '---\n'.repeat(40_000)));
+    const { result, cpuMs } = timed(() => parseManifest('empty.yaml', '---\n'.repeat(40_000)));
     expect(result.problems).toEqual([
       expect.objectContaining({ message: expect.stringMatching(/more than 5000 documents/) }),
     ]);
-    expect(elapsedMs).toBeLessThan(3000);
+    expect(cpuMs).toBeLessThan(3000);
   });
 
   it('gives the right line to documents deep in a long file', () => {
@@ -45,13 +49,13 @@ describe('parseManifest limits', () => {
   });
 
   it('refuses a mapping with more keys than the limit, with a clear message, in linear time', () => {
-    const { result, elapsedMs } = timed(() =>
+    const { result, cpuMs } = timed(() =>
       parseManifest('big.yaml', configMapWithKeys(MANIFEST_LIMITS.maxCollectionEntries * 4)),
     );
     expect(result.objects).toEqual([]);
     expect(result.problems[0].message).toMatch(/more than 10000 entries/);
     // The library's pairwise duplicate-key check took 21.6 s for these 40,000 keys.
-    expect(elapsedMs).toBeLessThan(5000);
+    expect(cpuMs).toBeLessThan(5000);
   });
 
   it('reads a mapping just under the key limit and still reports duplicate keys', () => {
@@ -173,24 +177,16 @@ describe('parseManifestIsolated', () => {
     expect(isolated).toEqual(parseManifest('big.yaml', content));
   });
 
-  it('keeps the event loop responsive while a 1 MiB manifest is parsed', async () => {
+  it('keeps the event loop free while a 1 MiB manifest is parsed', async () => {
     const content = configMapWithKeys(9000, 110);
     expect(Buffer.byteLength(content)).toBeGreaterThan(1000 * 1024);
-    const lags: number[] = [];
-    let last = performance.now();
-    const ticker = setInterval(() => {
-      const now = performance.now();
-      lags.push(now - last - 10);
-      last = now;
-    }, 10);
-    try {
-      const parsed = await parseManifestIsolated('huge.yaml', content);
-      expect(parsed.problems).toEqual([]);
-    } finally {
-      clearInterval(ticker);
-    }
-    lags.sort((left, right) => left - right);
-    const p99 = lags[Math.floor(lags.length * 0.99)];
-    expect(p99).toBeLessThan(100);
+    // The loop's own share of the parse's duration: near 1 when the parse runs on it, low when a
+    // worker parses and the loop waits. A share, unlike a delay in ms, does not depend on how
+    // busy the machine is (a descheduled loop that waits still counts as waiting).
+    const before = performance.eventLoopUtilization();
+    const parsed = await parseManifestIsolated('huge.yaml', content);
+    const during = performance.eventLoopUtilization(before);
+    expect(parsed.problems).toEqual([]);
+    expect(during.utilization).toBeLessThan(0.5);
   });
 });
