@@ -54,8 +54,8 @@ COPY examples/manifests ./examples/manifests
 # Where the controller looks for opa first (--opa-path overrides it).
 COPY --from=opa /go/bin/opa /usr/local/bin/opa
 # The webhook's entry point. `exec` makes node PID 1, so SIGTERM reaches it and it drains cleanly.
-# Both processes take the Node flags of infra/node-flags.ts (infra/packaging.test.ts checks them).
-RUN printf '#!/bin/sh\nexec node --min-semi-space-size=16 /app/dist/services/webhook/main.js "$@"\n' > /webhook \
+# Each process takes its Node flags of infra/node-flags.ts (infra/packaging.test.ts checks them).
+RUN printf '#!/bin/sh\nexec node --min-semi-space-size=16 --no-memory-reducer /app/dist/services/webhook/main.js "$@"\n' > /webhook \
   && chmod 0755 /webhook
 # The `node` user of the official image, by number so Kubernetes can verify runAsNonRoot.
 USER 1000:1000

@@ -16,7 +16,7 @@ import { createControllerRbac } from './rbac';
 import type { ResolvedResources } from './resolve';
 import { parseQuantity } from '../services/model/quantity';
 import { formatParamKind } from '../services/model/param-kinds';
-import { PROCESS_NODE_FLAGS } from './node-flags';
+import { CONTROLLER_NODE_FLAGS } from './node-flags';
 
 export const CONTROLLER_HTTP_PORT = 8080;
 export const CONTROLLER_MCP_PORT = 8090;
@@ -24,7 +24,7 @@ export const CONTROLLER_MCP_PORT = 8090;
  * The image's default command; set explicitly because Kubernetes `args` would otherwise replace it.
  * The Node flags are the image's own (Dockerfile, infra/node-flags.ts).
  */
-export const CONTROLLER_COMMAND = ['node', ...PROCESS_NODE_FLAGS, '/app/dist/services/controller/main.js'];
+export const CONTROLLER_COMMAND = ['node', ...CONTROLLER_NODE_FLAGS, '/app/dist/services/controller/main.js'];
 
 /** Where the reference key's Secret is mounted; the controller reads its `key` entry. */
 export const REFERENCE_KEY_DIRECTORY = '/etc/forewarn/reference-key';

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { CONTROLLER_COMMAND } from './controller';
-import { PROCESS_NODE_FLAGS } from './node-flags';
+import { CONTROLLER_NODE_FLAGS, PROCESS_NODE_FLAGS, WEBHOOK_NODE_FLAGS } from './node-flags';
 
 // The image runs the controller and the webhook only: the Pulumi packages (about 39 MB) are for the
 // component's users, who install them next to `forewarn` (peer dependencies). The base image is
@@ -56,11 +56,30 @@ describe('packaging', () => {
     expect(go).toMatch(/^golang:\d+\.\d+\.\d+-bookworm(@sha256:[0-9a-f]{64})?$/);
   });
 
-  it('starts both processes with the Node flags of infra/node-flags.ts', () => {
-    const flags = PROCESS_NODE_FLAGS.join(' ');
+  it('starts each process with its Node flags of infra/node-flags.ts', () => {
+    const flags = WEBHOOK_NODE_FLAGS.join(' ');
     expect(dockerfile).toContain(`exec node ${flags} /app/dist/services/webhook/main.js "$@"`);
     const command = /^CMD (\[.*\])$/m.exec(dockerfile)?.[1];
     expect(JSON.parse(command ?? '[]')).toEqual(CONTROLLER_COMMAND);
+    expect(CONTROLLER_COMMAND).toEqual([
+      'node',
+      ...CONTROLLER_NODE_FLAGS,
+      '/app/dist/services/controller/main.js',
+    ]);
+  });
+
+  // Node exits with "bad option" on a V8 flag its release does not know (Node 20's
+  // `--memory-reducer-single-gc` is Node 22's `--memory-reducer-gc-count`): the suite runs under the
+  // development Node and again under the image's (.ci/image-node), so each flag is checked on both.
+  it.each([
+    ['controller', CONTROLLER_NODE_FLAGS],
+    ['webhook', WEBHOOK_NODE_FLAGS],
+  ])('the %s’s flags are accepted by this Node release', (_process, flags) => {
+    expect(
+      execFileSync(process.execPath, [...flags, '-e', 'process.stdout.write("started")'], {
+        encoding: 'utf8',
+      }),
+    ).toBe('started');
   });
 
   it('gives V8 a young generation that starts at its 16 MiB ceiling with those flags', () => {

@@ -3,7 +3,7 @@
 
 const { fork } = require('node:child_process');
 const path = require('node:path');
-const { PROCESS_NODE_FLAGS } = require('../../dist/infra/node-flags');
+const { CONTROLLER_NODE_FLAGS, WEBHOOK_NODE_FLAGS } = require('../../dist/infra/node-flags');
 
 // The benchmarks' server processes: started apart from the load generator, each tells its parent
 // when it listens and answers the parent's commands over IPC.
@@ -69,11 +69,12 @@ const { PROCESS_NODE_FLAGS } = require('../../dist/infra/node-flags');
 // Forewarn's own processes (in this checkout's bench/servers or another checkout's) run with the
 // Node flags the image gives them (infra/node-flags.ts), before the caller's own; the bare baselines
 // and stand-ins for other services run with Node's defaults.
-const DEPLOYED_PROCESSES = new Set([
-  'controller.js',
-  'cluster-controller.js',
-  'risks-controller.js',
-  'webhook.js',
+/** @type {ReadonlyMap<string, readonly string[]>} */
+const DEPLOYED_PROCESS_FLAGS = new Map([
+  ['controller.js', CONTROLLER_NODE_FLAGS],
+  ['cluster-controller.js', CONTROLLER_NODE_FLAGS],
+  ['risks-controller.js', CONTROLLER_NODE_FLAGS],
+  ['webhook.js', WEBHOOK_NODE_FLAGS],
 ]);
 
 /**
@@ -90,9 +91,8 @@ const DEPLOYED_PROCESSES = new Set([
  */
 function startProcess(script, args = [], { execArgv = [], nodeFlags, timeoutMs = 60_000 } = {}) {
   return new Promise((resolve, reject) => {
-    const deployedFlags = DEPLOYED_PROCESSES.has(path.basename(script))
-      ? (nodeFlags ?? PROCESS_NODE_FLAGS)
-      : [];
+    const ownFlags = DEPLOYED_PROCESS_FLAGS.get(path.basename(script));
+    const deployedFlags = ownFlags ? (nodeFlags ?? ownFlags) : [];
     const child = fork(path.resolve(__dirname, '..', script), args, {
       execArgv: [...deployedFlags, ...execArgv],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
