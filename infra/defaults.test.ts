@@ -149,7 +149,7 @@ describe('Forewarn with default arguments', () => {
       periodSeconds: 5,
     });
     expect(webhook.resources).toEqual({
-      requests: { cpu: '50m', memory: '128Mi' },
+      requests: { cpu: '50m', memory: '192Mi' },
       limits: { cpu: '200m', memory: '256Mi' },
     });
     // Self-signed mode: certificates come from the Secret through the API, nothing is mounted.
