@@ -6,6 +6,7 @@ import type { AnswerImpact } from './http/impact-route';
 import { computeImpact } from './risks/impact';
 import { pauseAfterSlice } from './risks/background-share';
 import { DEFAULT_RISK_SETTINGS, RiskTracker } from './risks/risk-tracker';
+import { regoEngine } from './verdicts/gatekeeper/rego-engine';
 
 // The workloads at risk and the impact answer of one controller (issue 35), wired to its ingestion
 // and its HTTP server: every ingested change feeds the tracker, and the tracker makes way while the
@@ -46,6 +47,11 @@ export function wireRisks(index: ConstraintIndex, ingestor: Ingestor, registry: 
     },
     rederivesOthers: (group, kind) =>
       rederivingKinds.has(`${group}/${kind}`) || rederivingKinds.has(`${group}/*`),
+    // A Rego template compiles in the background: workloads judged meanwhile are judged again after.
+    preparation: {
+      answersWhilePreparing: () => regoEngine.answersGivenWhileCompiling,
+      onPrepared: (listener) => regoEngine.onCompilationEnded(listener),
+    },
   });
   ingestor.onChange((object, removed) => risks.observe(object, removed));
   const answerImpact: AnswerImpact = (objects, options) =>

@@ -16,6 +16,7 @@ import { KeptWorkloads } from './kept-workloads';
 import { PolicyReachScans } from './policy-reach';
 import type { RisksSource } from './risk-view';
 import { StoppedEvaluationRetries } from './stopped-retries';
+import { EvaluationsAwaitingPreparation, type BackgroundPreparation } from './awaiting-preparation';
 
 // Keeps the workloads at risk current in the controller (issue 35) as background work: a workload
 // change re-evaluates that workload, a policy change the workloads its constraints can apply to
@@ -46,6 +47,8 @@ export interface RiskTrackerSettings {
   pauseWhileServingMs?: number;
   /** The pause after a slice of `sliceMs` while `serving`, when the wiring measures the loop. */
   pauseWhileServing?: (sliceMs: number) => number;
+  /** Verdicts prepared in the background (Rego compiling): workloads judged meanwhile are judged again. */
+  preparation?: BackgroundPreparation;
 }
 
 export const DEFAULT_RISK_SETTINGS: RiskTrackerSettings = {
@@ -91,6 +94,7 @@ export class RiskTracker implements RisksSource {
   private sliceScheduled = false;
   private idleWaiters: Array<() => void> = [];
   private readonly retries = new StoppedEvaluationRetries((key) => this.enqueue([key]));
+  private readonly awaitingPreparation: EvaluationsAwaitingPreparation;
   private readonly changeListeners: Array<(namespace: string) => void> = [];
 
   constructor(
@@ -103,6 +107,9 @@ export class RiskTracker implements RisksSource {
       identityOf: (key) => this.kept.get(key)?.identity,
       labelsOfNamespace: (namespace) => this.index.labelsOfNamespace(namespace),
     });
+    this.awaitingPreparation = new EvaluationsAwaitingPreparation(settings.preparation, (keys) =>
+      this.enqueue(keys),
+    );
   }
 
   /** Feeds every object change of the source (Ingestor.onChange). */
@@ -141,6 +148,7 @@ export class RiskTracker implements RisksSource {
     this.stopped = true;
     clearTimeout(this.timer);
     this.retries.stop();
+    this.awaitingPreparation.stop();
     this.resolveIdle();
   }
 
@@ -343,7 +351,7 @@ export class RiskTracker implements RisksSource {
     const workload = this.kept.get(key);
     if (!workload) return;
     this.evaluations++;
-    const risk = evaluateWorkload(this.index, workload);
+    const risk = this.awaitingPreparation.evaluate(key, () => evaluateWorkload(this.index, workload));
     this.setRisk(key, risk.findings.length > 0 ? risk : undefined);
     // Stopped at the guard's deadline (a busy process): evaluated again a little later.
     this.retries.evaluated(key, risk.stoppedAtDeadline === true);

@@ -148,6 +148,8 @@ export class RegoEngine {
   private readonly hashes = new WeakMap<RegoCode, string>();
   private readonly pending = new Set<Promise<void>>();
   private changes = 0;
+  private answersWhileCompiling = 0;
+  private readonly compilationListeners = new Set<() => void>();
   /**
    * One opa at a time (a cluster's templates arrive together at start, the machine keeps its
    * cores), the smallest waiting text first.
@@ -172,6 +174,25 @@ export class RegoEngine {
 
   get opa(): string | undefined {
     return this.opaPath;
+  }
+
+  /** Notes a verdict answered `unknown` because its template was still compiling. */
+  noteAnswerWhileCompiling(): void {
+    this.answersWhileCompiling++;
+  }
+
+  /** Verdicts answered `unknown` so far because their template was compiling (compare before and after). */
+  get answersGivenWhileCompiling(): number {
+    return this.answersWhileCompiling;
+  }
+
+  /**
+   * Calls `listener` after each compilation ends, compiled or failed: what was judged while the
+   * template compiled can be judged again. Returns what stops the calls.
+   */
+  onCompilationEnded(listener: () => void): () => void {
+    this.compilationListeners.add(listener);
+    return () => this.compilationListeners.delete(listener);
   }
 
   /**
@@ -238,6 +259,7 @@ export class RegoEngine {
         });
       }
       this.changes++;
+      for (const listener of this.compilationListeners) listener();
     });
     this.pending.add(done);
     void done.finally(() => this.pending.delete(done));

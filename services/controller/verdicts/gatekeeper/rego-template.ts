@@ -236,6 +236,7 @@ export function evaluateRegoTemplate(
         unknown: text`Rego templates need Open Policy Agent's opa binary to be compiled: the controller image ships it; elsewhere put opa on PATH or pass --opa-path`,
       };
     case 'compiling':
+      engine.noteAnswerWhileCompiling();
       return { unknown: text`the template's Rego is being compiled by opa; ask again in a moment` };
     case 'failed':
       return {
