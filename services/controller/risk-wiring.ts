@@ -6,7 +6,8 @@ import type { AnswerImpact } from './http/impact-route';
 import { computeImpact } from './risks/impact';
 import { pauseAfterSlice } from './risks/background-share';
 import { DEFAULT_RISK_SETTINGS, RiskTracker } from './risks/risk-tracker';
-import { regoEngine } from './verdicts/gatekeeper/rego-engine';
+import { regoEngine, type RegoEngine } from './verdicts/gatekeeper/rego-engine';
+import type { BackgroundPreparation } from './risks/awaiting-preparation';
 
 // The workloads at risk and the impact answer of one controller (issue 35), wired to its ingestion
 // and its HTTP server: every ingested change feeds the tracker, and the tracker makes way while the
@@ -23,6 +24,14 @@ export interface RiskWiring {
    * answers requests.
    */
   start(server: Server): void;
+}
+
+/** A Rego engine's background compilations, as the risk tracker waits on them. */
+export function regoPreparation(engine: RegoEngine): BackgroundPreparation {
+  return {
+    answersWhilePreparing: () => engine.answersGivenWhileCompiling,
+    onPrepared: (listener) => engine.onCompilationEnded(listener),
+  };
 }
 
 export function wireRisks(index: ConstraintIndex, ingestor: Ingestor, registry: AdapterRegistry): RiskWiring {
@@ -48,10 +57,7 @@ export function wireRisks(index: ConstraintIndex, ingestor: Ingestor, registry: 
     rederivesOthers: (group, kind) =>
       rederivingKinds.has(`${group}/${kind}`) || rederivingKinds.has(`${group}/*`),
     // A Rego template compiles in the background: workloads judged meanwhile are judged again after.
-    preparation: {
-      answersWhilePreparing: () => regoEngine.answersGivenWhileCompiling,
-      onPrepared: (listener) => regoEngine.onCompilationEnded(listener),
-    },
+    preparation: regoPreparation(regoEngine),
   });
   ingestor.onChange((object, removed) => risks.observe(object, removed));
   const answerImpact: AnswerImpact = (objects, options) =>

@@ -6,6 +6,7 @@ import { loadFixtureObjects } from '../../../test/support/yaml-fixtures';
 import { regoEngine } from '../verdicts/gatekeeper/rego-engine';
 import { EvaluationsAwaitingPreparation } from './awaiting-preparation';
 import { RiskTracker } from './risk-tracker';
+import { regoPreparation } from '../risk-wiring';
 
 // A Gatekeeper constraint whose Rego template is still compiling answers `unknown`: the workloads
 // judged meanwhile are judged again once opa is done (CI's fidelity tier once saw every finding of
@@ -47,10 +48,7 @@ it('judges again, once its template has compiled, a workload judged while the te
   const settings = { debounceMs: 0, sliceBudgetMs: 50, maxWorkloadsPerSlice: 64 };
   const waiting = new RiskTracker(index, {
     ...settings,
-    preparation: {
-      answersWhilePreparing: () => regoEngine.answersGivenWhileCompiling,
-      onPrepared: (listener) => regoEngine.onCompilationEnded(listener),
-    },
+    preparation: regoPreparation(regoEngine),
   });
   const unaware = new RiskTracker(index, settings);
   try {

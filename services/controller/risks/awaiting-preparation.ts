@@ -40,10 +40,6 @@ export class EvaluationsAwaitingPreparation {
     return result;
   }
 
-  get size(): number {
-    return this.waiting.size;
-  }
-
   stop(): void {
     this.unsubscribe();
     this.waiting.clear();
