@@ -106,13 +106,15 @@ function ownerConstraint(/** @type {string} */ kind, /** @type {string} */ name)
 }
 
 /**
- * Measures every case at one concurrency, in palindromic order.
+ * Measures every case at one concurrency, in palindromic order, `rounds` times over: each figure is
+ * the median of a case's 2 × rounds runs (two copies of one build differ by 20% between runs at
+ * some hours, more than the margins the targets are decided by), with the range of its CPU beside it.
  * @param {import('./lib/api-server-cluster').ApiAccess} api
  * @param {Partial<Record<CaseName, PeerCase>>} cases
  * @param {string} caPem
- * @param {{connections: number, durationSeconds: number}} load
+ * @param {{connections: number, durationSeconds: number, rounds: number}} load
  */
-async function measureConcurrency(api, cases, caPem, { connections, durationSeconds }) {
+async function measureConcurrency(api, cases, caPem, { connections, durationSeconds, rounds }) {
   let sequence = 0;
   const runId = Date.now().toString(36);
   const side = {
@@ -124,7 +126,8 @@ async function measureConcurrency(api, cases, caPem, { connections, durationSeco
   const order = /** @type {CaseName[]} */ (Object.keys(cases));
   /** @type {Partial<Record<CaseName, {latency: import('./lib/measure').LoadResult, cpuMsPerAdmission: number}[]>>} */
   const runs = {};
-  for (const name of [...order, ...[...order].reverse()]) {
+  const palindrome = [...order, ...[...order].reverse()];
+  for (const name of Array.from({ length: rounds }, () => palindrome).flat()) {
     const peer = /** @type {PeerCase} */ (cases[name]);
     await peer.prepare?.();
     await configure(api, {
@@ -144,15 +147,18 @@ async function measureConcurrency(api, cases, caPem, { connections, durationSeco
       );
     (runs[name] ??= []).push({ latency: result, cpuMsPerAdmission: (cpuSeconds * 1000) / result.requests });
   }
-  /** @type {Partial<Record<CaseName, {p50Ms: number, p99Ms: number, requestsPerSecond: number, cpuMsPerAdmission: number}>>} */
+  /** @type {Partial<Record<CaseName, {p50Ms: number, p99Ms: number, requestsPerSecond: number, cpuMsPerAdmission: number, cpuMsRange: [number, number], runs: number}>>} */
   const figures = {};
   for (const name of order) {
     const caseRuns = runs[name] ?? [];
+    const cpu = caseRuns.map((run) => run.cpuMsPerAdmission);
     figures[name] = {
       p50Ms: median(caseRuns.map((run) => run.latency.latencyMs.p50)),
       p99Ms: median(caseRuns.map((run) => run.latency.latencyMs.p99)),
       requestsPerSecond: median(caseRuns.map((run) => run.latency.requestsPerSecond)),
-      cpuMsPerAdmission: median(caseRuns.map((run) => run.cpuMsPerAdmission)),
+      cpuMsPerAdmission: median(cpu),
+      cpuMsRange: [Math.min(...cpu), Math.max(...cpu)],
+      runs: caseRuns.length,
     };
   }
   return { connections, figures };
@@ -273,9 +279,11 @@ function nodeFlagsFrom(text) {
 }
 
 /**
- * @param {{durationSeconds: number, concurrencies?: number[]}} options
+ * @param {{durationSeconds: number, rounds?: number, concurrencies?: number[]}} options
  */
-async function runPeersBenchmark({ durationSeconds, concurrencies = [1, 16] }) {
+async function runPeersBenchmark({ durationSeconds, rounds = 2, concurrencies = [1, 16] }) {
+  if (!Number.isInteger(rounds) || rounds < 1)
+    throw new Error(`--rounds must be a whole number of at least 1, got ${rounds}`);
   const cluster = await startApiServer();
   if (!cluster) return { skipped: TOOLS_MISSING };
   /** @type {Array<() => Promise<void>>} */
@@ -334,13 +342,14 @@ async function runPeersBenchmark({ durationSeconds, concurrencies = [1, 16] }) {
     });
     const rows = [];
     for (const connections of concurrencies)
-      rows.push(await measureConcurrency(api, cases, bundle.caPem, { connections, durationSeconds }));
+      rows.push(await measureConcurrency(api, cases, bundle.caPem, { connections, durationSeconds, rounds }));
     // At rest as in a cluster between deploys: after the load, once the processes have settled.
     await configure(api, { caPem: bundle.caPem, namespace: NAMESPACE });
     await new Promise((resolve) => setTimeout(resolve, SETTLE_SECONDS * 1000));
     const idle = await measureIdle(cases);
     return {
       kubernetesVersion: cluster.kubernetesVersion,
+      rounds,
       rows,
       idle,
       idleSeconds: IDLE_SECONDS,

@@ -5,6 +5,7 @@
 // in the same run, since the load generator shares the machine's cores with the servers (and other
 // users). Prints a table per benchmark and the verdicts, and writes bench/results/latest.json.
 // Options: --only=admission,peers,reads,...   --duration=<seconds per measured run, default 4>
+//   --rounds=<palindromic passes of the peer benchmark, default 2: four runs per case>
 const { execFile } = require('node:child_process');
 const { mkdirSync, writeFileSync } = require('node:fs');
 const path = require('node:path');
@@ -28,7 +29,7 @@ const { runClusterBenchmark, clusterVerdicts } = require('./cluster');
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
   // Any other argument still starts the benchmarks: `--help` must not be the one that does.
   console.log(
-    'node bench/run.js [--only=admission,apiserver,peers,reads,scale,cluster,watch,verdicts,gatekeeper,hostile,startup] [--duration=<seconds per measured run, default 4>] [--churn=<seconds of churn in cluster, default 60>]',
+    'node bench/run.js [--only=admission,apiserver,peers,reads,scale,cluster,watch,verdicts,gatekeeper,hostile,startup] [--duration=<seconds per measured run, default 4>] [--churn=<seconds of churn in cluster, default 60>] [--rounds=<peer benchmark passes, default 2>]',
   );
   process.exit(0);
 }
@@ -45,6 +46,7 @@ const selected = (
 // Churn of the cluster benchmark; the issue's 10 minutes: --churn=600.
 const churnSeconds = Number(options.churn || 60);
 const durationSeconds = Number(options.duration || 4);
+const peerRounds = Number(options.rounds || 2);
 
 /**
  * Runs a benchmark script in a process of its own and parses the JSON line it prints.
@@ -215,7 +217,7 @@ const BENCHMARKS = {
       });
     return figures;
   },
-  peers: (verdicts) => reportPeers(verdicts, durationSeconds),
+  peers: (verdicts) => reportPeers(verdicts, durationSeconds, peerRounds),
   reads: async (verdicts) => {
     const results = await runReadsBenchmark({ connections: 16, durationSeconds });
     printTable(

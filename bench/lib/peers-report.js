@@ -13,9 +13,10 @@ const { format, printTable } = require('./table');
  * Runs the peer benchmark, prints its tables and pushes the issue's targets as verdicts.
  * @param {Verdict[]} verdicts
  * @param {number} durationSeconds
+ * @param {number} rounds
  */
-async function reportPeers(verdicts, durationSeconds) {
-  const figures = await runPeersBenchmark({ durationSeconds });
+async function reportPeers(verdicts, durationSeconds, rounds) {
+  const figures = await runPeersBenchmark({ durationSeconds, rounds });
   if ('skipped' in figures) {
     console.log(`\nPeer webhooks: skipped, ${figures.skipped}`);
     return figures;
@@ -25,8 +26,15 @@ async function reportPeers(verdicts, durationSeconds) {
   for (const row of figures.rows) {
     const bare = row.figures.bare;
     printTable(
-      `Peer webhooks on kube-apiserver ${figures.kubernetesVersion}, ${row.connections} client(s): Deployment creates with dryRun=All`,
-      ['case', 'p50/p99 ms', 'over bare p50/p99 ms', 'creates/s', 'CPU ms per admission', 'CPU / bare'],
+      `Peer webhooks on kube-apiserver ${figures.kubernetesVersion}, ${row.connections} client(s): Deployment creates with dryRun=All (median of ${2 * figures.rounds} runs per case)`,
+      [
+        'case',
+        'p50/p99 ms',
+        'over bare p50/p99 ms',
+        'creates/s',
+        'CPU ms per admission (range)',
+        'CPU / bare',
+      ],
       names.map((name) => {
         const side = row.figures[/** @type {keyof typeof row.figures} */ (name)];
         if (!side) return [name, '-', '-', '-', '-', '-'];
@@ -35,7 +43,7 @@ async function reportPeers(verdicts, durationSeconds) {
           `${format(side.p50Ms)}/${format(side.p99Ms)}`,
           bare ? `+${format(side.p50Ms - bare.p50Ms)}/+${format(side.p99Ms - bare.p99Ms)}` : '-',
           format(side.requestsPerSecond, 0),
-          format(side.cpuMsPerAdmission, 2),
+          `${format(side.cpuMsPerAdmission, 2)} (${format(side.cpuMsRange[0], 2)}-${format(side.cpuMsRange[1], 2)})`,
           bare && bare.cpuMsPerAdmission > 0
             ? `${format(side.cpuMsPerAdmission / bare.cpuMsPerAdmission, 1)}x`
             : '-',
