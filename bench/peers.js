@@ -147,7 +147,7 @@ async function measureConcurrency(api, cases, caPem, { connections, durationSeco
       );
     (runs[name] ??= []).push({ latency: result, cpuMsPerAdmission: (cpuSeconds * 1000) / result.requests });
   }
-  /** @type {Partial<Record<CaseName, {p50Ms: number, p99Ms: number, requestsPerSecond: number, cpuMsPerAdmission: number, cpuMsRange: [number, number], runs: number}>>} */
+  /** @type {Partial<Record<CaseName, {p50Ms: number, p99Ms: number, requestsPerSecond: number, cpuMsPerAdmission: number, cpuMsRange: [number, number], cpuMsPerRun: number[], runs: number}>>} */
   const figures = {};
   for (const name of order) {
     const caseRuns = runs[name] ?? [];
@@ -158,6 +158,7 @@ async function measureConcurrency(api, cases, caPem, { connections, durationSeco
       requestsPerSecond: median(caseRuns.map((run) => run.latency.requestsPerSecond)),
       cpuMsPerAdmission: median(cpu),
       cpuMsRange: [Math.min(...cpu), Math.max(...cpu)],
+      cpuMsPerRun: cpu,
       runs: caseRuns.length,
     };
   }
