@@ -93,11 +93,15 @@ test('the API server stores, for every object of the table, the defaults Forewar
   const differing: string[] = [];
   const unexplained: string[] = [];
   const tableMismatches: string[] = [];
+  // What the webhook forwards is defaulted already: Forewarn must find nothing to add, so it judges
+  // the object itself without copying it (withServerDefaults returns it as it is).
+  const copiedAgain: string[] = [];
   let compared = 0;
   for (const { object, expected } of SERVER_DEFAULTS) {
     const name = `${object.kind} ${object.metadata?.name}`;
     const stored = await dryRunCreate(object);
     const defaulted = withServerDefaults(object);
+    if (withServerDefaults(stored as KubernetesObject) !== stored) copiedAgain.push(name);
     for (const [path, value] of leaves(defaulted)) {
       compared++;
       const server = valueAt(stored, path);
@@ -120,10 +124,11 @@ test('the API server stores, for every object of the table, the defaults Forewar
         );
     }
   }
-  expect({ differing, unexplained, tableMismatches }).toEqual({
+  expect({ differing, unexplained, tableMismatches, copiedAgain }).toEqual({
     differing: [],
     unexplained: [],
     tableMismatches: [],
+    copiedAgain: [],
   });
   // Not vacuous: hundreds of fields compared across every kind of the table.
   expect(compared).toBeGreaterThan(300);

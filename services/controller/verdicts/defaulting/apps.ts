@@ -1,4 +1,12 @@
-import { defaultPointer, defaultString, recordAt, recordsAt, structAt, type JsonRecord } from './fields';
+import {
+  defaultPointer,
+  defaultString,
+  recordAt,
+  recordsAt,
+  setField,
+  structAt,
+  type JsonRecord,
+} from './fields';
 import { defaultClaimTemplate, defaultTemplateSpec } from './core';
 
 // The apps group's defaults (k8s.io/kubernetes v1.34.4, pkg/apis/apps/v1/defaults.go), with the pod
@@ -59,7 +67,7 @@ export function defaultStatefulSet(statefulSet: JsonRecord): void {
   if (strategy) {
     // A rollingUpdate is added only when the type itself was defaulted.
     if (strategy.type === undefined || strategy.type === null || strategy.type === '') {
-      strategy.type = 'RollingUpdate';
+      setField(strategy, 'type', 'RollingUpdate');
       defaultPointer(strategy, 'rollingUpdate', {});
     }
     const rollingUpdate = recordAt(strategy, 'rollingUpdate');

@@ -1,4 +1,12 @@
-import { defaultPointer, defaultString, recordAt, recordsAt, structAt, type JsonRecord } from './fields';
+import {
+  defaultPointer,
+  defaultString,
+  recordAt,
+  recordsAt,
+  setField,
+  structAt,
+  type JsonRecord,
+} from './fields';
 import { defaultTemplateSpec, labelsFromTemplate } from './core';
 
 // The batch group's defaults (k8s.io/kubernetes v1.34.4, pkg/apis/batch/v1/defaults.go), with the pod
@@ -20,8 +28,8 @@ export function defaultJob(job: JsonRecord): void {
   if (!spec) return;
   const unset = (field: string) => spec[field] === undefined || spec[field] === null;
   if (unset('completions') && unset('parallelism')) {
-    spec.completions = 1;
-    spec.parallelism = 1;
+    setField(spec, 'completions', 1);
+    setField(spec, 'parallelism', 1);
   }
   defaultPointer(spec, 'parallelism', 1);
   defaultPointer(spec, 'backoffLimit', unset('backoffLimitPerIndex') ? 6 : UNLIMITED_BACKOFF);

@@ -1,11 +1,12 @@
 import { isRecord } from '../../../model/kubernetes';
-import { defineField } from '../../../model/object-copy';
 import {
   defaultInteger,
   defaultPointer,
   defaultString,
   recordAt,
   recordsAt,
+  removeField,
+  setField,
   structAt,
   type JsonRecord,
 } from './fields';
@@ -83,7 +84,7 @@ function hasVolumeSource(value: JsonRecord): boolean {
 }
 
 function volume(value: JsonRecord): void {
-  if (!hasVolumeSource(value)) value.emptyDir = {};
+  if (!hasVolumeSource(value)) setField(value, 'emptyDir', {});
   const hostPath = recordAt(value, 'hostPath');
   if (hostPath) defaultPointer(hostPath, 'type', '');
   const secret = recordAt(value, 'secret');
@@ -165,7 +166,7 @@ function requestsFromLimits(value: JsonRecord): void {
   const requests = structAt(resources, 'requests');
   if (!requests) return;
   for (const [name, quantity] of Object.entries(limits))
-    if (!Object.hasOwn(requests, name)) defineField(requests, name, quantity);
+    if (!Object.hasOwn(requests, name)) setField(requests, name, quantity);
 }
 
 /** SetDefaults_Pod: what only a Pod gets, not a pod template. */
@@ -205,7 +206,7 @@ export function labelsFromTemplate(object: JsonRecord, template: JsonRecord | un
   const metadata = structAt(object, 'metadata');
   const labels = metadata && metadata.labels;
   if (metadata && (!isRecord(labels) || Object.keys(labels).length === 0))
-    metadata.labels = { ...templateLabels };
+    setField(metadata, 'labels', { ...templateLabels });
 }
 
 export function defaultReplicationController(controller: JsonRecord): void {
@@ -215,7 +216,8 @@ export function defaultReplicationController(controller: JsonRecord): void {
   const templateLabels = labelsOf(template);
   if (templateLabels && Object.keys(templateLabels).length > 0) {
     const selector = spec.selector;
-    if (!isRecord(selector) || Object.keys(selector).length === 0) spec.selector = { ...templateLabels };
+    if (!isRecord(selector) || Object.keys(selector).length === 0)
+      setField(spec, 'selector', { ...templateLabels });
     labelsFromTemplate(controller, template);
   }
   defaultPointer(spec, 'replicas', 1);
@@ -244,14 +246,15 @@ export function defaultService(service: JsonRecord): void {
   const spec = structAt(service, 'spec');
   if (!spec) return;
   defaultString(spec, 'sessionAffinity', 'None');
-  if (spec.sessionAffinity === 'None') delete spec.sessionAffinityConfig;
+  if (spec.sessionAffinity === 'None') removeField(spec, 'sessionAffinityConfig');
   if (spec.sessionAffinity === 'ClientIP' && !clientIpTimeoutSet(spec))
-    spec.sessionAffinityConfig = { clientIP: { timeoutSeconds: CLIENT_IP_AFFINITY_SECONDS } };
+    setField(spec, 'sessionAffinityConfig', { clientIP: { timeoutSeconds: CLIENT_IP_AFFINITY_SECONDS } });
   defaultString(spec, 'type', 'ClusterIP');
   for (const port of recordsAt(spec, 'ports')) {
     defaultString(port, 'protocol', 'TCP');
     const target = port.targetPort;
-    if (target === undefined || target === null || target === 0 || target === '') port.targetPort = port.port;
+    if (target === undefined || target === null || target === 0 || target === '')
+      setField(port, 'targetPort', port.port);
   }
   if (externallyAccessible(spec)) defaultString(spec, 'externalTrafficPolicy', 'Cluster');
   if (spec.type === 'NodePort' || spec.type === 'LoadBalancer' || spec.type === 'ClusterIP')
@@ -275,7 +278,8 @@ export function defaultNamespace(namespace: JsonRecord): void {
   const name = metadata?.name;
   if (!metadata || typeof name !== 'string' || name === '') return;
   const labels = isRecord(metadata.labels) ? metadata.labels : {};
-  metadata.labels = { ...labels, 'kubernetes.io/metadata.name': name };
+  if (labels['kubernetes.io/metadata.name'] !== name)
+    setField(metadata, 'labels', { ...labels, 'kubernetes.io/metadata.name': name });
 }
 
 /**

@@ -32,11 +32,72 @@ describe('the API server defaults, applied to a copy', () => {
     }
   });
 
-  test('defaulting twice gives the same object (the webhook receives objects already defaulted)', () => {
+  test('an object defaulted already is judged as it is, not copied (what the webhook forwards)', () => {
     for (const { object } of SERVER_DEFAULTS) {
       const once = withServerDefaults(object);
-      expect(withServerDefaults(once)).toEqual(once);
+      expect(once).not.toBe(object);
+      expect(withServerDefaults(once)).toBe(once);
     }
+  });
+
+  test('one default missing deep inside a defaulted object: a copy with it, the caller untouched', () => {
+    const deployment = withServerDefaults({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web' },
+      spec: {
+        template: {
+          spec: {
+            containers: [
+              {
+                name: 'app',
+                image: 'registry.example.com/app:1',
+                readinessProbe: { httpGet: { port: 8080 } },
+              },
+            ],
+          },
+        },
+      },
+    });
+    const container = (object: KubernetesObject) =>
+      valueAt(object, ['spec', 'template', 'spec', 'containers', 0]);
+    // The probe's scheme is removed, as if an earlier hand had left it out.
+    const probe = valueAt(deployment, [
+      'spec',
+      'template',
+      'spec',
+      'containers',
+      0,
+      'readinessProbe',
+      'httpGet',
+    ]);
+    delete (probe as Record<string, unknown>).scheme;
+    const before = JSON.stringify(deployment);
+    const again = withServerDefaults(deployment);
+    expect(again).not.toBe(deployment);
+    expect(
+      valueAt(again, ['spec', 'template', 'spec', 'containers', 0, 'readinessProbe', 'httpGet', 'scheme']),
+    ).toBe('HTTP');
+    expect(JSON.stringify(deployment)).toBe(before);
+    expect(container(again)).not.toBe(container(deployment));
+  });
+
+  test('a field the server clears counts as a default to write (a Service without affinity)', () => {
+    const service = withServerDefaults({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web' },
+      spec: { ports: [{ port: 80 }] },
+    });
+    expect(withServerDefaults(service)).toBe(service);
+    const withConfig = {
+      ...service,
+      spec: { ...(service.spec as object), sessionAffinityConfig: { clientIP: {} } },
+    };
+    const defaulted = withServerDefaults(withConfig);
+    expect(defaulted).not.toBe(withConfig);
+    expect(valueAt(defaulted, ['spec', 'sessionAffinityConfig'])).toBeUndefined();
+    expect(valueAt(withConfig, ['spec', 'sessionAffinityConfig'])).toEqual({ clientIP: {} });
   });
 
   test('kinds and versions without defaults here are returned as they are', () => {

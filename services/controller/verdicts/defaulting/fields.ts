@@ -8,22 +8,62 @@ import { defineField } from '../../../model/object-copy';
 
 export type JsonRecord = Record<string, unknown>;
 
+// Every write of a default goes through `setField` or `removeField`, so the same defaulting code can
+// run as a probe over the caller's object: the webhook forwards objects the API server has already
+// defaulted, and for those a probe that meets no write spares the copy (a deep copy of every review
+// the controller checks, issue 33). While probing, the first write ends the walk by a throw; the
+// probe is synchronous and restores the flag in `finally`, so no other caller can observe it.
+
+/** Thrown at the first write while probing; made once, so a probe does not capture a stack. */
+const DEFAULT_WOULD_BE_WRITTEN = new Error('a server default would be written');
+let probing = false;
+
+/** Sets `field` to a default (a key `__proto__` stays an own field, as the server decodes it). */
+export function setField(record: JsonRecord, field: string, value: unknown): void {
+  if (probing) throw DEFAULT_WOULD_BE_WRITTEN;
+  defineField(record, field, value);
+}
+
+/** Removes a field the server clears while defaulting. */
+export function removeField(record: JsonRecord, field: string): void {
+  if (!Object.hasOwn(record, field)) return;
+  if (probing) throw DEFAULT_WOULD_BE_WRITTEN;
+  delete record[field];
+}
+
+/**
+ * Whether `defaulting` would write anything into `object`, found without writing: true at its first
+ * write. An object the API server defaulted already needs no copy.
+ */
+export function wouldWriteDefaults(defaulting: (object: JsonRecord) => void, object: JsonRecord): boolean {
+  probing = true;
+  try {
+    defaulting(object);
+    return false;
+  } catch (error) {
+    if (error === DEFAULT_WOULD_BE_WRITTEN) return true;
+    throw error;
+  } finally {
+    probing = false;
+  }
+}
+
 /** A string field (`imagePullPolicy`): absent or "". */
 export function defaultString(record: JsonRecord, field: string, value: string): void {
   const current = record[field];
-  if (current === undefined || current === null || current === '') record[field] = value;
+  if (current === undefined || current === null || current === '') setField(record, field, value);
 }
 
 /** A non-pointer integer (`timeoutSeconds`): absent or 0. */
 export function defaultInteger(record: JsonRecord, field: string, value: number): void {
   const current = record[field];
-  if (current === undefined || current === null || current === 0) record[field] = value;
+  if (current === undefined || current === null || current === 0) setField(record, field, value);
 }
 
 /** A pointer field (`replicas`, `enableServiceLinks`, `securityContext`): absent or null. */
 export function defaultPointer(record: JsonRecord, field: string, value: unknown): void {
   const current = record[field];
-  if (current === undefined || current === null) record[field] = value;
+  if (current === undefined || current === null) setField(record, field, value);
 }
 
 /** The record at `field`, when there is one (a struct pointer that is set). */
@@ -37,7 +77,7 @@ export function structAt(record: JsonRecord, field: string): JsonRecord | undefi
   const value = record[field];
   if (value === undefined || value === null) {
     const created: JsonRecord = {};
-    record[field] = created;
+    setField(record, field, created);
     return created;
   }
   return isRecord(value) ? value : undefined;

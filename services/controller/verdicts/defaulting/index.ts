@@ -10,7 +10,7 @@ import {
   defaultSecret,
   defaultService,
 } from './core';
-import { copyJson, type JsonRecord } from './fields';
+import { copyJson, wouldWriteDefaults, type JsonRecord } from './fields';
 import type { EvaluationGuard } from '../guard/evaluation-guard';
 
 // The API server defaults an object when it decodes it, before mutating admission, validation and
@@ -49,13 +49,15 @@ function keyOf(object: KubernetesObject): string {
 
 /**
  * The object as the API server holds it after defaulting: a copy with the defaults set, or the
- * object itself when its kind has none. The caller's object is never changed. Under a guard, the
- * copy counts against the object's deadline (a 5,000-container object takes milliseconds to copy);
- * the defaults themselves are a constant amount of work per field copied.
+ * object itself when its kind has none or it lacks none (what the webhook forwards: the server
+ * defaulted it before admission). The caller's object is never changed. Under a guard, the copy
+ * counts against the object's deadline (a 5,000-container object takes milliseconds to copy); the
+ * probe and the defaults themselves are a constant amount of work per field of the object.
  */
 export function withServerDefaults<T extends KubernetesObject>(object: T, guard?: EvaluationGuard): T {
   const defaulting = DEFAULTINGS[keyOf(object)];
   if (!defaulting || !isRecord(object)) return object;
+  if (!wouldWriteDefaults(defaulting, object)) return object;
   const copy = guard ? copyJson(object, () => guard.checkpoint()) : copyJson(object);
   defaulting(copy);
   return copy;
