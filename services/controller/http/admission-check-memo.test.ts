@@ -1,6 +1,12 @@
 import request from 'supertest';
 import type { ConstraintDraft } from '../../model/constraint';
-import { fixtureControllerApp, indexObjects } from '../../../test/support/controller-fixtures';
+import { DETAIL_LEVELS } from '../../model/api';
+import {
+  fixtureControllerApp,
+  indexObjects,
+  runtimeStateFor,
+} from '../../../test/support/controller-fixtures';
+import { createAdmissionCheckAnswerer } from './admission-check-route';
 import { noteClockBoundOutcome } from '../verdicts/guard/evaluation-guard';
 import { ADMISSION_MEMO_MAX_BODY_BYTES, AdmissionCheckMemo } from './admission-check-memo';
 
@@ -46,6 +52,25 @@ describe('admission-check memo', () => {
     memo.remember('r1', 'b', 'answer b');
     expect(memo.size).toBe(2);
     expect(memo.lookup('r1', 'a')).toBe('answer a');
+  });
+
+  it('keeps the answers for each viewer level of one body apart, in one entry', () => {
+    const memo = new AdmissionCheckMemo(4);
+    memo.remember('r1', 'a', 'full answer', 'full');
+    expect(memo.lookup('r1', 'a', 'summary')).toBeUndefined();
+    expect(memo.has('r1', 'a', 'summary')).toBe(false);
+    memo.remember('r1', 'a', 'summary answer', 'summary');
+    expect(memo.lookup('r1', 'a', 'full')).toBe('full answer');
+    expect(memo.lookup('r1', 'a', 'summary')).toBe('summary answer');
+    expect(memo.size).toBe(1);
+    // A body of the older generation gains a level there, without a second entry.
+    memo.remember('r1', 'b', 'b', 'full');
+    memo.remember('r1', 'c', 'c', 'full');
+    memo.remember('r1', 'a', 'names answer', 'names');
+    expect(memo.size).toBe(3);
+    expect(memo.lookup('r1', 'a', 'names')).toBe('names answer');
+    expect(memo.has('r2', 'a', 'full')).toBe(false);
+    expect(memo.lookup('r1', 'a', 'full')).toBe('full answer');
   });
 
   it('forgets every answer when the state changes, and never keeps oversized bodies', () => {
@@ -113,6 +138,22 @@ describe('admission-check memo', () => {
     for (let times = 0; times < 5; times++) await check();
     // Asked again, each stopped answer was computed again; the first decided one is remembered.
     expect(evaluations).toBe(3);
+  });
+
+  it('answers one body at each viewer level as that level renders it, from the memo the second time', () => {
+    const cluster = indexObjects([denyAll]);
+    const outcomes: string[] = [];
+    const answer = createAdmissionCheckAnswerer({
+      index: cluster.index,
+      runtimeState: () => runtimeStateFor(cluster),
+      observeMemo: (outcome) => outcomes.push(outcome),
+    });
+    const body = JSON.stringify({ object: deployment, operation: 'CREATE' });
+    const first = DETAIL_LEVELS.map((level) => answer(body, level).json);
+    const second = DETAIL_LEVELS.map((level) => answer(body, level).json);
+    expect(second).toEqual(first);
+    expect(new Set(first).size).toBe(DETAIL_LEVELS.length);
+    expect(outcomes).toEqual([...DETAIL_LEVELS.map(() => 'miss'), ...DETAIL_LEVELS.map(() => 'hit')]);
   });
 
   it('reports each check as a hit, a miss or a bypass (the memo hit-rate metric)', async () => {

@@ -17,45 +17,58 @@ export const ADMISSION_MEMO_MAX_ENTRIES = 64;
 /** Larger bodies are evaluated every time: 64 entries of this size stay under 4 MiB. */
 export const ADMISSION_MEMO_MAX_BODY_BYTES = 64 * 1024;
 
+/** One body's answers, by the viewer level they were rendered for. */
+type AnswersByLevel = Record<string, string>;
+
 export class AdmissionCheckMemo {
   private state: string | undefined;
   /** Answers remembered lately, then the generation before: each holds half the entries. */
-  private recent = new Map<string, string>();
-  private older = new Map<string, string>();
+  private recent = new Map<string, AnswersByLevel>();
+  private older = new Map<string, AnswersByLevel>();
   private readonly generationSize: number;
 
   constructor(maxEntries = ADMISSION_MEMO_MAX_ENTRIES) {
     this.generationSize = Math.max(1, Math.floor(maxEntries / 2));
   }
 
+  /** Bodies kept (each with its answers for one or more levels). */
   get size(): number {
     return this.recent.size + this.older.size;
   }
 
-  /** The serialised answer for this body in this state, if computed before. */
-  lookup(state: string, body: string): string | undefined {
+  /**
+   * The serialised answer for this body at this level in this state, if computed before. The body
+   * itself is the key (not the level and the body joined): a joined key would be a new string to
+   * flatten and hash on every check, 10-60 KB each.
+   */
+  lookup(state: string, body: string, level = ''): string | undefined {
     if (state !== this.state) {
       this.forget(state);
       return undefined;
     }
-    return this.recent.get(body) ?? this.older.get(body);
+    return (this.recent.get(body) ?? this.older.get(body))?.[level];
   }
 
-  /** Whether an answer for this body is kept in this state. */
-  has(state: string, body: string): boolean {
-    return state === this.state && (this.recent.has(body) || this.older.has(body));
+  /** Whether an answer for this body at this level is kept in this state. */
+  has(state: string, body: string, level = ''): boolean {
+    if (state !== this.state) return false;
+    return (this.recent.get(body) ?? this.older.get(body))?.[level] !== undefined;
   }
 
-  remember(state: string, body: string, answer: string): void {
+  remember(state: string, body: string, answer: string, level = ''): void {
     if (body.length > ADMISSION_MEMO_MAX_BODY_BYTES) return;
     if (state !== this.state) this.forget(state);
-    if (this.has(state, body)) return;
+    const kept = this.recent.get(body) ?? this.older.get(body);
+    if (kept) {
+      kept[level] ??= answer;
+      return;
+    }
     // The older generation goes as a whole: the oldest half of the entries.
     if (this.recent.size >= this.generationSize) {
       this.older = this.recent;
       this.recent = new Map();
     }
-    this.recent.set(body, answer);
+    this.recent.set(body, { [level]: answer });
   }
 
   private forget(state: string): void {

@@ -213,11 +213,11 @@ export function createAdmissionCheckAnswerer(
 ): AdmissionCheckAnswerer {
   const memo = new AdmissionCheckMemo();
   return (text, level) => {
-    // Answers for different levels are kept apart: the level prefixes the body in the memo's key.
-    const key = typeof text === 'string' ? `${level} ${text}` : undefined;
+    // Answers for different levels are kept apart: the memo keeps each body's answers by level.
+    const key = typeof text === 'string' ? text : undefined;
     const synced = isSynced(dependencies);
     const state = synced ? memoState(dependencies) : undefined;
-    const remembered = state !== undefined && key !== undefined ? memo.lookup(state, key) : undefined;
+    const remembered = state !== undefined && key !== undefined ? memo.lookup(state, key, level) : undefined;
     if (remembered !== undefined) {
       dependencies.observeMemo?.('hit');
       return { status: 200, json: remembered };
@@ -231,8 +231,8 @@ export function createAdmissionCheckAnswerer(
       state !== undefined &&
       key !== undefined &&
       clockBoundOutcomeCount() === clockBoundBefore;
-    if (remembers) memo.remember(state, key, json);
-    dependencies.observeMemo?.(remembers && memo.has(state, key) ? 'miss' : 'bypass');
+    if (remembers) memo.remember(state, key, json, level);
+    dependencies.observeMemo?.(remembers && memo.has(state, key, level) ? 'miss' : 'bypass');
     return { status: answer.status, json };
   };
 }
