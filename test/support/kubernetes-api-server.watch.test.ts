@@ -251,7 +251,7 @@ describe('raw watches', () => {
       kind: 'Secret',
       metadata: { name: 'other-kind', namespace: 'default' },
     });
-    await waitUntil(() => watch.events.length >= 1, 'a bookmark arrived', 1000);
+    await waitUntil(() => watch.events.length >= 1, 'a bookmark arrived');
     expect(watch.events[0]).toEqual({
       type: 'BOOKMARK',
       object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: server.resourceVersion } },
@@ -265,7 +265,7 @@ describe('raw watches', () => {
       resourceVersion: server.resourceVersion,
       timeoutSeconds: '1',
     });
-    await waitUntil(() => watch.ended(), 'the watch timed out', 2500);
+    await waitUntil(() => watch.ended(), 'the watch timed out');
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
     expect(watch.endError()).toBeNull();
   });

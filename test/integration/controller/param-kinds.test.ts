@@ -7,7 +7,7 @@ import { buildAdmissionCheck } from '../../../services/controller/verdicts/admis
 import { silentLogger } from '../../../services/logging/logger';
 import { parseParamKinds } from '../../../services/model/param-kinds';
 import { KubernetesApiTestServer } from '../../support/kubernetes-api-server';
-import { waitUntil } from '../../support/kubernetes-api/wait-until';
+import { EVENTUAL_BOUND_MS, waitUntil } from '../../support/kubernetes-api/wait-until';
 import {
   deploymentWithReplicas,
   PARAM_API_VERSION,
@@ -60,7 +60,7 @@ describe('param kinds watched on the Kubernetes API test server', () => {
     }).constraints.filter((entry) => entry.sourceKind === 'ValidatingAdmissionPolicyBinding');
     return entries[0];
   };
-  const eventually = (check: () => boolean, what: string) => waitUntil(check, what, 3_000, 20);
+  const eventually = (check: () => boolean, what: string) => waitUntil(check, what, EVENTUAL_BOUND_MS, 20);
 
   beforeEach(async () => {
     server = new KubernetesApiTestServer({ bookmarkIntervalMs: 200 });
