@@ -1,4 +1,4 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { readReferenceKeyFile } from './reference-key-file';
 import { errorMessage } from '../model/error-message';
 import type { Logger } from '../logging/logger';
@@ -6,6 +6,7 @@ import { AdapterRegistry } from './adapters/registry';
 import { effectiveApiAuth, type ControllerConfig } from './config';
 import { FlowObserverMonitor } from './flow-observer';
 import { createControllerApp } from './http/app';
+import { startHttpServer, type ListeningHttpServer } from './http/http-listener';
 import { startAdmissionWarmUp } from './http/admission-warm-up';
 import type { WorkloadDescriptor } from '../model/workload';
 import { createControllerMetrics } from './metrics';
@@ -17,7 +18,6 @@ import { MissingResourceTracker } from './missing/tracker';
 import { prospectiveFindings, prospectiveFindingsForObject } from './missing/prospective';
 import { startMcpService, type McpServiceOptions, type RunningMcpService } from './mcp/mcp-service';
 import type { FlowObserverState, McpState, RuntimeState } from './views/health';
-import { answerClientErrorsAsJson } from '../net/client-error';
 import { createApiAccess, type ApiAccess, type ReviewToken } from './http/api-auth';
 import { kubernetesAccessReviewer, type ReviewAccess } from './http/access-review';
 import { createCallerReadAccess, type CallerReadAccess } from './http/caller-read-access';
@@ -127,20 +127,6 @@ function withMissingResourceAdapter(status: SourceStatus, source: ObjectSource):
   });
 }
 
-/** `--kubeconfig FILE`, else the in-cluster service account, else KUBECONFIG / ~/.kube/config. */
-
-function listen(server: Server, port: number, address: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, address, () => {
-      server.off('error', reject);
-      const bound = server.address();
-      resolve(typeof bound === 'object' && bound ? bound.port : port);
-    });
-  });
-}
-
-/** The index and the ingestion that fills it, logging each object it cannot read. */
 /** Shorter keys make the references guessable by trying keys. */
 const MINIMUM_REFERENCE_KEY_BYTES = 16;
 
@@ -246,15 +232,6 @@ async function startFlowObserver(config: ControllerConfig, logger: Logger) {
   return { state, monitor };
 }
 
-async function startHttpServer(config: ControllerConfig, logger: Logger, app: RequestListener) {
-  const httpServer = createServer(app);
-  httpServer.keepAliveTimeout = 65_000;
-  answerClientErrorsAsJson(httpServer);
-  const port = await listen(httpServer, config.port, config.address);
-  logger.info({ port, address: config.address }, 'HTTP API listening');
-  return { httpServer, port };
-}
-
 /** The MCP server when `--mcp` is on; if it cannot start, the HTTP server is closed too. */
 async function startMcpIfEnabled(
   config: ControllerConfig,
@@ -294,16 +271,13 @@ function accessRulesFor(config: ControllerConfig, logger: Logger, overrides: Con
 /** Stops each part in order (background work first, the source, then the server's open requests). */
 async function closeController(
   parts: ReadonlyArray<{ stop(): void | Promise<void> } | { close(): Promise<void> } | undefined>,
-  httpServer: Server,
+  listening: ListeningHttpServer,
 ): Promise<void> {
   for (const part of parts) {
     if (part === undefined) continue;
     await ('close' in part ? part.close() : part.stop());
   }
-  await new Promise<void>((resolve) => {
-    httpServer.close(() => resolve());
-    httpServer.closeIdleConnections();
-  });
+  await listening.drain();
 }
 
 /** What admission checks read besides the index (app, warm-up): companion findings, the source's sync. */
@@ -361,7 +335,8 @@ export async function startController(
     callerReadAccess,
     findExisting,
   });
-  const { httpServer, port } = await startHttpServer(config, logger, app);
+  const listening = await startHttpServer(config, logger, app);
+
   mcpService = await startMcpIfEnabled(
     config,
     logger,
@@ -372,13 +347,13 @@ export async function startController(
         prospectiveFindingsForObject(missingResources, object, namespace),
       findExisting,
     },
-    httpServer,
+    listening.httpServer,
     { apiAccess, callerReadAccess },
     () => metrics.noteActivity(),
   );
   await source.start();
   logger.info({ constraints: index.totalConstraints() }, 'first sync complete; ready');
-  startRisks(httpServer);
+  startRisks(listening.httpServer);
   policyReports?.start();
   if (config.warmUp) void startAdmissionWarmUp({ ...served, ...admissionReads }, logger);
   return {
@@ -386,15 +361,15 @@ export async function startController(
     missingResources,
     risks: riskServing.risks,
     source,
-    httpServer,
-    port,
+    httpServer: listening.httpServer,
+    port: listening.port,
     mcp: mcpService,
     ...(policyReports ? { policyReports } : {}),
     runtimeState,
     close: () =>
       closeController(
         [policyReports, mcpService, flowObserver.monitor, missingResources, riskServing.risks, source],
-        httpServer,
+        listening,
       ),
   };
 }

@@ -18,6 +18,7 @@ import { pairIdentity, type ServingPair } from './certs/certificate-check';
 import { readRequestBody } from './request-body';
 import { admissionOutcome, type AdmissionFacts, type WebhookMetrics } from './metrics';
 import { answerClientErrorsAsJson } from '../net/client-error';
+import { DEFAULT_DRAIN_MS, drainHttpServer } from '../net/drain-http-server';
 import { errorMessage } from '../model/error-message';
 
 // The webhook's HTTP edge (spec 4.3). Rule B-1 is enforced here structurally: the admission handler
@@ -239,7 +240,7 @@ export interface ListenAddress {
   port: number;
 }
 
-export const DEFAULT_DRAIN_MS = 8_000;
+export { DEFAULT_DRAIN_MS };
 
 /** How long a connection may take to do nothing useful before the webhook closes it. */
 export interface WebhookConnectionTimeouts {
@@ -366,20 +367,12 @@ export class WebhookHttpsServer {
   async close(drainMs: number = DEFAULT_DRAIN_MS): Promise<void> {
     if (!this.server.listening) return;
     this.closing = true;
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    this.server.closeIdleConnections();
-    // Connections that finish a request become idle; close them as they do.
-    const sweep = setInterval(() => this.server.closeIdleConnections(), 100);
-    const deadline = setTimeout(() => {
-      this.server.closeAllConnections();
+    await drainHttpServer(this.server, {
+      drainMs,
       // Connections still in their TLS handshake are not HTTP connections yet: cut them too.
-      for (const socket of this.sockets) socket.destroy();
-    }, drainMs);
-    try {
-      await closed;
-    } finally {
-      clearInterval(sweep);
-      clearTimeout(deadline);
-    }
+      cutUntracked: () => {
+        for (const socket of this.sockets) socket.destroy();
+      },
+    });
   }
 }

@@ -182,12 +182,19 @@ async function restartRealControllerUnderLoad(client: Agent, requests: number): 
   let restarts = 0;
   let loading = true;
   let restartFailure: unknown = undefined;
+  // Where the restart loop is and since when, for the message when it does not come round.
+  let phase = { step: 'waiting', since: performance.now() };
+  const enter = (step: string) => (phase = { step, since: performance.now() });
   const restarting = (async () => {
     while (loading) {
+      enter('waiting before close');
       await new Promise((resolve) => setTimeout(resolve, 150));
+      enter('closing');
       await running?.close();
       running = undefined;
+      enter('waiting before start');
       await new Promise((resolve) => setTimeout(resolve, 100));
+      enter('starting');
       running = await startController(config, silentLogger());
       restarts++;
     }
@@ -201,7 +208,7 @@ async function restartRealControllerUnderLoad(client: Agent, requests: number): 
   for (let round = 0; restarts < 3 && restartFailure === undefined; round++) {
     if (round === MAX_RESTART_LOAD_ROUNDS)
       throw new Error(
-        `the controller restarted ${restarts} times during ${round} rounds of ${requests} reviews; expected 3 (a close or start that does not return?)`,
+        `the controller restarted ${restarts} times during ${round} rounds of ${requests} reviews; expected 3 (the restart loop has been ${phase.step} for ${Math.round(performance.now() - phase.since)} ms)`,
       );
     outcomes.push(...(await load(client, 'restarting', requests, 32)));
   }
