@@ -40,6 +40,11 @@ const DEMO_MANIFESTS = path.join(__dirname, '..', 'examples', 'manifests');
 // worker's) in bursts 5-30 s after a load, which a 10 s window caught or missed by chance.
 const IDLE_SECONDS = 60;
 const SETTLE_SECONDS = 5;
+// Before its first measured run at each concurrency, each case takes this much load: the figures are
+// of webhooks that have served for a while (a JIT runtime's first seconds, V8 compiling the hot
+// paths, would otherwise land in whichever run comes first: 1.5-2× the case's later runs, for the bare
+// Node webhook as for Forewarn). Every case gets the same, Go or Node.
+const WARM_UP_SECONDS = 5;
 // FOREWARN_PEERS_CASES=bare,gatekeeper-cel,forewarn-baseline,forewarn: only these cases (the bare
 // webhook always, every figure is over it), for a quicker before-and-after run on a busy machine.
 const WANTED_CASES = process.env.FOREWARN_PEERS_CASES?.split(',').map((name) => name.trim());
@@ -127,6 +132,7 @@ async function measureConcurrency(api, cases, caPem, { connections, durationSeco
   /** @type {Partial<Record<CaseName, {latency: import('./lib/measure').LoadResult, cpuMsPerAdmission: number}[]>>} */
   const runs = {};
   const palindrome = [...order, ...[...order].reverse()];
+  const warmedUp = new Set();
   for (const name of Array.from({ length: rounds }, () => palindrome).flat()) {
     const peer = /** @type {PeerCase} */ (cases[name]);
     await peer.prepare?.();
@@ -137,7 +143,8 @@ async function measureConcurrency(api, cases, caPem, { connections, durationSeco
       expectWarning: peer.expectWarning,
       forbidWarning: peer.forbidWarning,
     });
-    await loadTest({ ...side, connections, durationSeconds: 1 });
+    await loadTest({ ...side, connections, durationSeconds: warmedUp.has(name) ? 1 : WARM_UP_SECONDS });
+    warmedUp.add(name);
     const { result, cpuSeconds } = await measureCpu(peer.pids, () =>
       loadTest({ ...side, connections, durationSeconds }),
     );
