@@ -336,7 +336,6 @@ export async function startController(
     findExisting,
   });
   const listening = await startHttpServer(config, logger, app);
-
   mcpService = await startMcpIfEnabled(
     config,
     logger,

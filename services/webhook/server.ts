@@ -240,8 +240,6 @@ export interface ListenAddress {
   port: number;
 }
 
-export { DEFAULT_DRAIN_MS };
-
 /** How long a connection may take to do nothing useful before the webhook closes it. */
 export interface WebhookConnectionTimeouts {
   /**
