@@ -35,26 +35,49 @@ export interface ConstraintQuery {
   checkBody?: string;
 }
 
+/**
+ * A check body alone, without the label fields: a review the webhook forwards whole
+ * (forwarded-review.ts), which it has not read far enough to know them.
+ */
+export interface CheckQuery {
+  checkBody: string;
+}
+
+/** What the webhook asks the controller: the label query (with or without a check body), or a check. */
+export type ControllerQuery = ConstraintQuery | CheckQuery;
+
+/** The list query of a ControllerQuery without a check body; undefined when it has one. */
+export function listQueryOf(query: ControllerQuery): ConstraintQuery | undefined {
+  return query.checkBody === undefined && 'namespace' in query ? query : undefined;
+}
+
 /** DESIGN.md 7b: the verdicts on one object. */
 export const ADMISSION_CHECK_PATH = '/api/v1/admission-check';
 /** The controller's cap on admission-check bodies; larger objects fall back to the label query. */
 export const MAX_CHECK_BODY_BYTES = 1024 * 1024;
 
+/** What the check body's object may leave out, taken from the review (apiVersion, kind, metadata.namespace). */
+export interface CheckIdentity {
+  apiVersion: string;
+  kind: string;
+  namespace: string;
+}
+
 /**
- * The admission-check body for an admitted object, or undefined when the label query must be used:
- * no object, an operation other than CREATE/UPDATE, or a body over the controller's 1 MiB cap.
- * `view: 'warnings'` asks only for what becomes a warning (the webhook's request).
+ * The fields of the admission-check body for an admitted object, or undefined when the label query
+ * must be used: no object, or an operation other than CREATE/UPDATE. The webhook serialises them
+ * (admissionCheckBody); the controller builds the same fields from a review the webhook forwarded
+ * whole (forwarded-review.ts), so both paths judge the same object.
  */
-export function admissionCheckBody(
+export function admissionCheckFields(
   operation: string,
   admitted: Record<string, unknown> | null,
   oldObject: Record<string, unknown> | null,
-  /** From the review: what the object may leave out (apiVersion, kind, metadata.namespace). */
-  identity: { apiVersion: string; kind: string; namespace: string },
+  identity: CheckIdentity,
   view?: AdmissionCheckView,
   /** The review's `userInfo` (user name and groups), for rules that depend on who asks. */
   requester?: { username: string; groups: readonly string[] } | null,
-): string | undefined {
+): Record<string, unknown> | undefined {
   if (!admitted || (operation !== 'CREATE' && operation !== 'UPDATE')) return undefined;
   const trimmed = withoutManagedFields(admitted);
   const metadata = isRecord(trimmed.metadata) ? trimmed.metadata : {};
@@ -68,17 +91,38 @@ export function admissionCheckBody(
           kind: identity.kind,
           metadata: withFields(metadata, { namespace: identity.namespace }),
         });
-  const body = JSON.stringify({
+  return {
     operation,
     ...(view === undefined ? {} : { view }),
     object,
     ...(operation === 'UPDATE' && oldObject ? { oldObject: withoutManagedFields(oldObject) } : {}),
     ...(requester ? { userInfo: { username: requester.username, groups: requester.groups } } : {}),
-  });
-  // Characters never exceed bytes; count bytes only for bodies that might be near the cap.
-  if (body.length * 3 > MAX_CHECK_BODY_BYTES && Buffer.byteLength(body) > MAX_CHECK_BODY_BYTES)
-    return undefined;
-  return body;
+  };
+}
+
+/** Whether a body of this text fits under the controller's cap (characters never exceed bytes). */
+export function fitsCheckBodyCap(text: string, reservedBytes = 0): boolean {
+  const cap = MAX_CHECK_BODY_BYTES - reservedBytes;
+  return text.length * 3 <= cap || Buffer.byteLength(text) <= cap;
+}
+
+/**
+ * The admission-check body for an admitted object (admissionCheckFields as JSON), or undefined when
+ * the label query must be used: no object, an operation other than CREATE/UPDATE, or a body over
+ * the controller's 1 MiB cap. `view: 'warnings'` asks only for what becomes a warning.
+ */
+export function admissionCheckBody(
+  operation: string,
+  admitted: Record<string, unknown> | null,
+  oldObject: Record<string, unknown> | null,
+  identity: CheckIdentity,
+  view?: AdmissionCheckView,
+  requester?: { username: string; groups: readonly string[] } | null,
+): string | undefined {
+  const fields = admissionCheckFields(operation, admitted, oldObject, identity, view, requester);
+  if (!fields) return undefined;
+  const body = JSON.stringify(fields);
+  return fitsCheckBodyCap(body) ? body : undefined;
 }
 
 /** `pods` for the core group, `apps/deployments` otherwise (the controller's `resource` parameter). */

@@ -2,7 +2,7 @@ import { isRecord, readPath, type Labels } from './kubernetes';
 import { companionAnnotations, describeWorkload } from './workload';
 import { workloadLabels } from './workload-kinds';
 import { errorMessage } from './error-message';
-import { admissionCheckBody, type ConstraintQuery } from './admission-query';
+import { admissionCheckBody, type CheckIdentity, type ConstraintQuery } from './admission-query';
 import type { AdmissionCheckView } from './api';
 import { withFields } from './object-copy';
 
@@ -92,10 +92,20 @@ function reviewApiVersionOf(body: unknown): string {
   return isRecord(body) && body.apiVersion === ADMISSION_V1BETA1 ? ADMISSION_V1BETA1 : ADMISSION_V1;
 }
 
-/** Reads an AdmissionReview of unknown shape. */
-export function parseAdmissionReview(body: unknown): ParsedReview {
+/** A review's request without what only the label query needs (labels, companion hints). */
+export type AdmissionRequestCore = Omit<AdmissionRequestSummary, 'labels' | 'companions'>;
+
+type ReadRequest =
+  | { ok: true; request: AdmissionRequestCore }
+  | { ok: false; uid: string; reviewApiVersion: string; problem: string };
+
+/**
+ * The request of an AdmissionReview of unknown shape. `uidRequired: false` reads a review the
+ * webhook forwarded with its uid blanked (forwarded-review.ts): the controller never echoes it.
+ */
+export function readAdmissionRequest(body: unknown, uidRequired = true): ReadRequest {
   const reviewApiVersion = reviewApiVersionOf(body);
-  const failure = (uid: string, problem: string): ParsedReview => ({
+  const failure = (uid: string, problem: string): ReadRequest => ({
     ok: false,
     uid,
     reviewApiVersion,
@@ -113,16 +123,12 @@ export function parseAdmissionReview(body: unknown): ParsedReview {
     );
   }
   if (!isRecord(request)) return failure('', 'request is missing');
-  if (readableUid === '') return failure('', 'request.uid is missing');
+  if (readableUid === '' && uidRequired) return failure('', 'request.uid is missing');
   const uid = readableUid;
 
   // UPDATE and CREATE carry `object`; fall back to `oldObject` so a DELETE sent by a widened
   // registration still gets labels.
-  const object = isRecord(request.object)
-    ? request.object
-    : isRecord(request.oldObject)
-      ? request.oldObject
-      : null;
+  const object = reviewedObjectOf(request);
   const namespace =
     typeof request.namespace === 'string' && request.namespace !== ''
       ? request.namespace
@@ -146,12 +152,30 @@ export function parseAdmissionReview(body: unknown): ParsedReview {
       operation: typeof request.operation === 'string' ? request.operation : '',
       resource: readGroupVersionResource(request.resource),
       kind,
-      labels: object ? workloadLabels(kind, object) : null,
-      companions: companionHintsOf(object, kind),
       object: isRecord(request.object) ? request.object : null,
       oldObject: isRecord(request.oldObject) ? request.oldObject : null,
       requester: requesterOf(request.userInfo),
     },
+  };
+}
+
+function reviewedObjectOf(request: Record<string, unknown>): Record<string, unknown> | null {
+  if (isRecord(request.object)) return request.object;
+  return isRecord(request.oldObject) ? request.oldObject : null;
+}
+
+/** Reads an AdmissionReview of unknown shape. */
+export function parseAdmissionReview(body: unknown): ParsedReview {
+  const read = readAdmissionRequest(body);
+  if (!read.ok) return read;
+  const { request } = read;
+  const object = request.object ?? request.oldObject;
+  return {
+    ok: true,
+    request: withFields(request, {
+      labels: object ? workloadLabels(request.kind, object) : null,
+      companions: companionHintsOf(object, request.kind),
+    }),
   };
 }
 
@@ -197,17 +221,20 @@ export function constraintQueryOf(
           review.operation,
           review.object,
           review.oldObject,
-          {
-            apiVersion: review.kind.group
-              ? `${review.kind.group}/${review.kind.version}`
-              : review.kind.version,
-            kind: review.kind.kind,
-            namespace: review.namespace,
-          },
+          checkIdentityOf(review, review.kind),
           view,
           review.requester,
         )
       : undefined,
+  };
+}
+
+/** The check body's identity fields, from the review (its kind and namespace). */
+export function checkIdentityOf(review: AdmissionRequestCore, kind: GroupVersionKind): CheckIdentity {
+  return {
+    apiVersion: kind.group ? `${kind.group}/${kind.version}` : kind.version,
+    kind: kind.kind,
+    namespace: review.namespace,
   };
 }
 

@@ -1,12 +1,12 @@
 import { coalesceIdenticalQueries } from './coalescing';
-import type { ConstraintQuery } from '../model/admission-query';
+import type { ConstraintQuery, ControllerQuery } from '../model/admission-query';
 import type { ConstraintQueryResult, ControllerClient } from './controller-client';
 
 function recordingClient(): ControllerClient & {
-  calls: ConstraintQuery[];
+  calls: ControllerQuery[];
   settle(result: ConstraintQueryResult): void;
 } {
-  const calls: ConstraintQuery[] = [];
+  const calls: ControllerQuery[] = [];
   let pending: Array<(result: ConstraintQueryResult) => void> = [];
   return {
     calls,
@@ -59,7 +59,7 @@ describe('coalescing identical controller queries', () => {
 
   it('keeps coalescing and answering across its maps of queries in flight, each query settling its own entry', async () => {
     const resolvers: Array<(result: ConstraintQueryResult) => void> = [];
-    const calls: ConstraintQuery[] = [];
+    const calls: ControllerQuery[] = [];
     const client: ControllerClient = {
       query: (sent) => {
         calls.push(sent);

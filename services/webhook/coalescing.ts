@@ -1,4 +1,4 @@
-import { constraintQueryPath, type ConstraintQuery } from '../model/admission-query';
+import { constraintQueryPath, listQueryOf, type ControllerQuery } from '../model/admission-query';
 import type { ConstraintQueryResult, ControllerClient } from './controller-client';
 
 // Identical admission reviews arrive together (a ReplicaSet creating fifty equal pods, a rollout
@@ -23,10 +23,10 @@ export function coalesceIdenticalQueries(client: ControllerClient): ControllerCl
   let checksInFlight = new Map<string, Promise<ConstraintQueryResult>>();
   let started = 0;
   return {
-    query(query: ConstraintQuery): Promise<ConstraintQueryResult> {
-      const isCheck = query.checkBody !== undefined;
-      const inFlight = isCheck ? checksInFlight : listsInFlight;
-      const key = query.checkBody ?? constraintQueryPath('', query);
+    query(query: ControllerQuery): Promise<ConstraintQueryResult> {
+      const listQuery = listQueryOf(query);
+      const inFlight = listQuery ? listsInFlight : checksInFlight;
+      const key = listQuery ? constraintQueryPath('', listQuery) : (query.checkBody ?? '');
       const pending = inFlight.get(key);
       if (pending) return pending;
       const sent = client.query(query).finally(() => inFlight.delete(key));

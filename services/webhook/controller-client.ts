@@ -2,7 +2,12 @@ import { Agent, type Dispatcher } from 'undici';
 import { isSeverity, VERDICTS, type ListedConstraint, type VerdictName } from '../model/api';
 import { isOpaqueReference } from '../model/opaque-reference';
 import { isRecord } from '../model/kubernetes';
-import { ADMISSION_CHECK_PATH, constraintQueryPath, type ConstraintQuery } from '../model/admission-query';
+import {
+  ADMISSION_CHECK_PATH,
+  constraintQueryPath,
+  listQueryOf,
+  type ControllerQuery,
+} from '../model/admission-query';
 import { errorMessage } from '../model/error-message';
 import { withFields } from '../model/object-copy';
 
@@ -26,11 +31,12 @@ export type ConstraintQueryFailure = 'timeout' | 'unreachable' | 'bad_status' | 
 
 export type ConstraintQueryResult =
   | { ok: true; constraints: AdmissionConstraint[]; skippedEntries: number }
-  | { ok: false; reason: ConstraintQueryFailure; detail: string };
+  /** `status`: the controller's HTTP status, for `bad_status`. */
+  | { ok: false; reason: ConstraintQueryFailure; detail: string; status?: number };
 
 /** What the admission handler depends on; tests may pass any implementation. */
 export interface ConstraintSource {
-  query(query: ConstraintQuery): Promise<ConstraintQueryResult>;
+  query(query: ControllerQuery): Promise<ConstraintQueryResult>;
 }
 
 export interface ControllerClient extends ConstraintSource {
@@ -153,6 +159,11 @@ function dispatchQuery(
     };
     const fail = (reason: ConstraintQueryFailure, detail: string) =>
       settle({ kind: 'failed', result: { ok: false, reason, detail } });
+    const failWithStatus = (status: number) =>
+      settle({
+        kind: 'failed',
+        result: { ok: false, reason: 'bad_status', detail: `controller answered HTTP ${status}`, status },
+      });
     /** Gives up on the answer: the connection is closed instead of reading the rest. */
     const stop = () => abort?.(new Error('the webhook stopped reading the answer'));
     const deadline = setTimeout(() => {
@@ -169,7 +180,7 @@ function dispatchQuery(
         if (status < 200) return true;
         statusCode = status;
         if (status !== 200) {
-          fail('bad_status', `controller answered HTTP ${status}`);
+          failWithStatus(status);
           return true;
         }
         const declaredLength = Number(headerValue(rawHeaders, 'content-length'));
@@ -234,13 +245,14 @@ export function createControllerClient(options: ControllerClientOptions): Contro
   const checkPath = `${base.pathname.replace(/\/+$/, '')}${ADMISSION_CHECK_PATH}`;
   const limits = { timeoutMs, maxBodyBytes };
 
-  async function query(constraintQuery: ConstraintQuery): Promise<ConstraintQueryResult> {
+  async function query(constraintQuery: ControllerQuery): Promise<ConstraintQueryResult> {
+    const listQuery = listQueryOf(constraintQuery);
     const answer = await dispatchQuery(
       agent,
-      constraintQuery.checkBody === undefined
+      listQuery
         ? {
             origin: base.origin,
-            path: constraintQueryPath(base.pathname, constraintQuery),
+            path: constraintQueryPath(base.pathname, listQuery),
             method: 'GET',
             headers: authorizedHeaders(options.bearerToken?.()),
           }

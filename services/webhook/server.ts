@@ -4,19 +4,8 @@ import { X509Certificate } from 'node:crypto';
 import { createSecureContext, type TLSSocket } from 'node:tls';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from '../logging/logger';
-import { buildWarnings } from '../model/warnings';
-import {
-  ADMISSION_V1,
-  buildAdmissionResponse,
-  constraintQueryOf,
-  parseAdmissionReviewText,
-  uidFromReviewPrefix,
-  type AdmissionRequestSummary,
-} from './admission';
-import type { ConstraintSource } from './controller-client';
+import { admissionHandler, sendAllowed, sendJson, type WebhookAppOptions } from './admission-handler';
 import { pairIdentity, type ServingPair } from './certs/certificate-check';
-import { readRequestBody } from './request-body';
-import { admissionOutcome, type AdmissionFacts, type WebhookMetrics } from './metrics';
 import { answerClientErrorsAsJson } from '../net/client-error';
 import { DEFAULT_DRAIN_MS, drainHttpServer } from '../net/drain-http-server';
 import { errorMessage } from '../model/error-message';
@@ -26,178 +15,10 @@ import { errorMessage } from '../model/error-message';
 // to anything but true, and both its own catch and the listener's last net answer with an allowed
 // AdmissionReview (HTTP 200), whatever failed.
 
-export interface WebhookAppOptions {
-  constraints: ConstraintSource;
-  logger: Logger;
-  /** Readiness: true once a serving certificate is loaded. */
-  isReady: () => boolean;
-  /** Reviews larger than this are answered without warnings. */
-  maxReviewBytes?: number;
-  /** Prometheus metrics; `GET /metrics` is served when set. */
-  metrics?: WebhookMetrics;
-  /**
-   * Who is the API server (api-server-identity.ts): reviews from any other caller are answered from
-   * `anonymousConstraints` (the controller asked without the webhook's token). Absent: every caller
-   * gets `constraints` (tests, `--trust-unauthenticated-reviews`).
-   */
-  callerTrust?: {
-    isApiServer: (request: IncomingMessage) => boolean;
-    anonymousConstraints: ConstraintSource;
-  };
-}
-
-// An UPDATE review carries the object twice (object and oldObject) and etcd accepts objects up to
-// 1.5 MiB: 4 MiB admits every review the API server can send, and still bounds memory per request.
-export const DEFAULT_MAX_REVIEW_BYTES = 4 * 1024 * 1024;
-
-const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
-
-function sendJson(response: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  response.writeHead(status, {
-    'Content-Type': JSON_CONTENT_TYPE,
-    'Content-Length': Buffer.byteLength(text),
-  });
-  response.end(text);
-}
-
-function sendAllowed(
-  response: ServerResponse,
-  uid: string,
-  warnings: readonly string[] = [],
-  apiVersion = ADMISSION_V1,
-): void {
-  if (response.headersSent) {
-    response.end();
-    return;
-  }
-  sendJson(response, 200, buildAdmissionResponse(uid, warnings, apiVersion));
-}
-
-function describeRequest(request: AdmissionRequestSummary): Record<string, unknown> {
-  return {
-    uid: request.uid,
-    namespace: request.namespace,
-    name: request.name,
-    operation: request.operation,
-    kind: request.kind?.kind ?? null,
-    resource: request.resource ? `${request.resource.group}/${request.resource.resource}` : null,
-  };
-}
-
 /** The path without its query, lower-cased and without one trailing slash (as express matched it). */
 function routePath(url: string | undefined): string {
   const path = (url ?? '/').split('?', 1)[0].toLowerCase();
   return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
-}
-
-/** Warnings for one parsed review, or the reason there are none; never throws for a failed query. */
-async function reviewWarnings(
-  options: WebhookAppOptions,
-  review: AdmissionRequestSummary,
-  fromApiServer: boolean,
-): Promise<{ facts: AdmissionFacts; warnings: string[] }> {
-  const { logger, metrics } = options;
-  const constraints = fromApiServer
-    ? options.constraints
-    : (options.callerTrust?.anonymousConstraints ?? options.constraints);
-  const queryStarted = performance.now();
-  const result = await constraints.query(constraintQueryOf(review, 'warnings'));
-  metrics?.observeControllerQuery(
-    result.ok ? 'ok' : result.reason,
-    (performance.now() - queryStarted) / 1000,
-  );
-  if (!result.ok) {
-    logger.warn(
-      {
-        event: 'controller_query_failed',
-        reason: result.reason,
-        detail: result.detail,
-        ...describeRequest(review),
-      },
-      'constraint query to the controller failed; request allowed without warnings. Check that the controller is running and that GET <controller-url>/api/v1/health answers from the webhook pod',
-    );
-    return { facts: { reviewParsed: true, query: result.reason, warnings: 0 }, warnings: [] };
-  }
-  if (result.skippedEntries > 0) {
-    logger.warn(
-      { event: 'controller_entries_skipped', skipped: result.skippedEntries, ...describeRequest(review) },
-      'controller listed constraints without a known severity or a summary; they were skipped. Check that controller and webhook versions match',
-    );
-  }
-  const warnings = buildWarnings(result.constraints);
-  // Guarded: the fields are built on every review otherwise, even with debug off.
-  if (logger.isLevelEnabled('debug'))
-    logger.debug(
-      {
-        event: 'admission',
-        ...describeRequest(review),
-        labels: review.labels,
-        constraints: result.constraints.length,
-        warnings: warnings.length,
-      },
-      'admission reviewed',
-    );
-  return { facts: { reviewParsed: true, query: 'ok', warnings: warnings.length }, warnings };
-}
-
-/**
- * Every request that is not a probe is an admission request: a registration pointing at `/` or
- * `/validate/` still gets warnings, and nothing answers 404 to the API server. Rule B-1: every
- * branch, the catch included, answers an allowed AdmissionReview (HTTP 200).
- */
-function admissionHandler(options: WebhookAppOptions) {
-  const { logger, metrics } = options;
-  const maxReviewBytes = options.maxReviewBytes ?? DEFAULT_MAX_REVIEW_BYTES;
-  return async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
-    const started = performance.now();
-    // What the catch below can still echo, as far as the request got.
-    let uid = '';
-    let reviewApiVersion = ADMISSION_V1;
-    const answer = (facts: AdmissionFacts, warnings: string[] = []) => {
-      metrics?.observeAdmission(admissionOutcome(facts), (performance.now() - started) / 1000);
-      metrics?.countWarnings(warnings);
-      sendAllowed(response, uid, warnings, reviewApiVersion);
-    };
-    try {
-      const body = await readRequestBody(request, maxReviewBytes);
-      if (body.kind === 'oversized') {
-        uid = uidFromReviewPrefix(body.prefix);
-        logger.warn(
-          { event: 'review_too_large', uid, bytes: body.receivedBytes, limitBytes: maxReviewBytes },
-          'admission review larger than the limit; allowed without warnings. Raise the limit if objects this large are expected',
-        );
-        return answer({ reviewParsed: false, warnings: 0 });
-      }
-      const parsed = parseAdmissionReviewText(body.text);
-      if (!parsed.ok) {
-        uid = parsed.uid;
-        logger.warn(
-          {
-            event: 'review_invalid',
-            uid,
-            problem: parsed.problem,
-            path: (request.url ?? '/').split('?', 1)[0],
-            contentType: request.headers['content-type'] ?? null,
-          },
-          'admission request is not a usable AdmissionReview; allowed without warnings. Check the webhook registration (admissionReviewVersions v1, path /validate)',
-        );
-        reviewApiVersion = parsed.reviewApiVersion;
-        return answer({ reviewParsed: false, warnings: 0 });
-      }
-      uid = parsed.request.uid;
-      reviewApiVersion = parsed.request.reviewApiVersion;
-      const fromApiServer = options.callerTrust?.isApiServer(request) ?? true;
-      const reviewed = await reviewWarnings(options, parsed.request, fromApiServer);
-      answer(reviewed.facts, reviewed.warnings);
-    } catch (error) {
-      logger.warn(
-        { event: 'admission_failed', uid, error: errorMessage(error) },
-        'unexpected error while reviewing an admission request; allowed without warnings. Please report this with the log line',
-      );
-      answer({ reviewParsed: false, warnings: 0 });
-    }
-  };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { buildWarnings } from '../model/warnings';
 import { coalesceIdenticalQueries } from './coalescing';
 import { parseConstraintList, type ConstraintQueryResult } from './controller-client';
-import { admissionCheckBody, MAX_CHECK_BODY_BYTES, type ConstraintQuery } from '../model/admission-query';
+import { admissionCheckBody, MAX_CHECK_BODY_BYTES, type ControllerQuery } from '../model/admission-query';
 
 // The webhook's side of DESIGN.md 7b: the object goes to the admission check (small enough, CREATE
 // or UPDATE), violations are warned first, `passes` is silent, identical bodies share one query.
@@ -115,7 +115,7 @@ describe('warnings from verdicts', () => {
 
 describe('coalescing admission checks', () => {
   it('shares one query between identical bodies, not between different ones', async () => {
-    const calls: ConstraintQuery[] = [];
+    const calls: ControllerQuery[] = [];
     const settle: Array<(result: ConstraintQueryResult) => void> = [];
     const client = coalesceIdenticalQueries({
       query: (query) => {

@@ -1,5 +1,5 @@
 import { generateSelfSignedBundle } from './certs/self-signed';
-import type { ConstraintQuery } from '../model/admission-query';
+import { listQueryOf, type ControllerQuery } from '../model/admission-query';
 import type { ConstraintQueryResult, ConstraintSource } from './controller-client';
 import { parseAdmissionReviewText } from './admission';
 import { silentLogger } from '../logging/logger';
@@ -18,8 +18,8 @@ beforeAll(async () => {
 });
 
 /** A controller that answers every query with `result`, and keeps the queries. */
-function recordingSource(result: ConstraintQueryResult): ConstraintSource & { queries: ConstraintQuery[] } {
-  const queries: ConstraintQuery[] = [];
+function recordingSource(result: ConstraintQueryResult): ConstraintSource & { queries: ControllerQuery[] } {
+  const queries: ControllerQuery[] = [];
   return { queries, query: (query) => (queries.push(query), Promise.resolve(result)) };
 }
 
@@ -37,7 +37,7 @@ describe('warmUpReview', () => {
 });
 
 describe('warmUpWebhook', () => {
-  it('sends its reviews through a listener of its own to the controller, each with a check body', async () => {
+  it('sends its reviews through a listener of its own to the controller, each forwarded whole', async () => {
     const source = recordingSource(ANSWERED);
     const outcome = await warmUpWebhook({
       servingPair: () => pair,
@@ -48,7 +48,13 @@ describe('warmUpWebhook', () => {
     expect(outcome).toMatchObject({ warmed: true, reviews: 12 });
     expect(source.queries).toHaveLength(12);
     expect(new Set(source.queries.map((query) => query.checkBody)).size).toBe(12);
-    expect(source.queries.every((query) => query.namespace === 'default')).toBe(true);
+    // Written as the API server writes a review, so they warm the path the API server's reviews take.
+    for (const query of source.queries) {
+      expect(listQueryOf(query)).toBeUndefined();
+      const body = JSON.parse(query.checkBody ?? '') as { view: string; review: { request: unknown } };
+      expect(body.view).toBe('warnings');
+      expect(body.review.request).toMatchObject({ uid: '', namespace: 'default', operation: 'CREATE' });
+    }
   });
 
   it('stops at the first query the controller does not answer', async () => {
@@ -97,7 +103,7 @@ describe('warmUpWebhook', () => {
 describe('scheduleWebhookWarmUp', () => {
   it('tries again until the controller answers, then stops', async () => {
     let answering = false;
-    const queries: ConstraintQuery[] = [];
+    const queries: ControllerQuery[] = [];
     const source: ConstraintSource = {
       query: (query) => {
         queries.push(query);

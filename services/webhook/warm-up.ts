@@ -94,9 +94,10 @@ export function warmUpReview(sequence: number): string {
     status: {},
   };
   const group = { group: 'apps', version: 'v1' };
+  // Field order as the API server writes it, so the warm-up takes the forwarded path as its reviews do.
   return JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
+    apiVersion: 'admission.k8s.io/v1',
     request: {
       uid: `00000000-0000-4000-8000-${sequence.toString(16).padStart(12, '0')}`,
       kind: { ...group, kind: 'Deployment' },

@@ -14,6 +14,7 @@ import type { ConstraintDraft } from '../../model/constraint';
 import type { WorkloadDescriptor } from '../../model/workload';
 import type { ResourceDependencies } from './resource-requests';
 import { ADMISSION_CHECK_PATH } from '../../model/admission-query';
+import { checkOfForwardedReview } from '../../model/forwarded-review';
 import { ADMISSION_CHECK_VIEWS, type AdmissionCheckView, type DetailLevel } from '../../model/api';
 import { AdmissionCheckMemo } from './admission-check-memo';
 import { regoEngine } from '../verdicts/gatekeeper/rego-engine';
@@ -56,8 +57,9 @@ function isSynced(dependencies: AdmissionCheckDependencies): boolean {
 export type AdmissionMemoOutcome = 'hit' | 'miss' | 'bypass';
 
 // `POST /api/v1/admission-check` (DESIGN.md 7b): the verdict of every constraint that applies to one
-// object. Bodies up to 1 MiB (the API server's own object limit is larger, so the webhook falls back
-// to the label query for bigger objects); invalid JSON or no object: 400; larger: 413.
+// object, given as the object or as the AdmissionReview the webhook forwards whole. Bodies up to 1 MiB (the API server's own object limit is larger, so the webhook falls back
+// to the label query for bigger objects); invalid JSON or no object: 400; larger: 413; a forwarded
+// review without an object to judge: 422 (the webhook then reads it itself).
 // Unredacted only for the webhook: the app puts the TokenReview middleware (api-auth.ts) in front of
 // this route, and the level it decided is the viewer's. The webhook's own requests usually take the
 // plain fast path (admission-check-fast-path.ts), which gives the same answers.
@@ -167,7 +169,13 @@ function readBodyText(text: unknown): Answer | CheckRequest {
   // No body at all reads as "no object", as before; anything else must parse.
   const parsed = typeof text === 'string' && text !== '' ? parseJson(text) : { value: undefined };
   if (!parsed) return error(400, 'request body is not valid JSON');
-  return readCheckRequest(parsed.value);
+  const body = parsed.value;
+  // The webhook's forwarded review (model/forwarded-review.ts): checked as its own check body would be.
+  if (isRecord(body) && body.review !== undefined) {
+    const forwarded = checkOfForwardedReview(body.review, body.view);
+    return forwarded.ok ? readCheckRequest(forwarded.fields) : error(forwarded.status, forwarded.problem);
+  }
+  return readCheckRequest(body);
 }
 
 function computeAnswer(

@@ -10,6 +10,7 @@ import { groupOf, type KubernetesObject } from '../../../services/model/kubernet
 import { pluralOfKind } from '../../../services/model/resources';
 import { workloadLabels } from '../../../services/model/workload-kinds';
 import { formatLabelsParameter } from '../../../services/model/admission-query';
+import { checkOfForwardedReview } from '../../../services/model/forwarded-review';
 import type { ConstraintSource } from '../../../services/webhook/controller-client';
 import { createWebhookApp, WebhookHttpsServer } from '../../../services/webhook/server';
 
@@ -58,9 +59,17 @@ export class StandInController {
     });
     // The admission check carries the object: the stand-in derives the list query from it as the
     // controller does, and records the body so tests can see what was sent.
+    // A review forwarded whole is read as the controller reads it (model/forwarded-review.ts).
     app.post('/api/v1/admission-check', express.json({ limit: '2mb' }), (request, response) => {
-      const body = request.body as { object?: KubernetesObject };
       this.checkBodies.push(request.body);
+      const received = request.body as { object?: KubernetesObject; review?: unknown; view?: unknown };
+      const forwarded =
+        received.review === undefined ? undefined : checkOfForwardedReview(received.review, received.view);
+      if (forwarded && !forwarded.ok) {
+        response.status(forwarded.status).json({ error: forwarded.problem });
+        return;
+      }
+      const body = (forwarded?.fields ?? received) as { object?: KubernetesObject };
       const object = body.object ?? {};
       const group = groupOf(object.apiVersion);
       const plural = pluralOfKind(object.kind ?? '');

@@ -6,6 +6,7 @@ import { startController, type RunningController } from '../../../services/contr
 import { silentLogger } from '../../../services/logging/logger';
 import { constraintQueryOf, parseAdmissionReviewText } from '../../../services/model/admission-review';
 import { ADMISSION_CHECK_PATH } from '../../../services/model/admission-query';
+import { forwardedReviewOf } from '../../../services/model/forwarded-review';
 import {
   generateSelfSignedBundle,
   type CertificateBundle,
@@ -113,6 +114,48 @@ async function answersTo(reviewCase: RecordedReviewCase): Promise<RecordedAnswer
     answer.fullCheck = await askController(fullBody);
   return answer;
 }
+
+/** The same review with `apiVersion` written before `kind`: not the API server's order, so never forwarded. */
+function reordered(review: string): string {
+  return review.replace(
+    /^\{"kind":"AdmissionReview","apiVersion":"([^"]*)",/,
+    '{"apiVersion":"$1","kind":"AdmissionReview",',
+  );
+}
+
+describe('reviews forwarded whole to the controller (issue 33)', () => {
+  it("are answered as the webhook's own check bodies, and the webhook answers as when it reads them itself", async () => {
+    let forwardedChecks = 0;
+    for (const reviewCase of recordedReviewCases()) {
+      const forwarded = forwardedReviewOf(reviewCase.review, 'warnings');
+      if (!forwarded) continue;
+      const parsed = parseAdmissionReviewText(reviewCase.review);
+      const checkBody = parsed.ok ? constraintQueryOf(parsed.request, 'warnings').checkBody : undefined;
+      const answer = await askController(forwarded.checkBody);
+      if (checkBody === undefined) {
+        // Nothing to check (a DELETE, no kind, unreadable): declined, and the webhook reads it itself.
+        expect({ [reviewCase.id]: [400, 422].includes(answer.status) }).toEqual({ [reviewCase.id]: true });
+      } else {
+        forwardedChecks += 1;
+        expect({ [reviewCase.id]: answer }).toEqual({ [reviewCase.id]: await askController(checkBody) });
+      }
+      const send = (body: string) =>
+        tlsRequest({
+          port: webhook.port,
+          ca: bundle.caPem,
+          body,
+          headers: { 'content-type': 'application/json' },
+        });
+      const [direct, readByWebhook] = [
+        await send(reviewCase.review),
+        await send(reordered(reviewCase.review)),
+      ];
+      expect(forwardedReviewOf(reordered(reviewCase.review), 'warnings')).toBeUndefined();
+      expect({ [reviewCase.id]: direct.text }).toEqual({ [reviewCase.id]: readByWebhook.text });
+    }
+    expect(forwardedChecks).toBeGreaterThan(100);
+  }, 120_000);
+});
 
 describe('answers to recorded AdmissionReviews', () => {
   it('are byte-identical to the recorded ones, for the webhook and for the controller', async () => {
