@@ -111,17 +111,10 @@ export function fitsCheckBodyCap(text: string, reservedBytes = 0): boolean {
  * the label query must be used: no object, an operation other than CREATE/UPDATE, or a body over
  * the controller's 1 MiB cap. `view: 'warnings'` asks only for what becomes a warning.
  */
-export function admissionCheckBody(
-  operation: string,
-  admitted: Record<string, unknown> | null,
-  oldObject: Record<string, unknown> | null,
-  identity: CheckIdentity,
-  view?: AdmissionCheckView,
-  requester?: { username: string; groups: readonly string[] } | null,
-): string | undefined {
-  const fields = admissionCheckFields(operation, admitted, oldObject, identity, view, requester);
-  if (!fields) return undefined;
-  const body = JSON.stringify(fields);
+export function admissionCheckBody(...fields: Parameters<typeof admissionCheckFields>): string | undefined {
+  const checked = admissionCheckFields(...fields);
+  if (!checked) return undefined;
+  const body = JSON.stringify(checked);
   return fitsCheckBodyCap(body) ? body : undefined;
 }
 

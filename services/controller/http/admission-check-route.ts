@@ -57,9 +57,10 @@ function isSynced(dependencies: AdmissionCheckDependencies): boolean {
 export type AdmissionMemoOutcome = 'hit' | 'miss' | 'bypass';
 
 // `POST /api/v1/admission-check` (DESIGN.md 7b): the verdict of every constraint that applies to one
-// object, given as the object or as the AdmissionReview the webhook forwards whole. Bodies up to 1 MiB (the API server's own object limit is larger, so the webhook falls back
-// to the label query for bigger objects); invalid JSON or no object: 400; larger: 413; a forwarded
-// review without an object to judge: 422 (the webhook then reads it itself).
+// object, given as the object or as the AdmissionReview the webhook forwards whole. Bodies up to
+// 1 MiB (the API server's own object limit is larger, so the webhook falls back to the label query
+// for bigger objects); invalid JSON or no object: 400; larger: 413; a forwarded review without an
+// object to judge: 422 (the webhook then reads it itself).
 // Unredacted only for the webhook: the app puts the TokenReview middleware (api-auth.ts) in front of
 // this route, and the level it decided is the viewer's. The webhook's own requests usually take the
 // plain fast path (admission-check-fast-path.ts), which gives the same answers.
