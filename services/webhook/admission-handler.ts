@@ -202,6 +202,7 @@ export function admissionHandler(options: WebhookAppOptions) {
           { fromApiServer, forwarded: true },
         );
         if (!declinedByController(result)) {
+          metrics?.countForwardedReview();
           const text = body.text;
           const reviewed = warningsOf(options, result, () => describeReviewText(text));
           return answer(reviewed.facts, reviewed.warnings);

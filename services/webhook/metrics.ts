@@ -38,6 +38,11 @@ export interface WebhookMetrics {
   observeControllerQuery(result: ControllerQueryResult, seconds: number): void;
   /** Counts warnings by the severity their prefix states (`[CRITICAL]`, `[WARNING]`). */
   countWarnings(warnings: readonly string[]): void;
+  /**
+   * A review handed to the controller whole (model/forwarded-review.ts), not parsed by the webhook;
+   * one the controller declined (and the webhook then read) is not counted.
+   */
+  countForwardedReview(): void;
   /** The serving certificate's notAfter, so an alert catches a rotation that did not happen. */
   setCertificateExpiry(notAfter: Date): void;
   /** Work arrived (a request): the event-loop delay is sampled while the process works. */
@@ -71,6 +76,11 @@ export function createWebhookMetrics(options: { processMetrics?: boolean } = {})
     name: 'forewarn_webhook_warnings_total',
     help: 'Admission warnings returned, by severity',
     labelNames: ['severity'],
+    registers: [registry],
+  });
+  const forwardedReviews = new Counter({
+    name: 'forewarn_webhook_reviews_forwarded_total',
+    help: 'Admission reviews handed to the controller as the API server wrote them, unparsed by the webhook (the others are read by the webhook)',
     registers: [registry],
   });
   const certificateExpiry = new Gauge({
@@ -108,6 +118,7 @@ export function createWebhookMetrics(options: { processMetrics?: boolean } = {})
         if (severity) warnings.inc({ severity });
       }
     },
+    countForwardedReview: () => forwardedReviews.inc(),
     setCertificateExpiry: (notAfter) => certificateExpiry.set(notAfter.getTime() / 1000),
     noteActivity: loopDelay ? () => loopDelay.noteActivity() : () => undefined,
   };

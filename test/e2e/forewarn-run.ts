@@ -267,6 +267,25 @@ export function httpsStatusTrusting(url: string, caPem: string): Promise<number>
   });
 }
 
+/** The body of a GET over HTTPS that trusts only `caPem`; rejects on a status other than 200. */
+export function httpsTextTrusting(url: string, caPem: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const outgoing = httpsRequest(url, { ca: caPem, timeout: 5_000 }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () =>
+        response.statusCode === 200
+          ? resolve(Buffer.concat(chunks).toString('utf8'))
+          : reject(new Error(`GET ${url} answered ${response.statusCode}`)),
+      );
+      response.on('error', reject);
+    });
+    outgoing.on('timeout', () => outgoing.destroy(new Error(`GET ${url} timed out`)));
+    outgoing.on('error', reject);
+    outgoing.end();
+  });
+}
+
 export async function readWebhookTrust(): Promise<{ secretCa: string; caBundles: string[] }> {
   const secret = await kubectlJson(['-n', webhookNamespace, 'get', 'secret', webhookSecretName]);
   const secretCa = decodeBase64(field(secret, 'data', 'ca.crt'), 'Secret ca.crt');

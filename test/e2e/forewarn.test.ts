@@ -52,6 +52,7 @@ import {
   field,
   finishRun,
   httpsStatusTrusting,
+  httpsTextTrusting,
   kubectlJson,
   kubectlSucceeds,
   lastWebhookCallFailure,
@@ -275,6 +276,15 @@ test('3. kubectl apply in the constrained namespace prints [CRITICAL] and [WARNI
 
     const deployment = await kubectlJson(['-n', constrainedNamespace, 'get', 'deployment', 'web']);
     expect(field(deployment, 'metadata', 'name')).toBe('web');
+    // The real API server writes its reviews as the webhook forwards them whole, unparsed (issue 33):
+    // were its field order to change, the webhook would read each review itself, warnings unchanged.
+    const metrics = await httpsTextTrusting(
+      `https://127.0.0.1:${run.webhookPort}/metrics`,
+      (await readWebhookTrust()).secretCa,
+    );
+    const forwarded = Number(/^forewarn_webhook_reviews_forwarded_total (\d+)$/m.exec(metrics)?.[1] ?? 0);
+    say(`reviews forwarded whole to the controller so far: ${forwarded}`);
+    expect(forwarded).toBeGreaterThan(0);
 
     const clean = await applyDeployment(cleanNamespace, 'web', 'web');
     say(

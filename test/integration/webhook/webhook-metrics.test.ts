@@ -85,6 +85,8 @@ describe('webhook metrics', () => {
     );
     expect(metricValue(text, 'forewarn_webhook_warnings_total', 'severity="Critical"')).toBe(1);
     expect(metricValue(text, 'forewarn_webhook_warnings_total', 'severity="Warning"')).toBe(1);
+    // The four reviews were written the API server's way and handed on whole; the text body was not.
+    expect(text).toMatch(/^forewarn_webhook_reviews_forwarded_total 4$/m);
   });
 
   it('exposes the expiry of the certificate in service', async () => {
