@@ -286,6 +286,37 @@ export function httpsTextTrusting(url: string, caPem: string): Promise<string> {
   });
 }
 
+const VIOLATION_LINE =
+  /^\[(CRITICAL|WARNING)\] (will be rejected|its pods will be rejected|will get a warning|will be recorded in the audit log): /;
+
+/**
+ * Warnings as the webhook orders them (DESIGN.md 7, issue 22): Critical before Warning, and within
+ * each severity what the object violates (one at least) before what only applies to it.
+ */
+export function expectWebhookOrder(warnings: string[]): void {
+  const critical = warnings.filter((line) => line.startsWith('[CRITICAL] '));
+  const warning = warnings.filter((line) => line.startsWith('[WARNING] '));
+  const isViolation = (line: string): boolean => VIOLATION_LINE.test(line);
+  expect(warnings.filter(isViolation).length).toBeGreaterThan(0);
+  expect(warnings).toEqual([...critical, ...warning]);
+  for (const group of [critical, warning]) {
+    const violationCount = group.filter(isViolation).length;
+    expect(group.slice(0, violationCount).every(isViolation)).toBe(true);
+  }
+}
+
+/**
+ * How many reviews the webhook has handed to the controller whole, unparsed (issue 33), from its
+ * `/metrics`: the real API server writes its reviews the way the webhook forwards.
+ */
+export async function reviewsForwardedWhole(webhookPort: number): Promise<number> {
+  const metrics = await httpsTextTrusting(
+    `https://127.0.0.1:${webhookPort}/metrics`,
+    (await readWebhookTrust()).secretCa,
+  );
+  return Number(/^forewarn_webhook_reviews_forwarded_total (\d+)$/m.exec(metrics)?.[1] ?? 0);
+}
+
 export async function readWebhookTrust(): Promise<{ secretCa: string; caBundles: string[] }> {
   const secret = await kubectlJson(['-n', webhookNamespace, 'get', 'secret', webhookSecretName]);
   const secretCa = decodeBase64(field(secret, 'data', 'ca.crt'), 'Secret ca.crt');

@@ -52,12 +52,13 @@ import {
   field,
   finishRun,
   httpsStatusTrusting,
-  httpsTextTrusting,
   kubectlJson,
   kubectlSucceeds,
   lastWebhookCallFailure,
   nextDeploymentName,
+  expectWebhookOrder,
   readWebhookTrust,
+  reviewsForwardedWhole,
   requireCluster,
   requireControllerApi,
   RESCAN_INTERVAL_MS,
@@ -76,9 +77,6 @@ import {
 
 /** A change seen through a watch must reach the report within this (the issue's "within a second"). */
 const REPORT_LATENCY_LIMIT_MS = 1_000;
-/** The webhook registration's timeoutSeconds is 5: a fail-open apply must finish well within 10 s. */
-const VIOLATION_LINE =
-  /^\[(CRITICAL|WARNING)\] (will be rejected|its pods will be rejected|will get a warning|will be recorded in the audit log): /;
 /** The processes' ServiceAccount tokens outlive the whole file. */
 const TOKEN_LIFETIME_SECONDS = 2 * 60 * 60;
 
@@ -252,15 +250,7 @@ test('3. kubectl apply in the constrained namespace prints [CRITICAL] and [WARNI
     const warning = shopWarnings.filter((line) => line.startsWith('[WARNING] '));
     expect(critical.length).toBeGreaterThan(0);
     expect(warning.length).toBeGreaterThan(0);
-    // As the webhook orders them (DESIGN.md 7, issue 22): Critical before Warning, and within each
-    // severity what this Deployment violates before what only applies to it.
-    const isViolation = (line: string): boolean => VIOLATION_LINE.test(line);
-    expect(shopWarnings.filter(isViolation).length).toBeGreaterThan(0);
-    expect(shopWarnings).toEqual([...critical, ...warning]);
-    for (const group of [critical, warning]) {
-      const violationCount = group.filter(isViolation).length;
-      expect(group.slice(0, violationCount).every(isViolation)).toBe(true);
-    }
+    expectWebhookOrder(shopWarnings);
 
     const criticalText = critical.join('\n');
     // The quota rejects this Deployment's pods (its container sets no CPU request).
@@ -276,15 +266,8 @@ test('3. kubectl apply in the constrained namespace prints [CRITICAL] and [WARNI
 
     const deployment = await kubectlJson(['-n', constrainedNamespace, 'get', 'deployment', 'web']);
     expect(field(deployment, 'metadata', 'name')).toBe('web');
-    // The real API server writes its reviews as the webhook forwards them whole, unparsed (issue 33):
-    // were its field order to change, the webhook would read each review itself, warnings unchanged.
-    const metrics = await httpsTextTrusting(
-      `https://127.0.0.1:${run.webhookPort}/metrics`,
-      (await readWebhookTrust()).secretCa,
-    );
-    const forwarded = Number(/^forewarn_webhook_reviews_forwarded_total (\d+)$/m.exec(metrics)?.[1] ?? 0);
-    say(`reviews forwarded whole to the controller so far: ${forwarded}`);
-    expect(forwarded).toBeGreaterThan(0);
+    // Were the API server's field order to change, each review would be read by the webhook itself.
+    expect(await reviewsForwardedWhole(run.webhookPort)).toBeGreaterThan(0);
 
     const clean = await applyDeployment(cleanNamespace, 'web', 'web');
     say(
