@@ -12,12 +12,16 @@ import type { AdmissionCheckView } from './api';
 // controller does not check (no object, an operation other than CREATE or UPDATE) is declined with
 // 422 and the webhook reads it itself, as it reads any review not written the API server's way.
 
+/** A review's uid as the webhook reads it from the text (a UUID from the API server). */
+export const REVIEW_UID_PATTERN = '[A-Za-z0-9._:-]{1,128}';
+
 /**
  * The start of a review as the API server writes it (Go's encoding/json: `kind` and `apiVersion`
  * first, then `request` with `uid` first, no spaces). Anything else is read by the webhook itself.
  */
-const API_SERVER_REVIEW_START =
-  /^\{"kind":"AdmissionReview","apiVersion":"(admission\.k8s\.io\/v1(?:beta1)?)","request":\{"uid":"([A-Za-z0-9._:-]{1,128})"/;
+const API_SERVER_REVIEW_START = new RegExp(
+  `^\\{"kind":"AdmissionReview","apiVersion":"(admission\\.k8s\\.io/v1(?:beta1)?)","request":\\{"uid":"(${REVIEW_UID_PATTERN})"`,
+);
 
 /** Bytes the forwarded body adds around the review: `{"view":"<view>","review":` and `}`. */
 const WRAPPER_BYTES = 64;

@@ -1,4 +1,5 @@
 import { ADMISSION_V1 } from '../model/admission-review';
+import { REVIEW_UID_PATTERN } from '../model/forwarded-review';
 
 // The webhook's side of the admission core (spec 4.5, DESIGN.md 7): reading a review is a model fact
 // (model/admission-review.ts, shared with `forewarn check --url`); here, the uid of a review too large
@@ -17,7 +18,7 @@ export {
 
 // The API server serialises `request` with `uid` as its first field. A review too large to read
 // whole can still be answered with its uid when that prefix arrived.
-const LEADING_UID = /"request"\s*:\s*\{\s*"uid"\s*:\s*"([A-Za-z0-9._:-]{1,128})"/;
+const LEADING_UID = new RegExp(`"request"\\s*:\\s*\\{\\s*"uid"\\s*:\\s*"(${REVIEW_UID_PATTERN})"`);
 
 /** The uid of a review from the first bytes of its text, when it is where the API server puts it. */
 export function uidFromReviewPrefix(prefix: string): string {
