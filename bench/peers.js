@@ -26,7 +26,7 @@ const {
   deploymentText,
   startApiServer,
 } = require('./lib/api-server-cluster');
-const { gatekeeperBinary, startGatekeeperWebhook } = require('./lib/gatekeeper-webhook');
+const { gatekeeperBinary, startGatekeeperWebhook, waitForCrd } = require('./lib/gatekeeper-webhook');
 const { POLICY_NAME, kyvernoWebhookBinary, startKyvernoWebhook } = require('./lib/kyverno-webhook');
 const { namespaceObject } = require('./lib/cluster-objects');
 const { loadTest, median } = require('./lib/measure');
@@ -50,6 +50,10 @@ const WARM_UP_SECONDS = 5;
 const WANTED_CASES = process.env.FOREWARN_PEERS_CASES?.split(',').map((name) => name.trim());
 /** @param {string} name */
 const wanted = (name) => name === 'bare' || !WANTED_CASES || WANTED_CASES.includes(name);
+// FOREWARN_PEERS_INSIDE=1: per run, where a review's time went inside the cases that can tell
+// (Forewarn's: time in the webhook, in the controller query, each main thread's loop delay and GC
+// pauses). Off by default: the loop-delay timer and the per-review timing cost a little CPU.
+const INSIDE = process.env.FOREWARN_PEERS_INSIDE === '1';
 
 /** @typedef {'none' | 'bare' | 'bare-pair' | 'gatekeeper-cel' | 'gatekeeper-rego' | 'kyverno' | 'forewarn-baseline' | 'forewarn'} CaseName */
 /**
@@ -60,6 +64,8 @@ const wanted = (name) => name === 'bare' || !WANTED_CASES || WANTED_CASES.includ
  * @property {RegExp} [expectWarning] a warning that shows the case's webhook is in effect
  * @property {RegExp} [forbidWarning] a warning that shows another case's policy is still in effect
  * @property {() => Promise<void>} [prepare] puts the case's policy in place
+ * @property {{start: () => Promise<void>, take: () => Promise<import('./lib/node-peer-cases').InsideFigures>}} [inside] where a
+ *   review's time goes inside the case's processes, asked for with FOREWARN_PEERS_INSIDE=1
  */
 
 /** The demo's owner-label template (CEL), and the same policy as a Rego template of our own. */
@@ -129,7 +135,7 @@ async function measureConcurrency(api, cases, caPem, { connections, durationSeco
     nextBody: () => deploymentText(`web-${runId}-${connections}-${sequence++}`, NAMESPACE),
   };
   const order = /** @type {CaseName[]} */ (Object.keys(cases));
-  /** @type {Partial<Record<CaseName, {latency: import('./lib/measure').LoadResult, cpuMsPerAdmission: number}[]>>} */
+  /** @type {Partial<Record<CaseName, {latency: import('./lib/measure').LoadResult, cpuMsPerAdmission: number, inside?: import('./lib/node-peer-cases').InsideFigures}[]>>} */
   const runs = {};
   const palindrome = [...order, ...[...order].reverse()];
   const warmedUp = new Set();
@@ -145,28 +151,40 @@ async function measureConcurrency(api, cases, caPem, { connections, durationSeco
     });
     await loadTest({ ...side, connections, durationSeconds: warmedUp.has(name) ? 1 : WARM_UP_SECONDS });
     warmedUp.add(name);
+    const inside = INSIDE ? peer.inside : undefined;
+    await inside?.start();
     const { result, cpuSeconds } = await measureCpu(peer.pids, () =>
       loadTest({ ...side, connections, durationSeconds }),
     );
+    const insideFigures = await inside?.take();
     if (result.errors + result.non2xx + result.failures > 0 || result.requests === 0)
       throw new Error(
         `${name} at ${connections} clients: ${result.failures + result.non2xx} failed, ${result.errors} errors`,
       );
-    (runs[name] ??= []).push({ latency: result, cpuMsPerAdmission: (cpuSeconds * 1000) / result.requests });
+    (runs[name] ??= []).push({
+      latency: result,
+      cpuMsPerAdmission: (cpuSeconds * 1000) / result.requests,
+      ...(insideFigures ? { inside: insideFigures } : {}),
+    });
   }
-  /** @type {Partial<Record<CaseName, {p50Ms: number, p99Ms: number, requestsPerSecond: number, cpuMsPerAdmission: number, cpuMsRange: [number, number], cpuMsPerRun: number[], runs: number}>>} */
+  /** @type {Partial<Record<CaseName, {p50Ms: number, p90Ms: number, p99Ms: number, p99MsPerRun: number[], requestsPerSecond: number, cpuMsPerAdmission: number, cpuMsRange: [number, number], cpuMsPerRun: number[], runs: number, insidePerRun?: import('./lib/node-peer-cases').InsideFigures[]}>>} */
   const figures = {};
   for (const name of order) {
     const caseRuns = runs[name] ?? [];
     const cpu = caseRuns.map((run) => run.cpuMsPerAdmission);
     figures[name] = {
       p50Ms: median(caseRuns.map((run) => run.latency.latencyMs.p50)),
+      p90Ms: median(caseRuns.map((run) => run.latency.latencyMs.p90)),
       p99Ms: median(caseRuns.map((run) => run.latency.latencyMs.p99)),
+      p99MsPerRun: caseRuns.map((run) => Number(run.latency.latencyMs.p99.toFixed(2))),
       requestsPerSecond: median(caseRuns.map((run) => run.latency.requestsPerSecond)),
       cpuMsPerAdmission: median(cpu),
       cpuMsRange: [Math.min(...cpu), Math.max(...cpu)],
       cpuMsPerRun: cpu,
       runs: caseRuns.length,
+      ...(caseRuns.some((run) => run.inside)
+        ? { insidePerRun: caseRuns.flatMap((run) => (run.inside ? [run.inside] : [])) }
+        : {}),
     };
   }
   return { connections, figures };
@@ -368,29 +386,6 @@ async function runPeersBenchmark({ durationSeconds, rounds = 2, concurrencies = 
   } finally {
     for (const stop of stops.reverse()) await stop().catch((error) => console.error(error.message));
     await cluster.stop();
-  }
-}
-
-/**
- * @param {(args: string[]) => Promise<string>} kubectl
- * @param {string} crd
- */
-async function waitForCrd(kubectl, crd) {
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    const established = await kubectl([
-      'wait',
-      '--for=condition=Established',
-      '--timeout=10s',
-      `crd/${crd}`,
-    ]).then(
-      () => true,
-      () => false,
-    );
-    if (established) return;
-    if (Date.now() > deadline)
-      throw new Error(`Gatekeeper did not create the constraint CRD ${crd} within 120 s`);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
   }
 }
 

@@ -107,4 +107,28 @@ async function startGatekeeperWebhook(cluster, certificate, binary) {
   return { pid, url: `https://127.0.0.1:${port}/v1/admit`, stop, kubectl: run };
 }
 
-module.exports = { gatekeeperBinary, startGatekeeperWebhook };
+/**
+ * Waits for a CRD Gatekeeper creates for a template to be served.
+ * @param {(args: string[]) => Promise<string>} kubectl
+ * @param {string} crd
+ */
+async function waitForCrd(kubectl, crd) {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const established = await kubectl([
+      'wait',
+      '--for=condition=Established',
+      '--timeout=10s',
+      `crd/${crd}`,
+    ]).then(
+      () => true,
+      () => false,
+    );
+    if (established) return;
+    if (Date.now() > deadline)
+      throw new Error(`Gatekeeper did not create the constraint CRD ${crd} within 120 s`);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+
+module.exports = { gatekeeperBinary, startGatekeeperWebhook, waitForCrd };

@@ -17,6 +17,7 @@ const autocannon = require('autocannon');
  * @typedef {object} LatencySummary
  * @property {number} count
  * @property {number} p50
+ * @property {number} p90
  * @property {number} p99
  * @property {number} max
  * @property {number} mean
@@ -93,6 +94,7 @@ function summarizeLatencies(values) {
   return {
     count: sorted.length,
     p50: percentile(sorted, 50),
+    p90: percentile(sorted, 90),
     p99: percentile(sorted, 99),
     max: sorted.length ? sorted[sorted.length - 1] : NaN,
     mean: sorted.length ? total / sorted.length : NaN,

@@ -7,10 +7,21 @@
 const { existsSync } = require('node:fs');
 const path = require('node:path');
 const { startProcess } = require('./processes');
+const { percentile } = require('./measure');
 
 const DEMO_MANIFESTS = path.join(__dirname, '..', '..', 'examples', 'manifests');
 
 /** @typedef {import('../peers').PeerCase} PeerCase */
+/**
+ * @typedef {object} InsideFigures
+ * @property {{p50: number, p99: number}} webhookMs a review's time in the webhook process
+ * @property {{p50: number, p99: number}} controllerQueryMs its query to the controller, as the webhook saw it
+ * @property {number} newConnections connections the API server opened to the webhook in the run (TLS handshakes)
+ * @property {{p50: number, p99: number, max: number}} webhookLoopDelayMs
+ * @property {{p50: number, p99: number, max: number}} controllerLoopDelayMs
+ * @property {Record<string, import('./loop-watch').PauseSummary>} webhookGc garbage-collection pauses in the run, by kind
+ * @property {Record<string, import('./loop-watch').PauseSummary>} controllerGc
+ */
 
 /** The opa binary of tools/build-opa.sh's cache, when built: Forewarn compiles Rego with it. */
 function cachedOpa() {
@@ -49,6 +60,46 @@ async function forewarnCase(certificate, stops, root, nodeFlags) {
     webhookUrl: `https://127.0.0.1:${webhook.info.port}/validate`,
     pids: [webhook.child.pid ?? 0, controller.child.pid ?? 0],
     expectWarning: /owner/,
+    inside: {
+      start: async () => {
+        await Promise.all([
+          webhook.request({ type: 'timing-start' }),
+          controller.request({ type: 'loop-watch-start' }),
+        ]);
+      },
+      take: async () => {
+        const [timing, controllerLoop] = await Promise.all([
+          webhook.request({ type: 'timing-take' }),
+          controller.request({ type: 'loop-watch-take' }),
+        ]);
+        return insideFigures(timing, controllerLoop);
+      },
+    },
+  };
+}
+
+/**
+ * Where a review's time went inside Forewarn's two processes in one run: its time in the webhook
+ * (received to answered) and in the controller query, and how long each main thread's loop stood
+ * still, with the garbage collections of each.
+ * @param {import('./processes').Commands['timing-take']['result']} timing
+ * @param {import('./loop-watch').LoopWatchFigures} controllerLoop
+ * @returns {InsideFigures}
+ */
+function insideFigures(timing, controllerLoop) {
+  const summary = (/** @type {number[]} */ values) => {
+    const sorted = [...values].sort((left, right) => left - right);
+    const round = (/** @type {number} */ value) => Number(value.toFixed(2));
+    return { p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)) };
+  };
+  return {
+    webhookMs: summary(timing.reviews),
+    controllerQueryMs: summary(timing.queries),
+    newConnections: timing.newConnections,
+    webhookLoopDelayMs: timing.loop.loopDelayMs,
+    controllerLoopDelayMs: controllerLoop.loopDelayMs,
+    webhookGc: timing.loop.gc,
+    controllerGc: controllerLoop.gc,
   };
 }
 

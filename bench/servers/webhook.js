@@ -22,6 +22,61 @@ const { z } = require('zod');
 // are the ones measured. main.ts only runs when it is the entry point.
 require('../../dist/services/webhook/main');
 const { reportReady, serveCommands } = require('../lib/processes');
+const { createLoopWatch } = require('../lib/loop-watch');
+
+/**
+ * Between `start` and `take`: each review's time in this process (request received to response
+ * finished) and its controller query's, the connections opened (each a TLS handshake), with the
+ * main thread's loop delay and pauses (the peer
+ * benchmark's FOREWARN_PEERS_INSIDE). Nothing is recorded outside that window.
+ */
+function createReviewTiming() {
+  /** @type {{reviews: number[], queries: number[], newConnections: number} | undefined} */
+  let timing;
+  const loopWatch = createLoopWatch();
+  // Connections seen so far: one first seen in the window is a TLS handshake in it.
+  const seen = new WeakSet();
+  return {
+    /**
+     * @param {import('node:http').IncomingMessage} request
+     * @param {import('node:http').ServerResponse} response
+     */
+    timeReview(request, response) {
+      if (!timing) {
+        seen.add(request.socket);
+        return;
+      }
+      if (!seen.has(request.socket)) {
+        seen.add(request.socket);
+        timing.newConnections++;
+      }
+      const received = performance.now();
+      const reviews = timing.reviews;
+      response.on('finish', () => reviews.push(performance.now() - received));
+    },
+    /**
+     * @template Result
+     * @param {() => Promise<Result>} query
+     */
+    async timeQuery(query) {
+      const queries = timing?.queries;
+      const started = performance.now();
+      const result = await query();
+      queries?.push(performance.now() - started);
+      return result;
+    },
+    start() {
+      timing = { reviews: [], queries: [], newConnections: 0 };
+      loopWatch.start();
+      return null;
+    },
+    take() {
+      const taken = timing ?? { reviews: [], queries: [], newConnections: 0 };
+      timing = undefined;
+      return { ...taken, loop: loopWatch.take() };
+    },
+  };
+}
 
 async function main() {
   const settings = z
@@ -37,6 +92,7 @@ async function main() {
   const client = coalesceIdenticalQueries(createControllerClient({ baseUrl: settings.controllerUrl }));
   /** @type {import('../lib/processes').Commands['query-counts']['result']} */
   const queries = { ok: 0, failed: 0, lastFailure: null };
+  const timing = createReviewTiming();
   /** @type {import('../../dist/services/webhook/controller-client').ConstraintSource} */
   const countingSource = {
     query: async (query) => {
@@ -53,7 +109,7 @@ async function main() {
           };
         sent = { ...query, checkBody: undefined };
       }
-      const result = await client.query(sent);
+      const result = await timing.timeQuery(() => client.query(sent));
       if (result.ok) queries.ok++;
       else {
         queries.failed++;
@@ -62,7 +118,10 @@ async function main() {
       return result;
     },
   };
-  const server = new WebhookHttpsServer((request, response) => app(request, response), logger);
+  const server = new WebhookHttpsServer((request, response) => {
+    timing.timeReview(request, response);
+    app(request, response);
+  }, logger);
   const app = createWebhookApp({
     constraints: countingSource,
     logger,
@@ -81,7 +140,12 @@ async function main() {
     });
     if (!warmUp.warmed) throw new Error(`webhook warm-up failed: ${warmUp.reason}`);
   }
-  serveCommands({ 'query-counts': () => ({ ...queries }), 'cpu-usage': () => process.cpuUsage() });
+  serveCommands({
+    'query-counts': () => ({ ...queries }),
+    'cpu-usage': () => process.cpuUsage(),
+    'timing-start': () => timing.start(),
+    'timing-take': () => timing.take(),
+  });
   process.on('SIGTERM', () =>
     server
       .close(1000)
