@@ -335,7 +335,10 @@ async function runPeersBenchmark({ durationSeconds, rounds = 2, concurrencies = 
     ]);
     stops.push(bare.stop);
     cases.bare = { webhookUrl: `https://127.0.0.1:${bare.info.port}/validate`, pids: [bare.child.pid ?? 0] };
-    if (wanted('bare-pair')) cases['bare-pair'] = await barePairCase(certificate, stops);
+    // FOREWARN_PEERS_BARE_PAIR_WORK='{"spinMicroseconds": 300, "workers": 0}': the floor's backend
+    // spends that much CPU per review (bench/servers/bare-backend.js), to see how the tail grows with it.
+    const backendWork = JSON.parse(process.env.FOREWARN_PEERS_BARE_PAIR_WORK ?? '{}');
+    if (wanted('bare-pair')) cases['bare-pair'] = await barePairCase(certificate, stops, backendWork);
 
     if (wanted('gatekeeper-cel') || wanted('gatekeeper-rego')) {
       const gatekeeper = await gatekeeperCases(cluster, certificate, stops, notes);

@@ -109,10 +109,12 @@ function insideFigures(timing, controllerLoop) {
  * pair is its own work; what this pair costs above Gatekeeper is the second process.
  * @param {{certPem: string, keyPem: string}} certificate
  * @param {Array<() => Promise<void>>} stops
+ * @param {{spinMicroseconds?: number, workers?: number}} [backendWork] CPU the backend spends per
+ *   review after its parse, on its main thread or in worker threads (bench/servers/bare-backend.js)
  * @returns {Promise<PeerCase>}
  */
-async function barePairCase(certificate, stops) {
-  const backend = await startProcess('servers/bare-backend.js', []);
+async function barePairCase(certificate, stops, backendWork = {}) {
+  const backend = await startProcess('servers/bare-backend.js', [JSON.stringify(backendWork)]);
   stops.push(backend.stop);
   const front = await startProcess('servers/bare-https.js', [
     JSON.stringify({
