@@ -52,7 +52,8 @@ const WANTED_CASES = process.env.FOREWARN_PEERS_CASES?.split(',').map((name) => 
 const wanted = (name) => name === 'bare' || !WANTED_CASES || WANTED_CASES.includes(name);
 // FOREWARN_PEERS_INSIDE=1: per run, where a review's time went inside the cases that can tell
 // (Forewarn's: time in the webhook, in the controller query, each main thread's loop delay and GC
-// pauses). Off by default: the loop-delay timer and the per-review timing cost a little CPU.
+// pauses, the connections the API server opened). Off by default: the loop-delay timer and the
+// per-review timing cost a little CPU. The bench's webhook server reads it too (inherited).
 const INSIDE = process.env.FOREWARN_PEERS_INSIDE === '1';
 
 /** @typedef {'none' | 'bare' | 'bare-pair' | 'gatekeeper-cel' | 'gatekeeper-rego' | 'kyverno' | 'forewarn-baseline' | 'forewarn'} CaseName */

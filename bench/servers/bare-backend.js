@@ -18,6 +18,7 @@ const ANSWER = JSON.stringify({ constraints: [] });
 /** Parses the body and burns `spinMicroseconds` of CPU: the stand-in evaluation. */
 function work(/** @type {string} */ body, /** @type {number} */ spinMicroseconds) {
   JSON.parse(body);
+  if (spinMicroseconds === 0) return;
   const end = process.hrtime.bigint() + BigInt(Math.round(spinMicroseconds * 1000));
   while (process.hrtime.bigint() < end);
 }
