@@ -7,15 +7,15 @@
 const { existsSync } = require('node:fs');
 const path = require('node:path');
 const { startProcess } = require('./processes');
-const { percentile } = require('./measure');
+const { summarizeLatencies } = require('./measure');
 
 const DEMO_MANIFESTS = path.join(__dirname, '..', '..', 'examples', 'manifests');
 
 /** @typedef {import('../peers').PeerCase} PeerCase */
 /**
  * @typedef {object} InsideFigures
- * @property {{p50: number, p99: number}} webhookMs a review's time in the webhook process
- * @property {{p50: number, p99: number}} controllerQueryMs its query to the controller, as the webhook saw it
+ * @property {import('./measure').LatencySummary} webhookMs a review's time in the webhook process
+ * @property {import('./measure').LatencySummary} controllerQueryMs its query to the controller, as the webhook saw it
  * @property {number} newConnections connections the API server opened to the webhook in the run (TLS handshakes)
  * @property {{p50: number, p99: number, max: number}} webhookLoopDelayMs
  * @property {{p50: number, p99: number, max: number}} controllerLoopDelayMs
@@ -87,14 +87,9 @@ async function forewarnCase(certificate, stops, root, nodeFlags) {
  * @returns {InsideFigures}
  */
 function insideFigures(timing, controllerLoop) {
-  const summary = (/** @type {number[]} */ values) => {
-    const sorted = [...values].sort((left, right) => left - right);
-    const round = (/** @type {number} */ value) => Number(value.toFixed(2));
-    return { p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)) };
-  };
   return {
-    webhookMs: summary(timing.reviews),
-    controllerQueryMs: summary(timing.queries),
+    webhookMs: summarizeLatencies(timing.reviews),
+    controllerQueryMs: summarizeLatencies(timing.queries),
     newConnections: timing.newConnections,
     webhookLoopDelayMs: timing.loop.loopDelayMs,
     controllerLoopDelayMs: controllerLoop.loopDelayMs,

@@ -254,29 +254,17 @@ export async function lastWebhookCallFailure(): Promise<string> {
     : `the API server's last failed call of the webhook: ${failures[failures.length - 1]}`;
 }
 
-/** GET over HTTPS trusting only `caPem`, checking the name 127.0.0.1: proves the IP SAN and the CA. */
-export function httpsStatusTrusting(url: string, caPem: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const outgoing = httpsRequest(url, { ca: caPem, timeout: 5_000 }, (response) => {
-      response.resume();
-      resolve(response.statusCode ?? 0);
-    });
-    outgoing.on('timeout', () => outgoing.destroy(new Error(`GET ${url} timed out`)));
-    outgoing.on('error', reject);
-    outgoing.end();
-  });
-}
-
-/** The body of a GET over HTTPS that trusts only `caPem`; rejects on a status other than 200. */
-export function httpsTextTrusting(url: string, caPem: string): Promise<string> {
+/**
+ * GET over HTTPS trusting only `caPem`, checking the name 127.0.0.1 (which proves the IP SAN and the
+ * CA): the status and the body.
+ */
+export function httpsGetTrusting(url: string, caPem: string): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const outgoing = httpsRequest(url, { ca: caPem, timeout: 5_000 }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('end', () =>
-        response.statusCode === 200
-          ? resolve(Buffer.concat(chunks).toString('utf8'))
-          : reject(new Error(`GET ${url} answered ${response.statusCode}`)),
+        resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
       );
       response.on('error', reject);
     });
@@ -310,11 +298,10 @@ export function expectWebhookOrder(warnings: string[]): void {
  * `/metrics`: the real API server writes its reviews the way the webhook forwards.
  */
 export async function reviewsForwardedWhole(webhookPort: number): Promise<number> {
-  const metrics = await httpsTextTrusting(
-    `https://127.0.0.1:${webhookPort}/metrics`,
-    (await readWebhookTrust()).secretCa,
-  );
-  return Number(/^forewarn_webhook_reviews_forwarded_total (\d+)$/m.exec(metrics)?.[1] ?? 0);
+  const url = `https://127.0.0.1:${webhookPort}/metrics`;
+  const metrics = await httpsGetTrusting(url, (await readWebhookTrust()).secretCa);
+  if (metrics.status !== 200) throw new Error(`GET ${url} answered ${metrics.status}`);
+  return Number(/^forewarn_webhook_reviews_forwarded_total (\d+)$/m.exec(metrics.text)?.[1] ?? 0);
 }
 
 export async function readWebhookTrust(): Promise<{ secretCa: string; caBundles: string[] }> {

@@ -51,7 +51,7 @@ import {
   decodeBase64,
   field,
   finishRun,
-  httpsStatusTrusting,
+  httpsGetTrusting,
   kubectlJson,
   kubectlSucceeds,
   lastWebhookCallFailure,
@@ -185,9 +185,8 @@ test('2. the webhook (self-signed) created its TLS Secret and injected the CA bu
     expect(decodeBase64(field(secret, 'data', 'tls.crt'), 'tls.crt')).toContain('BEGIN CERTIFICATE');
     expect(decodeBase64(field(secret, 'data', 'tls.key'), 'tls.key')).toContain('PRIVATE KEY');
     // The served certificate is trusted through that CA under the name 127.0.0.1 (IP SAN).
-    expect(await httpsStatusTrusting(`https://127.0.0.1:${run.webhookPort}/readyz`, trust.secretCa)).toBe(
-      200,
-    );
+    const ready = await httpsGetTrusting(`https://127.0.0.1:${run.webhookPort}/readyz`, trust.secretCa);
+    expect(ready.status).toBe(200);
     say(
       `CA bundle injected into ${webhookConfigurationName} in ${Date.now() - webhookStarted} ms after the webhook start`,
     );
