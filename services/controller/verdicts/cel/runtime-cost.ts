@@ -59,6 +59,7 @@ import {
   type EvalAttrNode,
   type Interpretable,
 } from './plan-internals';
+import { dropUnresolvableCandidates } from './attribute-candidates';
 
 const kindOf = (node: object): string => node.constructor.name;
 const decorated = new WeakSet<object>();
@@ -244,6 +245,7 @@ function decorateAccess(access: AccessNode): void {
 function decorateAttribute(attribute: AttributeNode): void {
   if (decorated.has(attribute)) return;
   decorated.add(attribute);
+  dropUnresolvableCandidates(attribute);
   for (const access of attribute.accesses_ ?? []) decorateAccess(access);
   for (const candidate of attribute.attrs ?? []) decorateAttribute(candidate);
   if (attribute.operand) decorateNode(attribute.operand);
