@@ -8,7 +8,11 @@ import {
 } from '../../../test/support/controller-fixtures';
 import { createAdmissionCheckAnswerer } from './admission-check-route';
 import { noteClockBoundOutcome } from '../verdicts/guard/evaluation-guard';
-import { ADMISSION_MEMO_MAX_BODY_BYTES, AdmissionCheckMemo } from './admission-check-memo';
+import {
+  ADMISSION_MEMO_MAX_BODY_BYTES,
+  ADMISSION_MEMO_PREFIX_CHARACTERS,
+  AdmissionCheckMemo,
+} from './admission-check-memo';
 
 const deployment = {
   apiVersion: 'apps/v1',
@@ -80,6 +84,23 @@ describe('admission-check memo', () => {
     expect(memo.size).toBe(0);
     memo.remember('r2', 'x'.repeat(ADMISSION_MEMO_MAX_BODY_BYTES + 1), 'big');
     expect(memo.size).toBe(0);
+  });
+
+  it('tells apart bodies that share their first kilobyte, and finds equal bodies made apart', () => {
+    const memo = new AdmissionCheckMemo();
+    const shared = 'p'.repeat(ADMISSION_MEMO_PREFIX_CHARACTERS + 10);
+    memo.remember('r1', `${shared}-first`, 'first answer');
+    memo.remember('r1', `${shared}-second`, 'second answer');
+    // Strings built apart (as every request body is), equal in content to the remembered ones.
+    expect(memo.lookup('r1', [shared, '-first'].join(''))).toBe('first answer');
+    expect(memo.lookup('r1', [shared, '-second'].join(''))).toBe('second answer');
+    expect(memo.lookup('r1', `${shared}-third`)).toBeUndefined();
+    expect(memo.has('r1', `${shared}-first`)).toBe(true);
+    // A body shorter than the prefix is its own prefix.
+    memo.remember('r1', 'short', 'short answer');
+    expect(memo.lookup('r1', ['sho', 'rt'].join(''))).toBe('short answer');
+    expect(memo.lookup('r1', 'shor')).toBeUndefined();
+    expect(memo.size).toBe(3);
   });
 
   it('answers an identical body anew once the index revision changed', async () => {

@@ -20,12 +20,47 @@ export const ADMISSION_MEMO_MAX_BODY_BYTES = 64 * 1024;
 /** One body's answers, by the viewer level they were rendered for. */
 type AnswersByLevel = Record<string, string>;
 
+// A Map keyed by the body would hash the whole body (4-60 KB) on every check, to find that a distinct
+// review was never seen (V8 hashes every character: about 6 µs for a 4 KB review). Two reviews of
+// different objects differ in their first kilobyte (the request's name and resource come before the
+// object), so the entries are found by that prefix and then compared whole: equal bodies have equal
+// prefixes, so nothing remembered is missed, and a string comparison stops at the first difference.
+export const ADMISSION_MEMO_PREFIX_CHARACTERS = 1024;
+
+interface MemoEntry {
+  body: string;
+  answers: AnswersByLevel;
+}
+
+/** The entries of one generation, by their bodies' prefixes (bodies that share one are few). */
+class Generation {
+  private readonly byPrefix = new Map<string, MemoEntry[]>();
+  size = 0;
+
+  get(body: string, prefix: string): AnswersByLevel | undefined {
+    const entries = this.byPrefix.get(prefix);
+    if (entries === undefined) return undefined;
+    for (const entry of entries) if (entry.body === body) return entry.answers;
+    return undefined;
+  }
+
+  add(body: string, prefix: string, answers: AnswersByLevel): void {
+    const entries = this.byPrefix.get(prefix);
+    if (entries === undefined) this.byPrefix.set(prefix, [{ body, answers }]);
+    else entries.push({ body, answers });
+    this.size++;
+  }
+}
+
 export class AdmissionCheckMemo {
   private state: string | undefined;
   /** Answers remembered lately, then the generation before: each holds half the entries. */
-  private recent = new Map<string, AnswersByLevel>();
-  private older = new Map<string, AnswersByLevel>();
+  private recent = new Generation();
+  private older = new Generation();
   private readonly generationSize: number;
+  /** The last body's prefix: a check looks its body up, then remembers it (one slice, one hash). */
+  private lastBody: string | undefined;
+  private lastPrefix = '';
 
   constructor(maxEntries = ADMISSION_MEMO_MAX_ENTRIES) {
     this.generationSize = Math.max(1, Math.floor(maxEntries / 2));
@@ -46,19 +81,19 @@ export class AdmissionCheckMemo {
       this.forget(state);
       return undefined;
     }
-    return (this.recent.get(body) ?? this.older.get(body))?.[level];
+    return this.answersOf(body)?.[level];
   }
 
   /** Whether an answer for this body at this level is kept in this state. */
   has(state: string, body: string, level = ''): boolean {
     if (state !== this.state) return false;
-    return (this.recent.get(body) ?? this.older.get(body))?.[level] !== undefined;
+    return this.answersOf(body)?.[level] !== undefined;
   }
 
   remember(state: string, body: string, answer: string, level = ''): void {
     if (body.length > ADMISSION_MEMO_MAX_BODY_BYTES) return;
     if (state !== this.state) this.forget(state);
-    const kept = this.recent.get(body) ?? this.older.get(body);
+    const kept = this.answersOf(body);
     if (kept) {
       kept[level] ??= answer;
       return;
@@ -66,14 +101,28 @@ export class AdmissionCheckMemo {
     // The older generation goes as a whole: the oldest half of the entries.
     if (this.recent.size >= this.generationSize) {
       this.older = this.recent;
-      this.recent = new Map();
+      this.recent = new Generation();
     }
-    this.recent.set(body, { [level]: answer });
+    this.recent.add(body, this.prefixOf(body), { [level]: answer });
+  }
+
+  private answersOf(body: string): AnswersByLevel | undefined {
+    const prefix = this.prefixOf(body);
+    return this.recent.get(body, prefix) ?? this.older.get(body, prefix);
+  }
+
+  private prefixOf(body: string): string {
+    // The same string object as the last call (lookup, then remember, then has): its prefix again.
+    if (body !== this.lastBody) {
+      this.lastBody = body;
+      this.lastPrefix = body.slice(0, ADMISSION_MEMO_PREFIX_CHARACTERS);
+    }
+    return this.lastPrefix;
   }
 
   private forget(state: string): void {
-    this.recent = new Map();
-    this.older = new Map();
+    this.recent = new Generation();
+    this.older = new Generation();
     this.state = state;
   }
 }
