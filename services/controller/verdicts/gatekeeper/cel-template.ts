@@ -8,6 +8,7 @@ import { RUNTIME_CEL_COST_BUDGET_MATCH_CONDITIONS } from '../cel/runtime-cost';
 import type { VerdictContext } from '../types';
 import type { TemplateOutcome } from './template-outcome';
 import { withFields } from '../../../model/object-copy';
+import { factOfEvaluation } from '../evaluation-memo';
 
 // A template's K8sNativeValidation code as Gatekeeper's CEL driver runs it: a ValidatingAdmissionPolicy
 // whose `params` is the constraint itself, with two variables Gatekeeper prepends — `params`, the
@@ -79,27 +80,18 @@ function parametersOf(constraint: KubernetesObject): unknown {
   return isRecord(parameters) || Array.isArray(parameters) ? objectAsCelInput(parameters) : null;
 }
 
-export function evaluateCelTemplate(
+/**
+ * What the template's match conditions decide for the object, or undefined when they all hold. No
+ * run for a template without conditions (nearly all of them), on every admission check.
+ */
+function matchConditionsOutcome(
+  compiled: CompiledPolicy,
   code: CelCode,
-  templateName: string,
-  constraint: KubernetesObject,
+  bindings: Bindings,
   context: VerdictContext,
-): TemplateOutcome {
-  const compiled = compiledTemplate(code, templateName);
-  if (needsRequester(compiled))
-    return {
-      unknown: text`the template depends on who makes the request (request.userInfo or authorizer)`,
-    };
-  const { object, oldObject, namespace } = context.admitted;
-  const bindings: Bindings = {
-    object: admittedAsCelInput(object, context.guard),
-    oldObject: oldObject ? admittedAsCelInput(oldObject, context.guard) : null,
-    request: toCelInput(requestOf(context)),
-    params: objectAsCelInput(constraint),
-    // Gatekeeper's CEL driver gives the namespace by name only.
-    namespaceObject: namespace === '' ? null : toCelInput({ metadata: { name: namespace } }),
-  };
-  const preset = { params: parametersOf(constraint) };
+  preset: Record<string, unknown>,
+): TemplateOutcome | undefined {
+  if (compiled.matchConditions.length === 0) return undefined;
   // A copy: each run adds its own `variables`.
   const matching = new PolicyRun(compiled, withFields(bindings, {}), context.guard, preset);
   for (const condition of compiled.matchConditions) {
@@ -117,6 +109,40 @@ export function evaluateCelTemplate(
       };
     }
   }
+  return undefined;
+}
+
+export function evaluateCelTemplate(
+  code: CelCode,
+  templateName: string,
+  constraint: KubernetesObject,
+  context: VerdictContext,
+): TemplateOutcome {
+  const compiled = compiledTemplate(code, templateName);
+  if (needsRequester(compiled))
+    return {
+      unknown: text`the template depends on who makes the request (request.userInfo or authorizer)`,
+    };
+  const { object, oldObject, namespace } = context.admitted;
+  const bindings: Bindings = {
+    object: admittedAsCelInput(object, context.guard),
+    oldObject: oldObject ? admittedAsCelInput(oldObject, context.guard) : null,
+    // The same for every CEL policy and template evaluated on this object: converted once.
+    request: factOfEvaluation(context.guard, 'cel-request', context.admitted, () =>
+      toCelInput(requestOf(context)),
+    ),
+    params: objectAsCelInput(constraint),
+    // Gatekeeper's CEL driver gives the namespace by name only.
+    namespaceObject:
+      namespace === ''
+        ? null
+        : factOfEvaluation(context.guard, 'gatekeeper-namespace-object', context.admitted, () =>
+            toCelInput({ metadata: { name: namespace } }),
+          ),
+  };
+  const preset = { params: parametersOf(constraint) };
+  const excluded = matchConditionsOutcome(compiled, code, bindings, context, preset);
+  if (excluded) return excluded;
   const run = new PolicyRun(compiled, bindings, context.guard, preset);
   const outcome = runValidations(compiled, run);
   if ('unsupported' in outcome) return { unknown: outcome.unsupported };

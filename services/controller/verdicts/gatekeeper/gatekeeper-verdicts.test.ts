@@ -127,6 +127,59 @@ describe('Gatekeeper verdicts', () => {
     expect(byName['replicas-between-2-and-20']).toMatchObject({ severity: 'Info', effect: 'audit' });
   });
 
+  it("runs a CEL template's match conditions before its validations, as Gatekeeper's CEL driver does", () => {
+    const templateWith = (kind: string, failurePolicy: string, condition: string): KubernetesObject => ({
+      apiVersion: 'templates.gatekeeper.sh/v1',
+      kind: 'ConstraintTemplate',
+      metadata: { name: kind.toLowerCase() },
+      spec: {
+        crd: { spec: { names: { kind } } },
+        targets: [
+          {
+            target: 'admission.k8s.gatekeeper.sh',
+            code: [
+              {
+                engine: 'K8sNativeValidation',
+                source: {
+                  failurePolicy,
+                  matchConditions: [{ name: 'owned', expression: condition }],
+                  validations: [{ expression: 'object.spec.replicas < 2', message: 'too many replicas' }],
+                },
+              },
+            ],
+          },
+        ],
+      },
+    });
+    const constraintOf = (kind: string): KubernetesObject => ({
+      apiVersion: 'constraints.gatekeeper.sh/v1beta1',
+      kind,
+      metadata: { name: `${kind.toLowerCase()}-everywhere` },
+      spec: { match: { kinds: [{ apiGroups: ['apps'], kinds: ['Deployment'] }] } },
+    });
+    const owned = "has(object.metadata.labels) && 'owner' in object.metadata.labels";
+    const failing = 'object.metadata.missing == 1';
+    const extra = [
+      templateWith('K8sOwnedReplicas', 'Fail', owned),
+      constraintOf('K8sOwnedReplicas'),
+      templateWith('K8sBrokenConditionFail', 'Fail', failing),
+      constraintOf('K8sBrokenConditionFail'),
+      templateWith('K8sBrokenConditionIgnore', 'Ignore', failing),
+      constraintOf('K8sBrokenConditionIgnore'),
+    ];
+    const { index } = cluster(extra);
+    // `web` has an owner label and three replicas: the condition holds, the validation fails.
+    const web = verdictsFor(index, workload('web'));
+    expect(web['k8sownedreplicas-everywhere']).toBe('violates: spec.replicas too many replicas');
+    // `legacy` has no labels: the condition excludes it, so the template does not apply.
+    expect(verdictsFor(index, workload('legacy'))['k8sownedreplicas-everywhere']).toBeUndefined();
+    // A condition that cannot be evaluated: Fail rejects, Ignore leaves the object alone.
+    expect(web['k8sbrokenconditionfail-everywhere']).toBe(
+      'violates:  match condition owned cannot be evaluated and the template fails closed',
+    );
+    expect(web['k8sbrokenconditionignore-everywhere']).toBeUndefined();
+  });
+
   it('is unknown, saying why, without its template or without opa', () => {
     const index = new ConstraintIndex();
     const ingestor = new Ingestor(index, new AdapterRegistry());
