@@ -4,8 +4,8 @@ import type { AttributeNode } from './plan-internals';
 // `object.spec.template` becomes a list of every way it could be read: a variable named
 // `object.spec.template`, then `object.spec` with `.template`, then `object` with `.spec.template`
 // (cel-go's checker settles this once, at compile time). Every evaluation tries them in that order,
-// and each miss looks the name up in the activation and in the type registry: at the admission check's
-// rate this was a fifth of the CEL evaluation's time. The variables Forewarn binds (Kubernetes' `object`,
+// and each miss looks the name up in the activation and in the type registry (2-3 µs of CPU per
+// admission check of the demo cluster's CEL policies). The variables Forewarn binds (Kubernetes' `object`,
 // `params`, `variables`, ... and comprehension variables) are CEL identifiers, without dots, so a dotted
 // candidate can only resolve to a type or enum constant of the registry, which is known while planning.
 // The candidates that can never resolve are dropped once, at planning; the order of the others is kept.
