@@ -90,6 +90,16 @@ export function requestOf(context: VerdictContext): Record<string, unknown> {
   };
 }
 
+/**
+ * `request` as CEL input: the same for every CEL policy and Gatekeeper template evaluated on this
+ * object, so converted once per evaluation.
+ */
+export function celRequestOf(context: VerdictContext): unknown {
+  return factOfEvaluation(context.guard, 'cel-request', context.admitted, () =>
+    toCelInput(requestOf(context)),
+  );
+}
+
 function messageOf(validation: CompiledValidation, run: PolicyRun): string {
   if (validation.messageExpression) {
     const result = run.evaluate(
@@ -277,10 +287,7 @@ function evaluateWithParams(
   const bindings: Bindings = {
     object: admittedAsCelInput(object, context.guard),
     oldObject: oldObject ? admittedAsCelInput(oldObject, context.guard) : null,
-    // The same for every binding evaluated on this object: converted once per evaluation.
-    request: factOfEvaluation(context.guard, 'cel-request', context.admitted, () =>
-      toCelInput(requestOf(context)),
-    ),
+    request: celRequestOf(context),
     params,
     namespaceObject: factOfEvaluation(context.guard, 'cel-namespace-object', context.admitted, () =>
       toCelInput({ metadata: { name: namespace, labels: { ...namespaceLabels } } }),

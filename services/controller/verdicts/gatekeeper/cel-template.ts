@@ -1,7 +1,7 @@
 import type { CelCode } from '../../../model/gatekeeper';
 import { isRecord, type KubernetesObject } from '../../../model/kubernetes';
 import { detail, text } from '../../../model/text';
-import { needsRequester, PolicyRun, requestOf, runValidations, type Bindings } from '../admission-policy';
+import { celRequestOf, needsRequester, PolicyRun, runValidations, type Bindings } from '../admission-policy';
 import { admittedAsCelInput, objectAsCelInput, toCelInput } from '../cel/cel-program';
 import { compilePolicy, type CompiledPolicy } from '../cel/compiled-policy';
 import { RUNTIME_CEL_COST_BUDGET_MATCH_CONDITIONS } from '../cel/runtime-cost';
@@ -127,10 +127,7 @@ export function evaluateCelTemplate(
   const bindings: Bindings = {
     object: admittedAsCelInput(object, context.guard),
     oldObject: oldObject ? admittedAsCelInput(oldObject, context.guard) : null,
-    // The same for every CEL policy and template evaluated on this object: converted once.
-    request: factOfEvaluation(context.guard, 'cel-request', context.admitted, () =>
-      toCelInput(requestOf(context)),
-    ),
+    request: celRequestOf(context),
     params: objectAsCelInput(constraint),
     // Gatekeeper's CEL driver gives the namespace by name only.
     namespaceObject:
