@@ -17,6 +17,8 @@ const DEMO_MANIFESTS = path.join(__dirname, '..', '..', 'examples', 'manifests')
  * @property {import('./measure').LatencySummary} webhookMs a review's time in the webhook process
  * @property {import('./measure').LatencySummary} controllerQueryMs its query to the controller, as the webhook saw it
  * @property {number} newConnections connections the API server opened to the webhook in the run (TLS handshakes)
+ * @property {number} checkBatches requests to the controller that carried several checks
+ * @property {number} batchedChecks the checks they carried
  * @property {{p50: number, p99: number, max: number}} webhookLoopDelayMs
  * @property {{p50: number, p99: number, max: number}} controllerLoopDelayMs
  * @property {Record<string, import('./loop-watch').PauseSummary>} webhookGc garbage-collection pauses in the run, by kind
@@ -91,6 +93,10 @@ function insideFigures(timing, controllerLoop) {
     webhookMs: summarizeLatencies(timing.reviews),
     controllerQueryMs: summarizeLatencies(timing.queries),
     newConnections: timing.newConnections,
+    // Checks that went to the controller together (services/webhook/check-batching.ts); a
+    // baseline build without batches reports none.
+    checkBatches: timing.batchedChecks?.length ?? 0,
+    batchedChecks: (timing.batchedChecks ?? []).reduce((sum, checks) => sum + checks, 0),
     webhookLoopDelayMs: timing.loop.loopDelayMs,
     controllerLoopDelayMs: controllerLoop.loopDelayMs,
     webhookGc: timing.loop.gc,

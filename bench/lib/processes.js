@@ -38,7 +38,7 @@ const { CONTROLLER_NODE_FLAGS, WEBHOOK_NODE_FLAGS } = require('../../dist/infra/
  *   'allocation-sampling-take': {command: {file: string}, result: string},
  *   'query-counts': {command: object, result: {ok: number, failed: number, lastFailure: string | null}},
  *   'timing-start': {command: object, result: null},
- *   'timing-take': {command: object, result: {reviews: number[], queries: number[], newConnections: number, loop: import('./loop-watch').LoopWatchFigures}},
+ *   'timing-take': {command: object, result: {reviews: number[], queries: number[], newConnections: number, batchedChecks?: number[], loop: import('./loop-watch').LoopWatchFigures}},
  *   received: {command: object, result: number},
  *   'take-delays': {command: object, result: {received: number, delayMs: LatencySummary}},
  *   truth: {command: object, result: {namespace: string, name: string, severity: string}[]},

@@ -9,8 +9,7 @@
 // the webhook asks the label query (`GET /api/v1/constraints`) instead of `POST /api/v1/admission-check`,
 // as it did before verdicts (and still does for objects over 1 MiB): the reference of issue 16.
 
-const { createControllerClient } = require('../../dist/services/webhook/controller-client');
-const { coalesceIdenticalQueries } = require('../../dist/services/webhook/coalescing');
+const { createControllerSource } = require('../../dist/services/webhook/controller-source');
 const { createWebhookMetrics } = require('../../dist/services/webhook/metrics');
 const { createWebhookApp, WebhookHttpsServer } = require('../../dist/services/webhook/server');
 const { createLogger } = require('../../dist/services/logging/logger');
@@ -31,7 +30,7 @@ const { createLoopWatch } = require('../lib/loop-watch');
  * process inherits). Without it, nothing is recorded at all: the measured runs pay nothing for it.
  */
 function createReviewTiming() {
-  /** @type {{reviews: number[], queries: number[], newConnections: number} | undefined} */
+  /** @type {{reviews: number[], queries: number[], newConnections: number, batchedChecks: number[]} | undefined} */
   let timing;
   const loopWatch = createLoopWatch();
   const enabled = process.env.FOREWARN_PEERS_INSIDE === '1';
@@ -68,14 +67,18 @@ function createReviewTiming() {
       queries.push(performance.now() - started);
       return result;
     },
+    /** @param {number} checks the size of a batch of checks sent to the controller */
+    countBatch(checks) {
+      timing?.batchedChecks.push(checks);
+    },
     start() {
       if (!enabled) throw new Error('review timing needs FOREWARN_PEERS_INSIDE=1 in the environment');
-      timing = { reviews: [], queries: [], newConnections: 0 };
+      timing = { reviews: [], queries: [], newConnections: 0, batchedChecks: [] };
       loopWatch.start();
       return null;
     },
     take() {
-      const taken = timing ?? { reviews: [], queries: [], newConnections: 0 };
+      const taken = timing ?? { reviews: [], queries: [], newConnections: 0, batchedChecks: [] };
       timing = undefined;
       return { ...taken, loop: loopWatch.take() };
     },
@@ -92,11 +95,14 @@ async function main() {
     })
     .parse(JSON.parse(process.argv[2]));
   const logger = createLogger({ service: 'webhook', level: 'error', destination: process.stderr });
-  // Wired as services/webhook/main.ts wires it: coalescing client, metrics on.
-  const client = coalesceIdenticalQueries(createControllerClient({ baseUrl: settings.controllerUrl }));
+  // Wired as services/webhook/main.ts wires it (coalescing, checks in flight together), metrics on.
+  const timing = createReviewTiming();
+  const client = createControllerSource(
+    { baseUrl: settings.controllerUrl },
+    { observeBatch: (checks) => timing.countBatch(checks) },
+  );
   /** @type {import('../lib/processes').Commands['query-counts']['result']} */
   const queries = { ok: 0, failed: 0, lastFailure: null };
-  const timing = createReviewTiming();
   /** @type {import('../../dist/services/webhook/controller-client').ConstraintSource} */
   const countingSource = {
     query: async (query) => {

@@ -55,6 +55,14 @@ export function listQueryOf(query: ControllerQuery): ConstraintQuery | undefined
 export const ADMISSION_CHECK_PATH = '/api/v1/admission-check';
 /** The controller's cap on admission-check bodies; larger objects fall back to the label query. */
 export const MAX_CHECK_BODY_BYTES = 1024 * 1024;
+/**
+ * Several admission-check bodies in one request (docs/decisions.md, "Checks in flight together"):
+ * newline-delimited, answered as `{"answers": [{"status", "body"}, ...]}` in the same order.
+ */
+export const ADMISSION_CHECKS_PATH = '/api/v1/admission-checks';
+export const ADMISSION_CHECKS_CONTENT_TYPE = 'application/x-ndjson';
+/** The most checks one batch may hold; the whole batch is within MAX_CHECK_BODY_BYTES. */
+export const MAX_CHECKS_PER_BATCH = 16;
 
 /** What the check body's object may leave out, taken from the review (apiVersion, kind, metadata.namespace). */
 export interface CheckIdentity {

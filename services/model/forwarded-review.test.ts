@@ -50,6 +50,14 @@ describe('forwardedReviewOf', () => {
     expect(second?.checkBody).toBe(first?.checkBody);
   });
 
+  it("leaves out the whitespace Go's encoder ends the review with, so the body is one line", () => {
+    const text = review(CREATE);
+    const forwarded = forwardedReviewOf(`${text}\n`, 'warnings');
+    expect(forwarded?.checkBody).toBe(forwardedReviewOf(text, 'warnings')?.checkBody);
+    expect(forwarded?.checkBody).not.toContain('\n');
+    expect(forwardedReviewOf(`${text} \r\n\t\n`, 'warnings')?.checkBody).toBe(forwarded?.checkBody);
+  });
+
   it('keeps a v1beta1 review its version', () => {
     expect(forwardedReviewOf(review(CREATE, 'admission.k8s.io/v1beta1'), 'warnings')).toMatchObject({
       reviewApiVersion: 'admission.k8s.io/v1beta1',

@@ -52,8 +52,22 @@ export function forwardedReviewOf(text: string, view: AdmissionCheckView): Forwa
   return {
     uid,
     reviewApiVersion,
-    checkBody: `{"view":"${view}","review":${text.slice(0, uidEnd - uid.length)}${text.slice(uidEnd)}}`,
+    checkBody: `{"view":"${view}","review":${text.slice(0, uidEnd - uid.length)}${text.slice(uidEnd, endOfJsonValue(text))}}`,
   };
+}
+
+/**
+ * Where the text ends without its trailing JSON whitespace. Go's encoder ends the API server's review
+ * with a newline; without it, the forwarded body is one line and can share a batch of checks
+ * (webhook/check-batching.ts), whose bodies are newline-delimited.
+ */
+function endOfJsonValue(text: string): number {
+  let end = text.length;
+  for (;;) {
+    const code = text.charCodeAt(end - 1);
+    if (code !== 0x0a && code !== 0x0d && code !== 0x20 && code !== 0x09) return end;
+    end--;
+  }
 }
 
 export type ForwardedCheck =

@@ -4,6 +4,8 @@ import { isOpaqueReference } from '../model/opaque-reference';
 import { isRecord } from '../model/kubernetes';
 import {
   ADMISSION_CHECK_PATH,
+  ADMISSION_CHECKS_CONTENT_TYPE,
+  ADMISSION_CHECKS_PATH,
   constraintQueryPath,
   listQueryOf,
   type ControllerQuery,
@@ -42,6 +44,17 @@ export interface ConstraintSource {
 export interface ControllerClient extends ConstraintSource {
   /** Closes pooled connections. */
   close(): Promise<void>;
+}
+
+/** A controller that answers several admission checks in one request (check-batching.ts). */
+export interface CheckBatchClient extends ControllerClient {
+  /** `timeoutMs`: this query's deadline instead of the client's. */
+  query(query: ControllerQuery, timeoutMs?: number): Promise<ConstraintQueryResult>;
+  /**
+   * The answers to several check bodies, in order, from one request that must be answered within
+   * `timeoutMs`. A failure of the request is every check's failure.
+   */
+  queryChecks(checkBodies: readonly string[], timeoutMs: number): Promise<ConstraintQueryResult[]>;
 }
 
 export interface ControllerClientOptions {
@@ -228,7 +241,42 @@ function authorizedHeaders(token: string | undefined): Record<string, string> {
     : { accept: 'application/json' };
 }
 
-export function createControllerClient(options: ControllerClientOptions): ControllerClient {
+/** The result of one check from its entry in a batch's answer (`{"status", "body"}`). */
+function resultOfBatchEntry(entry: unknown): ConstraintQueryResult {
+  if (!isRecord(entry) || typeof entry.status !== 'number')
+    return { ok: false, reason: 'bad_body', detail: 'batch answer entry is not an object with a status' };
+  if (entry.status !== 200)
+    return {
+      ok: false,
+      reason: 'bad_status',
+      detail: `controller answered HTTP ${entry.status}`,
+      status: entry.status,
+    };
+  const parsed = parseConstraintList(entry.body);
+  return parsed.ok ? parsed : { ok: false, reason: 'bad_body', detail: parsed.detail };
+}
+
+/** Every check's result from a batch's answer text, or the one failure they all share. */
+export function resultsOfBatchAnswer(
+  text: string,
+  checks: number,
+): ConstraintQueryResult[] | Extract<ConstraintQueryResult, { ok: false }> {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, reason: 'bad_body', detail: `response is not JSON: ${errorMessage(error)}` };
+  }
+  if (!isRecord(json) || !Array.isArray(json.answers) || json.answers.length !== checks)
+    return {
+      ok: false,
+      reason: 'bad_body',
+      detail: `batch response is not an object with an answers array of ${checks} entries`,
+    };
+  return (json.answers as unknown[]).map(resultOfBatchEntry);
+}
+
+export function createControllerClient(options: ControllerClientOptions): CheckBatchClient {
   const base = new URL(options.baseUrl);
   const timeoutMs = options.timeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
   const fallbackTimeoutMs = options.fallbackTimeoutMs ?? DEFAULT_FALLBACK_TIMEOUT_MS;
@@ -243,9 +291,13 @@ export function createControllerClient(options: ControllerClientOptions): Contro
   });
 
   const checkPath = `${base.pathname.replace(/\/+$/, '')}${ADMISSION_CHECK_PATH}`;
+  const batchPath = `${base.pathname.replace(/\/+$/, '')}${ADMISSION_CHECKS_PATH}`;
   const limits = { timeoutMs, maxBodyBytes };
 
-  async function query(constraintQuery: ControllerQuery): Promise<ConstraintQueryResult> {
+  async function query(
+    constraintQuery: ControllerQuery,
+    queryTimeoutMs = timeoutMs,
+  ): Promise<ConstraintQueryResult> {
     const listQuery = listQueryOf(constraintQuery);
     const answer = await dispatchQuery(
       agent,
@@ -265,7 +317,7 @@ export function createControllerClient(options: ControllerClientOptions): Contro
             }),
             body: constraintQuery.checkBody,
           },
-      limits,
+      queryTimeoutMs === timeoutMs ? limits : { timeoutMs: queryTimeoutMs, maxBodyBytes },
     );
     if (answer.kind === 'failed') return answer.result;
     let json: unknown;
@@ -278,8 +330,31 @@ export function createControllerClient(options: ControllerClientOptions): Contro
     return parsed.ok ? parsed : { ok: false, reason: 'bad_body', detail: parsed.detail };
   }
 
+  async function queryChecks(
+    checkBodies: readonly string[],
+    batchTimeoutMs: number,
+  ): Promise<ConstraintQueryResult[]> {
+    const answer = await dispatchQuery(
+      agent,
+      {
+        origin: base.origin,
+        path: batchPath,
+        method: 'POST',
+        headers: withFields(authorizedHeaders(options.bearerToken?.()), {
+          'content-type': ADMISSION_CHECKS_CONTENT_TYPE,
+        }),
+        body: checkBodies.join('\n'),
+      },
+      { timeoutMs: batchTimeoutMs, maxBodyBytes: maxBodyBytes * checkBodies.length },
+    );
+    const results =
+      answer.kind === 'failed' ? answer.result : resultsOfBatchAnswer(answer.text, checkBodies.length);
+    return Array.isArray(results) ? results : checkBodies.map(() => results);
+  }
+
   return {
     query,
+    queryChecks,
     close: () => agent.close(),
   };
 }

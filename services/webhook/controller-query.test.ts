@@ -1,4 +1,4 @@
-import { parseConstraintList } from './controller-client';
+import { parseConstraintList, resultsOfBatchAnswer } from './controller-client';
 
 describe('parseConstraintList', () => {
   const entry = {
@@ -62,5 +62,42 @@ describe('parseConstraintList', () => {
       'Add a NetworkPolicy that allows your traffic',
       '',
     ]);
+  });
+});
+
+describe('resultsOfBatchAnswer: each check of a batch from its entry', () => {
+  const listed = { name: 'n', severity: 'Warning', summary: 's', remediationHint: 'h' };
+
+  it('reads every entry in order: a list for 200, the status otherwise', () => {
+    const text = JSON.stringify({
+      answers: [
+        { status: 200, body: { constraints: [listed] } },
+        { status: 422, body: { error: 'nothing to check' } },
+        { status: 200, body: { constraints: 'not a list' } },
+        { body: {} },
+      ],
+    });
+    expect(resultsOfBatchAnswer(text, 4)).toEqual([
+      { ok: true, constraints: [listed], skippedEntries: 0 },
+      { ok: false, reason: 'bad_status', detail: 'controller answered HTTP 422', status: 422 },
+      { ok: false, reason: 'bad_body', detail: 'response is not an object with a constraints array' },
+      { ok: false, reason: 'bad_body', detail: 'batch answer entry is not an object with a status' },
+    ]);
+  });
+
+  it.each([
+    ['not JSON', '{"answers": [', /^response is not JSON/],
+    ['no answers array', '{"constraints": []}', /answers array of 2 entries/],
+    [
+      'fewer answers than checks',
+      JSON.stringify({ answers: [{ status: 200, body: { constraints: [] } }] }),
+      /of 2 entries/,
+    ],
+  ])('gives one failure for every check when the answer is %s', (_label, text, detail) => {
+    expect(resultsOfBatchAnswer(text, 2)).toEqual({
+      ok: false,
+      reason: 'bad_body',
+      detail: expect.stringMatching(detail),
+    });
   });
 });

@@ -2,11 +2,10 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { createLogger, type Logger } from '../logging/logger';
 import { ManagedCertificateFiles } from './certs/managed';
 import { SelfSignedCertificates } from './certs/self-signed-mode';
-import { coalesceIdenticalQueries } from './coalescing';
-import { createControllerClient } from './controller-client';
+import { createControllerSource } from './controller-source';
 import { UsageError } from '../flags/command-line';
 import { parseWebhookFlags, type WebhookConfig } from './flags';
-import { createWebhookMetrics } from './metrics';
+import { createWebhookMetrics, type WebhookMetrics } from './metrics';
 import { createWebhookApp, WebhookHttpsServer } from './server';
 import { tokenFileReader } from './token-file';
 import { scheduleWebhookWarmUp } from './warm-up';
@@ -67,18 +66,18 @@ async function startCertificates(
  * The controller as the webhook asks it: with its token for the API server's reviews, and without
  * for every other caller's (issue 32: they get what the controller tells an anonymous caller).
  */
-function controllerSources(config: WebhookConfig, logger: Logger) {
-  const controller = coalesceIdenticalQueries(
-    createControllerClient({
+function controllerSources(config: WebhookConfig, logger: Logger, metrics: WebhookMetrics) {
+  const batching = { observeBatch: (checks: number) => metrics.countCheckBatch(checks) };
+  const controller = createControllerSource(
+    {
       baseUrl: config.controllerUrl,
       bearerToken: config.controllerTokenFile
         ? tokenFileReader(config.controllerTokenFile, logger)
         : undefined,
-    }),
+    },
+    batching,
   );
-  const anonymousController = coalesceIdenticalQueries(
-    createControllerClient({ baseUrl: config.controllerUrl }),
-  );
+  const anonymousController = createControllerSource({ baseUrl: config.controllerUrl }, batching);
   const clientCaPem = config.apiServerClientCaFile
     ? readFileSync(config.apiServerClientCaFile, 'utf8')
     : undefined;
@@ -97,7 +96,8 @@ export async function main(args: readonly string[], env: NodeJS.ProcessEnv): Pro
   }
 
   const logger = createLogger({ service: 'webhook', level: config.logLevel });
-  const { controller, anonymousController, clientCaPem } = controllerSources(config, logger);
+  const metrics = createWebhookMetrics();
+  const { controller, anonymousController, clientCaPem } = controllerSources(config, logger, metrics);
   // The handler is bound late: the app's readiness asks the server whether a certificate is loaded.
   const server: WebhookHttpsServer = new WebhookHttpsServer(
     (request, response) => app(request, response),
@@ -105,7 +105,6 @@ export async function main(args: readonly string[], env: NodeJS.ProcessEnv): Pro
     {},
     clientCaPem,
   );
-  const metrics = createWebhookMetrics();
   server.onCertificateChange((notAfter) => metrics.setCertificateExpiry(notAfter));
   const app = createWebhookApp({
     constraints: controller,

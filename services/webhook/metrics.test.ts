@@ -22,6 +22,7 @@ describe('webhook metrics', () => {
     expect(before).toContain('forewarn_webhook_warnings_total{severity="Critical"} 0');
     expect(before).toContain('forewarn_webhook_certificate_expiry_timestamp_seconds 0');
     expect(before).toContain('forewarn_webhook_reviews_forwarded_total 0');
+    expect(before).toContain('forewarn_webhook_check_batches_total 0');
 
     metrics.observeAdmission('warned', 0.02);
     metrics.observeAdmission('warned', 0.03);
@@ -34,6 +35,8 @@ describe('webhook metrics', () => {
     ]);
     metrics.setCertificateExpiry(new Date('2027-01-01T00:00:00Z'));
     metrics.countForwardedReview();
+    metrics.countCheckBatch(3);
+    metrics.countCheckBatch(2);
 
     const after = await metrics.registry.metrics();
     expect(after).toContain('forewarn_webhook_admission_duration_seconds_count{outcome="warned"} 2');
@@ -41,6 +44,8 @@ describe('webhook metrics', () => {
     expect(after).toContain('forewarn_webhook_warnings_total{severity="Critical"} 1');
     expect(after).toContain('forewarn_webhook_warnings_total{severity="Warning"} 2');
     expect(after).toContain('forewarn_webhook_reviews_forwarded_total 1');
+    expect(after).toContain('forewarn_webhook_check_batches_total 2');
+    expect(after).toContain('forewarn_webhook_batched_checks_total 5');
     expect(after).toContain(
       `forewarn_webhook_certificate_expiry_timestamp_seconds ${Date.UTC(2027, 0, 1) / 1000}`,
     );

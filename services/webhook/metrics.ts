@@ -43,6 +43,8 @@ export interface WebhookMetrics {
    * one the controller declined (and the webhook then read) is not counted.
    */
   countForwardedReview(): void;
+  /** A batch of checks sent to the controller in one request (check-batching.ts), and its size. */
+  countCheckBatch(checks: number): void;
   /** The serving certificate's notAfter, so an alert catches a rotation that did not happen. */
   setCertificateExpiry(notAfter: Date): void;
   /** Work arrived (a request): the event-loop delay is sampled while the process works. */
@@ -83,6 +85,16 @@ export function createWebhookMetrics(options: { processMetrics?: boolean } = {})
     help: 'Admission reviews handed to the controller as the API server wrote them, unparsed by the webhook (the others are read by the webhook)',
     registers: [registry],
   });
+  const checkBatches = new Counter({
+    name: 'forewarn_webhook_check_batches_total',
+    help: 'Requests to the controller that carried several admission checks (the ones that arrived while another query was in flight)',
+    registers: [registry],
+  });
+  const batchedChecks = new Counter({
+    name: 'forewarn_webhook_batched_checks_total',
+    help: 'Admission checks sent to the controller in a batch; divided by forewarn_webhook_check_batches_total, the mean batch size',
+    registers: [registry],
+  });
   const certificateExpiry = new Gauge({
     name: 'forewarn_webhook_certificate_expiry_timestamp_seconds',
     help: 'When the serving certificate expires (Unix time); 0 before one is loaded',
@@ -119,6 +131,10 @@ export function createWebhookMetrics(options: { processMetrics?: boolean } = {})
       }
     },
     countForwardedReview: () => forwardedReviews.inc(),
+    countCheckBatch: (checks) => {
+      checkBatches.inc();
+      batchedChecks.inc(checks);
+    },
     setCertificateExpiry: (notAfter) => certificateExpiry.set(notAfter.getTime() / 1000),
     noteActivity: loopDelay ? () => loopDelay.noteActivity() : () => undefined,
   };

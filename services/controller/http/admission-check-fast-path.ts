@@ -8,6 +8,7 @@ import {
   mayAskForOperation,
   type AdmissionCheckAnswerer,
   type CallerAdmissionCheckAnswerer,
+  type SerialisedAnswer,
 } from './admission-check-route';
 import type { ApiAccess } from './api-auth';
 import { jsonBodyTypeProblem } from './json-body-type';
@@ -41,7 +42,7 @@ function isUncompressedUtf8Json(request: IncomingMessage): boolean {
 }
 
 /** The body as text; Node's parser guarantees it is no longer than the declared length. */
-function readBodyText(request: IncomingMessage): Promise<string> {
+export function readBodyText(request: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     // Plain listeners, settled once: `once` wraps each listener in a closure on every request.
@@ -66,13 +67,29 @@ function readBodyText(request: IncomingMessage): Promise<string> {
   });
 }
 
-function sendJson(response: ServerResponse, status: number, json: string): void {
+export function sendJson(response: ServerResponse, status: number, json: string): void {
   response.writeHead(status, {
     'X-Content-Type-Options': 'nosniff',
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': Buffer.byteLength(json),
   });
   response.end(json);
+}
+
+/**
+ * One check body's answer for a caller at `level`. The webhook is answered at `full` synchronously,
+ * from the memo: no review on its path. A body without an operation (`forewarn check`) first finds
+ * whether the object exists.
+ */
+export function answerOneCheck(
+  options: Pick<AdmissionCheckFastPathOptions, 'answerer' | 'forCaller'>,
+  text: string,
+  level: DetailLevel,
+  request: IncomingMessage,
+): SerialisedAnswer | Promise<SerialisedAnswer> {
+  return options.forCaller && (level !== 'full' || mayAskForOperation(text))
+    ? options.forCaller(text, level, request)
+    : options.answerer(text, level);
 }
 
 async function answer(
@@ -93,12 +110,7 @@ async function answer(
     return;
   }
   try {
-    // The webhook is answered at `full` synchronously, from the memo: no review on its path. A
-    // body without an operation (`forewarn check`) first finds whether the object exists.
-    const result =
-      options.forCaller && (level !== 'full' || mayAskForOperation(text))
-        ? await options.forCaller(text, level, request)
-        : options.answerer(text, level);
+    const result = await answerOneCheck(options, text, level, request);
     sendJson(response, result.status, result.json);
   } catch (failure) {
     options.logger.error(

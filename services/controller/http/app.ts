@@ -29,6 +29,7 @@ import {
   securityHeadersExceptAdmissionCheck,
 } from './admission-check-route';
 import { admissionCheckFastPath } from './admission-check-fast-path';
+import { admissionChecksBatchPath } from './admission-checks-batch-path';
 import type { FindExistingObject } from '../verdicts/existing-objects';
 import type { RequestObserver } from './request-observer';
 import { jsonBodyTypeProblem } from './json-body-type';
@@ -279,15 +280,17 @@ export function createControllerApp(dependencies: ControllerAppDependencies): Re
     observeMemo: dependencies.observeAdmissionMemo,
   });
   const app = createControllerRoutes(dependencies, answerer);
-  const fastPath = admissionCheckFastPath({
+  const checkOptions = {
     answerer,
     forCaller: callerAnswerer(dependencies, answerer),
     access: dependencies.apiAccess,
     observe: dependencies.requestObserver,
     logger: dependencies.logger,
-  });
+  };
+  const fastPath = admissionCheckFastPath(checkOptions);
+  const batchPath = admissionChecksBatchPath(checkOptions);
   return (request, response) => {
-    if (!fastPath(request, response)) app(request, response);
+    if (!fastPath(request, response) && !batchPath(request, response)) app(request, response);
   };
 }
 

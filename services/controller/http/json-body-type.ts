@@ -9,12 +9,20 @@ import type { IncomingHttpHeaders } from 'node:http';
 const NOT_JSON = 'request body must be sent with Content-Type: application/json';
 const NOT_UTF8 = 'request body must be UTF-8 JSON, uncompressed or compressed with gzip, deflate or br';
 
-/** Why this request's body type is refused (answer 415 with it), or undefined when it is accepted. */
-export function jsonBodyTypeProblem(headers: IncomingHttpHeaders): string | undefined {
+/**
+ * Why this request's body type is refused (answer 415 with it), or undefined when it is accepted.
+ * `expected`: the media type the route takes (the batch of checks takes newline-delimited JSON).
+ */
+export function jsonBodyTypeProblem(
+  headers: IncomingHttpHeaders,
+  expected = 'application/json',
+): string | undefined {
   const contentType = headers['content-type'];
-  if (contentType === undefined) return NOT_JSON;
+  const notExpected =
+    expected === 'application/json' ? NOT_JSON : `request body must be sent with Content-Type: ${expected}`;
+  if (contentType === undefined) return notExpected;
   const [mediaType = '', ...parameters] = contentType.split(';');
-  if (mediaType.trim().toLowerCase() !== 'application/json') return NOT_JSON;
+  if (mediaType.trim().toLowerCase() !== expected) return notExpected;
   for (const parameter of parameters) {
     const match = /^\s*([^=\s]+)\s*=\s*"?([^"\s]*)"?\s*$/.exec(parameter);
     if (match?.[1]?.toLowerCase() !== 'charset') continue;

@@ -5,14 +5,14 @@ import { parseControllerConfig } from '../../../services/controller/config';
 import { startController, type RunningController } from '../../../services/controller/runtime';
 import { silentLogger } from '../../../services/logging/logger';
 import { constraintQueryOf, parseAdmissionReviewText } from '../../../services/model/admission-review';
-import { ADMISSION_CHECK_PATH } from '../../../services/model/admission-query';
+import { ADMISSION_CHECK_PATH, ADMISSION_CHECKS_PATH } from '../../../services/model/admission-query';
 import { forwardedReviewOf } from '../../../services/model/forwarded-review';
 import {
   generateSelfSignedBundle,
   type CertificateBundle,
 } from '../../../services/webhook/certs/self-signed';
-import { coalesceIdenticalQueries } from '../../../services/webhook/coalescing';
-import { createControllerClient, type ControllerClient } from '../../../services/webhook/controller-client';
+import type { ControllerClient } from '../../../services/webhook/controller-client';
+import { createControllerSource } from '../../../services/webhook/controller-source';
 import { recordedReviewCases, type RecordedReviewCase } from '../../support/recorded-admission-reviews';
 import { startWebhook, tlsRequest, type RunningWebhook } from './harness';
 
@@ -69,9 +69,7 @@ beforeAll(async () => {
     now: new Date(),
   });
   // Wired as services/webhook/main.ts wires it.
-  client = coalesceIdenticalQueries(
-    createControllerClient({ baseUrl: `http://127.0.0.1:${controller.port}` }),
-  );
+  client = createControllerSource({ baseUrl: `http://127.0.0.1:${controller.port}` });
   webhook = await startWebhook({ constraints: client, certificate: bundle });
 }, 60_000);
 
@@ -184,3 +182,71 @@ describe('answers to recorded AdmissionReviews', () => {
     expect(Object.values(recorded).filter((answer) => answer.check === undefined).length).toBeGreaterThan(5);
   }, 120_000);
 });
+
+describe('checks sent together (issue 33, webhook/check-batching.ts)', () => {
+  const recorded = () => JSON.parse(readFileSync(FIXTURE, 'utf8')) as Record<string, RecordedAnswer>;
+
+  it("answer each check of a batch as the controller's single route answered it, byte for byte", async () => {
+    const checks = recordedReviewCases().flatMap((reviewCase) => {
+      const parsed = parseAdmissionReviewText(reviewCase.review);
+      const checkBody = parsed.ok ? constraintQueryOf(parsed.request, 'warnings').checkBody : undefined;
+      return checkBody === undefined ? [] : [{ id: reviewCase.id, checkBody }];
+    });
+    expect(checks.length).toBeGreaterThan(100);
+    const answers: Record<string, { status: number; body: string }> = {};
+    for (let start = 0; start < checks.length; start += 16) {
+      const batch = checks.slice(start, start + 16);
+      const response = await fetch(`http://127.0.0.1:${controller.port}${ADMISSION_CHECKS_PATH}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-ndjson' },
+        body: batch.map((each) => each.checkBody).join('\n'),
+      });
+      expect(response.status).toBe(200);
+      const entries = ((await response.json()) as { answers: Array<{ status: number; body: unknown }> })
+        .answers;
+      batch.forEach((each, index) => {
+        answers[each.id] = { status: entries[index].status, body: JSON.stringify(entries[index].body) };
+      });
+    }
+    const expected = recorded();
+    for (const each of checks)
+      expect({ [each.id]: answers[each.id] }).toEqual({ [each.id]: expected[each.id].check });
+  }, 120_000);
+
+  it("leave the webhook's answers byte-identical when the API server sends reviews sixteen at a time", async () => {
+    const batchesBefore = await batchRequestsCounted();
+    const cases = recordedReviewCases();
+    const texts: Record<string, string> = {};
+    for (let start = 0; start < cases.length; start += 16) {
+      const group = cases.slice(start, start + 16);
+      const responses = await Promise.all(
+        group.map((reviewCase) =>
+          tlsRequest({
+            port: webhook.port,
+            ca: bundle.caPem,
+            body: reviewCase.review,
+            headers: { 'content-type': 'application/json' },
+          }),
+        ),
+      );
+      group.forEach((reviewCase, index) => (texts[reviewCase.id] = responses[index].text));
+    }
+    const expected = recorded();
+    for (const reviewCase of cases)
+      expect({ [reviewCase.id]: texts[reviewCase.id] }).toEqual({
+        [reviewCase.id]: expected[reviewCase.id].webhook.body,
+      });
+    // The reviews did go to the controller together.
+    expect(await batchRequestsCounted()).toBeGreaterThan(batchesBefore);
+  }, 120_000);
+});
+
+/** How many batch requests the controller answered 200, from its request metrics. */
+async function batchRequestsCounted(): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${controller.port}/metrics`)).text();
+  const match =
+    /forewarn_http_requests_total\{route="\/api\/v1\/admission-checks",method="POST",status="200"\} (\d+)/.exec(
+      text,
+    );
+  return match ? Number(match[1]) : 0;
+}
