@@ -35,6 +35,22 @@ export interface IndexedCluster {
 
 export const FIXED_NOW = new Date('2026-11-22T12:00:00.000Z');
 
+/** A Deployment in `shop` with one container and nothing else: what the admission-check routes are asked. */
+export const SHOP_DEPLOYMENT = {
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'web', namespace: 'shop' },
+  spec: { template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web' }] } } },
+};
+
+/** A default-deny ingress NetworkPolicy in `shop`: one constraint every check in `shop` lists. */
+export const SHOP_DENY_ALL = {
+  apiVersion: 'networking.k8s.io/v1',
+  kind: 'NetworkPolicy',
+  metadata: { name: 'default-deny', namespace: 'shop' },
+  spec: { podSelector: {}, policyTypes: ['Ingress'] },
+};
+
 /** An index filled from objects through the real adapters, with a fixed clock. */
 export function indexObjects(
   objects: readonly KubernetesObject[],

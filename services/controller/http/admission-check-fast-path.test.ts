@@ -6,6 +6,8 @@ import { createLogger, silentLogger } from '../../logging/logger';
 import {
   FIXED_NOW,
   indexObjects,
+  SHOP_DENY_ALL,
+  SHOP_DEPLOYMENT,
   runtimeStateFor,
   syncedSource,
 } from '../../../test/support/controller-fixtures';
@@ -14,18 +16,8 @@ import { createControllerApp, createControllerRoutes, type ControllerAppDependen
 import { admissionCheckFastPath } from './admission-check-fast-path';
 import { ADMISSION_CHECK_BODY_LIMIT_BYTES } from './admission-check-route';
 
-const deployment = {
-  apiVersion: 'apps/v1',
-  kind: 'Deployment',
-  metadata: { name: 'web', namespace: 'shop' },
-  spec: { template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web' }] } } },
-};
-const denyAll = {
-  apiVersion: 'networking.k8s.io/v1',
-  kind: 'NetworkPolicy',
-  metadata: { name: 'default-deny', namespace: 'shop' },
-  spec: { podSelector: {}, policyTypes: ['Ingress'] },
-};
+const deployment = SHOP_DEPLOYMENT;
+const denyAll = SHOP_DENY_ALL;
 
 interface RawAnswer {
   status: number;

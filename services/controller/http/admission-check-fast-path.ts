@@ -42,7 +42,7 @@ function isUncompressedUtf8Json(request: IncomingMessage): boolean {
 }
 
 /** The body as text; Node's parser guarantees it is no longer than the declared length. */
-export function readBodyText(request: IncomingMessage): Promise<string> {
+function readBodyText(request: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     // Plain listeners, settled once: `once` wraps each listener in a closure on every request.
@@ -92,23 +92,35 @@ export function answerOneCheck(
     : options.answerer(text, level);
 }
 
+/**
+ * The body as text and the level the caller may read, or undefined (the connection destroyed) when
+ * the caller went away mid-body: there is no one to answer.
+ */
+export async function readBodyAndLevel(
+  options: Pick<AdmissionCheckFastPathOptions, 'access'>,
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<{ text: string; level: DetailLevel } | undefined> {
+  try {
+    const [text, level] = await Promise.all([
+      readBodyText(request),
+      options.access ? options.access.levelFor(request) : Promise.resolve<DetailLevel>('full'),
+    ]);
+    return { text, level };
+  } catch {
+    response.destroy();
+    return undefined;
+  }
+}
+
 async function answer(
   options: AdmissionCheckFastPathOptions,
   request: IncomingMessage,
   response: ServerResponse,
 ): Promise<void> {
-  let text: string;
-  let level: DetailLevel;
-  try {
-    [text, level] = await Promise.all([
-      readBodyText(request),
-      options.access ? options.access.levelFor(request) : Promise.resolve<DetailLevel>('full'),
-    ]);
-  } catch {
-    // The caller went away mid-body: there is no one to answer.
-    response.destroy();
-    return;
-  }
+  const read = await readBodyAndLevel(options, request, response);
+  if (!read) return;
+  const { text, level } = read;
   try {
     const result = await answerOneCheck(options, text, level, request);
     sendJson(response, result.status, result.json);

@@ -4,11 +4,10 @@ import {
   ADMISSION_CHECKS_PATH,
   MAX_CHECKS_PER_BATCH,
 } from '../../model/admission-query';
-import type { DetailLevel } from '../../model/api';
 import { ADMISSION_CHECK_BODY_LIMIT_BYTES } from './admission-check-route';
 import {
   answerOneCheck,
-  readBodyText,
+  readBodyAndLevel,
   sendJson,
   type AdmissionCheckFastPathOptions,
   type FastPath,
@@ -52,17 +51,9 @@ async function answerBatch(
   request: IncomingMessage,
   response: ServerResponse,
 ): Promise<void> {
-  let text: string;
-  let level: DetailLevel;
-  try {
-    [text, level] = await Promise.all([
-      readBodyText(request),
-      options.access ? options.access.levelFor(request) : Promise.resolve<DetailLevel>('full'),
-    ]);
-  } catch {
-    response.destroy();
-    return;
-  }
+  const read = await readBodyAndLevel(options, request, response);
+  if (!read) return;
+  const { text, level } = read;
   const parts = splitBatch(text);
   if (typeof parts === 'string') return sendJson(response, 400, JSON.stringify({ error: parts }));
   try {
