@@ -41,8 +41,8 @@ function isUncompressedUtf8Json(request: IncomingMessage): boolean {
   return jsonBodyTypeProblem(request.headers) === undefined;
 }
 
-/** The body as text; Node's parser guarantees it is no longer than the declared length. */
-function readBodyText(request: IncomingMessage): Promise<string> {
+/** The body's bytes; Node's parser guarantees they are no more than the declared length. */
+function readBodyBytes(request: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     // Plain listeners, settled once: `once` wraps each listener in a closure on every request.
@@ -50,7 +50,7 @@ function readBodyText(request: IncomingMessage): Promise<string> {
     const onEnd = () => {
       if (settled) return;
       settled = true;
-      resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
     };
     const onError = (error: Error) => {
       if (settled) return;
@@ -93,20 +93,20 @@ export function answerOneCheck(
 }
 
 /**
- * The body as text and the level the caller may read, or undefined (the connection destroyed) when
+ * The body's bytes and the level the caller may read, or undefined (the connection destroyed) when
  * the caller went away mid-body: there is no one to answer.
  */
 export async function readBodyAndLevel(
   options: Pick<AdmissionCheckFastPathOptions, 'access'>,
   request: IncomingMessage,
   response: ServerResponse,
-): Promise<{ text: string; level: DetailLevel } | undefined> {
+): Promise<{ body: Buffer; level: DetailLevel } | undefined> {
   try {
-    const [text, level] = await Promise.all([
-      readBodyText(request),
+    const [body, level] = await Promise.all([
+      readBodyBytes(request),
       options.access ? options.access.levelFor(request) : Promise.resolve<DetailLevel>('full'),
     ]);
-    return { text, level };
+    return { body, level };
   } catch {
     response.destroy();
     return undefined;
@@ -120,9 +120,8 @@ async function answer(
 ): Promise<void> {
   const read = await readBodyAndLevel(options, request, response);
   if (!read) return;
-  const { text, level } = read;
   try {
-    const result = await answerOneCheck(options, text, level, request);
+    const result = await answerOneCheck(options, read.body.toString('utf8'), read.level, request);
     sendJson(response, result.status, result.json);
   } catch (failure) {
     options.logger.error(

@@ -12,6 +12,7 @@ import { MAX_CHECKS_PER_BATCH } from '../../model/admission-query';
 import { createControllerMetrics } from '../metrics';
 import { createControllerApp, type ControllerAppDependencies } from './app';
 import { ADMISSION_CHECK_BODY_LIMIT_BYTES } from './admission-check-route';
+import { splitBatch } from './admission-checks-batch-path';
 
 const deployment = SHOP_DEPLOYMENT;
 const denyAll = SHOP_DENY_ALL;
@@ -133,5 +134,23 @@ describe('POST /api/v1/admission-checks: several checks in one request', () => {
     expect(text).toMatch(
       /forewarn_http_requests_total\{route="\/api\/v1\/admission-checks",method="POST",status="200"\} [1-9]/,
     );
+  });
+
+  it('splits a batch on its newline bytes, each line decoded whole (multi-byte characters, empty lines)', () => {
+    const lines = ['{"note":"é"}', '', '{"note":"日本"}'];
+    expect(splitBatch(Buffer.from(`${lines.join('\n')}\n`))).toEqual(lines);
+    expect(splitBatch(Buffer.from(lines.join('\n')))).toEqual(lines);
+    expect(splitBatch(Buffer.from('\n'))).toEqual(['']);
+    expect(splitBatch(Buffer.alloc(0))).toMatch(/at least one/);
+    expect(
+      splitBatch(
+        Buffer.from(
+          Array(MAX_CHECKS_PER_BATCH + 1)
+            .fill('{}')
+            .join('\n'),
+        ),
+      ),
+    ).toMatch(/at most 16/);
+    expect(splitBatch(Buffer.from(Array(MAX_CHECKS_PER_BATCH).fill('{}').join('\n')))).toHaveLength(16);
   });
 });

@@ -36,13 +36,24 @@ function refuse(
   sendJson(response, status, JSON.stringify({ error: message }));
 }
 
-/** The check bodies of a batch, or why it is refused (400). */
-export function splitBatch(text: string): string[] | string {
-  const parts = text.split('\n');
-  if (parts[parts.length - 1] === '') parts.pop();
+/**
+ * The check bodies of a batch, or why it is refused (400). Split on the bytes and each line decoded
+ * on its own (a newline byte is never part of a UTF-8 sequence): each body is then a string of its
+ * own, where `String.split` would give slices that keep the whole batch alive for as long as the
+ * memo keeps one of them as a key.
+ */
+export function splitBatch(body: Buffer): string[] | string {
+  const parts: string[] = [];
+  let start = 0;
+  while (start < body.length) {
+    const newline = body.indexOf(0x0a, start);
+    const end = newline === -1 ? body.length : newline;
+    if (parts.length === MAX_CHECKS_PER_BATCH)
+      return `a batch of checks holds at most ${MAX_CHECKS_PER_BATCH} check bodies`;
+    parts.push(body.toString('utf8', start, end));
+    start = end + 1;
+  }
   if (parts.length === 0) return 'a batch of checks must hold at least one check body, one per line';
-  if (parts.length > MAX_CHECKS_PER_BATCH)
-    return `a batch of checks holds at most ${MAX_CHECKS_PER_BATCH} check bodies; this one has ${parts.length}`;
   return parts;
 }
 
@@ -53,8 +64,8 @@ async function answerBatch(
 ): Promise<void> {
   const read = await readBodyAndLevel(options, request, response);
   if (!read) return;
-  const { text, level } = read;
-  const parts = splitBatch(text);
+  const { level } = read;
+  const parts = splitBatch(read.body);
   if (typeof parts === 'string') return sendJson(response, 400, JSON.stringify({ error: parts }));
   try {
     let json = '{"answers":[';

@@ -4,18 +4,18 @@ import type { RequestHandler, Response } from 'express';
 import type { DetailLevel } from '../../model/api';
 import type { Logger } from '../../logging/logger';
 
-// Who may read the unredacted webhook API (`/api/v1/constraints`, `/api/v1/admission-check`):
-// the webhook alone (DESIGN.md 5). It sends a projected ServiceAccount token with the audience
-// `forewarn-controller`; the controller asks the API server who it is (TokenReview) and caches the
-// answer until the token expires, at most five minutes. Anyone can send tokens, so asking is
-// bounded (issue 27): tokens whose own claims name another ServiceAccount or audience are refused
-// without asking, identical tokens share one review, at most MAX_CONCURRENT_REVIEWS run at once,
-// refusals are cached a minute and failures ten seconds, and the reviewer aborts at its deadline. Every other caller gets the same answer
-// redacted at the controller's `--detail-level`, exactly as `/resources` shows it, so
-// `forewarn check` through a port-forward keeps working. Nobody is ever refused.
-//
-// To protect another route with the same rule, put `apiAccessMiddleware(access)` in front of it and
-// read the level it decided with `apiViewLevel(response)`; outside express, ask `access.levelFor`.
+// Who may read the unredacted webhook API (`/api/v1/constraints`, `/api/v1/admission-check` and its
+// batch `/api/v1/admission-checks`): the webhook alone (DESIGN.md 5). It sends a projected
+// ServiceAccount token with the audience `forewarn-controller`; the controller asks the API server
+// who it is (TokenReview) and caches the answer until the token expires, at most five minutes.
+// Anyone can send tokens, so asking is bounded (issue 27): tokens whose own claims name another
+// ServiceAccount or audience are refused without asking, identical tokens share one review, at most
+// MAX_CONCURRENT_REVIEWS run at once, refusals are cached a minute and failures ten seconds, and
+// the reviewer aborts at its deadline. Every other caller gets the same answer redacted at the
+// controller's `--detail-level`, exactly as `/resources` shows it, so `forewarn check` through a
+// port-forward keeps working. Nobody is ever refused. To protect another route with the same rule,
+// put `apiAccessMiddleware(access)` in front of it and read the level it decided with
+// `apiViewLevel(response)`; outside express, ask `access.levelFor`.
 
 export const CONTROLLER_TOKEN_AUDIENCE = 'forewarn-controller';
 export const API_AUTH_MODES = ['tokenreview', 'none'] as const;
