@@ -21,14 +21,10 @@ import { errorMessage } from '../model/error-message';
 // time never waits and its requests are unchanged. Every check keeps its own deadline (3 s from its
 // arrival): a batch is sent with the time its oldest check has left.
 
-/** Checks in flight at once (each a request, single or batch) before the next ones wait together. */
-export const DEFAULT_REQUESTS_IN_FLIGHT = 1;
 /** How long the webhook sends single checks only after the controller had no batch route (a rolling upgrade). */
 export const BATCHES_REFUSED_PAUSE_MS = 60_000;
 
 export interface CheckBatchingOptions {
-  /** Default DEFAULT_REQUESTS_IN_FLIGHT. */
-  requestsInFlight?: number;
   /** Each check's deadline from its arrival; default the query timeout (spec: 3 s). */
   timeoutMs?: number;
   /** Milliseconds on a monotonic clock; tests may pass their own. */
@@ -61,10 +57,10 @@ export function batchConcurrentChecks(
   client: CheckBatchClient,
   options: CheckBatchingOptions = {},
 ): ControllerClient {
-  const requestsInFlight = options.requestsInFlight ?? DEFAULT_REQUESTS_IN_FLIGHT;
   const timeoutMs = options.timeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
   const now = options.now ?? (() => performance.now());
-  let inFlight = 0;
+  // One request (single or batch) in flight at a time: the controller answers one after the other.
+  let inFlight = false;
   const waiting: WaitingCheck[] = [];
   let batchesRefusedUntil = Number.NEGATIVE_INFINITY;
 
@@ -103,9 +99,9 @@ export function batchConcurrentChecks(
   }
 
   function release(): void {
-    inFlight--;
+    inFlight = false;
     if (waiting.length === 0) return;
-    inFlight++;
+    inFlight = true;
     const batch = waiting.splice(0, batchLength(waiting));
     sendBatch(batch)
       .catch((error: unknown) => {
@@ -120,8 +116,8 @@ export function batchConcurrentChecks(
     query(query: ControllerQuery): Promise<ConstraintQueryResult> {
       const body = query.checkBody;
       if (listQueryOf(query) || body === undefined || now() < batchesRefusedUntil) return client.query(query);
-      if (inFlight < requestsInFlight) {
-        inFlight++;
+      if (!inFlight) {
+        inFlight = true;
         return client.query(query).finally(release);
       }
       // A line of the batch must be one check: a body with a raw newline (not one the webhook
